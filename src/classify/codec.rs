@@ -1,0 +1,447 @@
+//! The text codec chosen for a file: how its bytes become characters, where its newlines are, and where it is safe
+//! to cut it.
+//!
+//! Every window of a text file is decoded through a [`Codec`]. The codec guarantees that decoding a prefix reports
+//! exactly how many source bytes the shown characters came from, so a cut line or a byte range always continues at
+//! the first byte that was not shown: no gap, no overlap.
+
+use encoding_rs::{DecoderResult, Encoding, UTF_8, UTF_16BE, UTF_16LE};
+
+/// A text encoding: any WHATWG encoding (through `encoding_rs`), or UTF-32, which WHATWG leaves out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Codec {
+    /// An encoding known to `encoding_rs`.
+    Whatwg(&'static Encoding),
+    /// UTF-32, little-endian.
+    Utf32Le,
+    /// UTF-32, big-endian.
+    Utf32Be,
+}
+
+/// How newlines look in a codec's byte stream: a code unit of `unit` bytes holding U+000A.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewlineLayout {
+    /// Bytes per code unit that can hold a newline (1, 2 or 4).
+    pub unit: usize,
+    /// The line feed code unit (first `unit` bytes used).
+    pub lf: [u8; 4],
+    /// The carriage return code unit (first `unit` bytes used).
+    pub cr: [u8; 4],
+}
+
+impl NewlineLayout {
+    /// Index of the `0x0A` byte inside a line feed unit.
+    pub fn lf_byte_index(&self) -> usize {
+        self.lf[..self.unit].iter().position(|b| *b == b'\n').unwrap_or(0)
+    }
+
+    /// The line feed unit as a slice.
+    pub fn lf_unit(&self) -> &[u8] {
+        &self.lf[..self.unit]
+    }
+
+    /// The carriage return unit as a slice.
+    pub fn cr_unit(&self) -> &[u8] {
+        &self.cr[..self.unit]
+    }
+}
+
+/// Characters decoded from a byte slice, with the count of source bytes they used.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Decoded {
+    /// The decoded text; invalid sequences appear as U+FFFD.
+    pub text: String,
+    /// Source bytes the text came from.
+    pub consumed: usize,
+    /// Source bytes that were invalid in this encoding.
+    pub invalid: u64,
+    /// Whether the text stopped before the end of the input because of a limit.
+    pub cut: bool,
+}
+
+/// Bounds on one decode: characters, and bytes of UTF-8 output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeLimit {
+    /// Maximum characters to produce.
+    pub max_chars: usize,
+    /// Maximum bytes of UTF-8 to produce.
+    pub max_bytes: usize,
+}
+
+impl DecodeLimit {
+    /// No limit at all.
+    pub const NONE: DecodeLimit = DecodeLimit { max_chars: usize::MAX, max_bytes: usize::MAX };
+}
+
+const UTF8_REPLACEMENT_LEN: usize = '\u{FFFD}'.len_utf8();
+
+impl Codec {
+    /// Looks up a WHATWG label (`utf-8`, `latin1`, `shift_jis`, …) or `utf-32le`/`utf-32be`.
+    pub fn for_label(label: &str) -> Option<Codec> {
+        match label.trim().to_ascii_lowercase().as_str() {
+            "utf-32le" | "utf32le" | "utf-32" | "utf32" => Some(Codec::Utf32Le),
+            "utf-32be" | "utf32be" => Some(Codec::Utf32Be),
+            other => Encoding::for_label(other.as_bytes())
+                // "replacement" decodes everything to one U+FFFD: useless for reading, so it is not offered.
+                .filter(|e| *e != encoding_rs::REPLACEMENT)
+                .map(Codec::Whatwg),
+        }
+    }
+
+    /// The canonical name (`UTF-8`, `windows-1252`, `UTF-32LE`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::Whatwg(e) => e.name(),
+            Codec::Utf32Le => "UTF-32LE",
+            Codec::Utf32Be => "UTF-32BE",
+        }
+    }
+
+    /// Whether this is UTF-8.
+    pub fn is_utf8(self) -> bool {
+        self == Codec::Whatwg(UTF_8)
+    }
+
+    /// Where newlines are in this codec's bytes.
+    pub fn newline_layout(self) -> NewlineLayout {
+        match self {
+            Codec::Whatwg(e) if e == UTF_16LE => layout(2, [b'\n', 0, 0, 0], [b'\r', 0, 0, 0]),
+            Codec::Whatwg(e) if e == UTF_16BE => layout(2, [0, b'\n', 0, 0], [0, b'\r', 0, 0]),
+            Codec::Whatwg(_) => layout(1, [b'\n', 0, 0, 0], [b'\r', 0, 0, 0]),
+            Codec::Utf32Le => layout(4, [b'\n', 0, 0, 0], [b'\r', 0, 0, 0]),
+            Codec::Utf32Be => layout(4, [0, 0, 0, b'\n'], [0, 0, 0, b'\r']),
+        }
+    }
+
+    /// Decodes `src` within `limit`. `last` says `src` ends where the content ends (a trailing partial character is
+    /// then invalid); otherwise a trailing partial character is left unconsumed.
+    pub fn decode(self, src: &[u8], limit: DecodeLimit, last: bool) -> Decoded {
+        let src = if last { src } else { &src[..src.len() - self.back_to_boundary(tail(src), src.len() as u64)] };
+        let first = self.decode_bytes(src, limit.max_bytes);
+        match char_boundary_after(&first.text, limit.max_chars) {
+            Some(byte_len) => {
+                let mut second = self.decode_bytes(src, byte_len);
+                second.cut = true;
+                second
+            }
+            None => first,
+        }
+    }
+
+    /// Bytes to move `pos` back so that it does not split a character. `before` holds the bytes just before
+    /// `pos` (up to 64), and `aligned_offset` is `pos` measured from the start of the text (after any BOM).
+    pub fn back_to_boundary(self, before: &[u8], aligned_offset: u64) -> usize {
+        let unit = self.newline_layout().unit;
+        let misalign = (aligned_offset % unit as u64) as usize;
+        let before = &before[..before.len().saturating_sub(misalign)];
+        misalign
+            + match self {
+                Codec::Whatwg(e) if e == UTF_8 => utf8_back_to_boundary(before),
+                Codec::Whatwg(e) if e == UTF_16LE => utf16_back_to_boundary(before, |u| u[1]),
+                Codec::Whatwg(e) if e == UTF_16BE => utf16_back_to_boundary(before, |u| u[0]),
+                Codec::Whatwg(e) if !e.is_single_byte() => multibyte_back_to_boundary(before),
+                _ => 0,
+            }
+    }
+
+    /// Decodes all of `src` as complete content (a trailing partial character is invalid), within `max_bytes`.
+    fn decode_bytes(self, src: &[u8], max_bytes: usize) -> Decoded {
+        match self {
+            Codec::Whatwg(e) => decode_whatwg(e, src, max_bytes),
+            Codec::Utf32Le => decode_utf32(src, max_bytes, u32::from_le_bytes),
+            Codec::Utf32Be => decode_utf32(src, max_bytes, u32::from_be_bytes),
+        }
+    }
+}
+
+/// The last few bytes of `src`: enough context for [`Codec::back_to_boundary`].
+pub fn tail(src: &[u8]) -> &[u8] {
+    &src[src.len().saturating_sub(BOUNDARY_CONTEXT)..]
+}
+
+/// Bytes of context [`Codec::back_to_boundary`] looks at before a cut.
+pub const BOUNDARY_CONTEXT: usize = 64;
+
+fn layout(unit: usize, lf: [u8; 4], cr: [u8; 4]) -> NewlineLayout {
+    NewlineLayout { unit, lf, cr }
+}
+
+/// The byte length of the first `max_chars` characters of `text`, when `text` has more than that.
+fn char_boundary_after(text: &str, max_chars: usize) -> Option<usize> {
+    if text.len() <= max_chars {
+        return None;
+    }
+    text.char_indices().nth(max_chars).map(|(i, _)| i)
+}
+
+/// Output bytes short of the limit where bulk decoding hands over to byte-by-byte decoding.
+const EXACT_MARGIN: usize = 32;
+
+/// Decodes with `encoding_rs`. Bulk decoding may stop a few bytes short of a full output buffer (decoders reserve
+/// room for their widest character), so the last stretch before the limit is decoded one source byte at a time:
+/// that makes the cut exact and keeps `consumed` equal to the bytes whose characters were shown.
+fn decode_whatwg(encoding: &'static Encoding, src: &[u8], max_bytes: usize) -> Decoded {
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let mut out = Decoded::default();
+    let bulk_limit = max_bytes.saturating_sub(EXACT_MARGIN);
+    let mut scratch = vec![0u8; 8192];
+    loop {
+        let room = bulk_limit.saturating_sub(out.text.len());
+        let dst_len = room.min(scratch.len());
+        if dst_len == 0 {
+            break;
+        }
+        let step = decode_step(&mut decoder, &src[out.consumed..], &mut scratch[..dst_len], true);
+        out.text.push_str(&step.text);
+        out.consumed += step.read;
+        out.invalid += step.invalid;
+        if step.input_empty {
+            return out;
+        }
+        if step.read == 0 && step.text.is_empty() {
+            // The decoder wants more room than the bulk phase has left.
+            break;
+        }
+    }
+    // Byte by byte up to the limit. A byte that completes nothing leaves the decoder holding a partial character;
+    // `committed` only moves past bytes whose characters are in the output.
+    let mut committed = out.consumed;
+    let mut small = [0u8; 64];
+    while out.consumed < src.len() {
+        let last = out.consumed + 1 == src.len();
+        let step = decode_step(&mut decoder, &src[out.consumed..out.consumed + 1], &mut small, last);
+        if out.text.len() + step.text.len() > max_bytes {
+            out.cut = true;
+            break;
+        }
+        out.consumed += 1;
+        if !step.text.is_empty() || step.invalid > 0 {
+            out.text.push_str(&step.text);
+            out.invalid += step.invalid;
+            committed = out.consumed;
+        }
+    }
+    if out.cut {
+        out.consumed = committed;
+    }
+    out
+}
+
+/// What one call (or run of calls until input or output runs out) of the decoder produced.
+struct Step {
+    text: String,
+    read: usize,
+    invalid: u64,
+    input_empty: bool,
+}
+
+/// Decodes `src` into `scratch` (zero-filled or earlier output, so always valid UTF-8), turning malformed sequences
+/// into U+FFFD as long as there is room, until the input is used up or the output is full.
+fn decode_step(decoder: &mut encoding_rs::Decoder, src: &[u8], scratch: &mut [u8], last: bool) -> Step {
+    scratch.fill(0);
+    let mut step = Step { text: String::new(), read: 0, invalid: 0, input_empty: false };
+    let capacity = scratch.len();
+    loop {
+        let room = capacity.saturating_sub(step.text.len());
+        if room == 0 {
+            return step;
+        }
+        let Ok(dst) = std::str::from_utf8_mut(&mut scratch[..room]) else {
+            return step;
+        };
+        let (result, read, written) = decoder.decode_to_str_without_replacement(&src[step.read..], dst, last);
+        step.text.push_str(&dst[..written]);
+        step.read += read;
+        match result {
+            DecoderResult::InputEmpty => {
+                step.input_empty = true;
+                return step;
+            }
+            DecoderResult::OutputFull => return step,
+            DecoderResult::Malformed(bad, _) => {
+                step.text.push('\u{FFFD}');
+                step.invalid += u64::from(bad);
+            }
+        }
+    }
+}
+
+fn decode_utf32(src: &[u8], max_bytes: usize, to_u32: fn([u8; 4]) -> u32) -> Decoded {
+    let mut out = Decoded::default();
+    let mut chunks = src.chunks_exact(4);
+    for chunk in &mut chunks {
+        let mut unit = [0u8; 4];
+        unit.copy_from_slice(chunk);
+        let (ch, invalid) = match char::from_u32(to_u32(unit)) {
+            Some(c) => (c, 0),
+            None => ('\u{FFFD}', 4),
+        };
+        if out.text.len() + ch.len_utf8() > max_bytes {
+            out.cut = true;
+            return out;
+        }
+        out.text.push(ch);
+        out.consumed += 4;
+        out.invalid += invalid;
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        if out.text.len() + UTF8_REPLACEMENT_LEN > max_bytes {
+            out.cut = true;
+            return out;
+        }
+        out.text.push('\u{FFFD}');
+        out.consumed += rest.len();
+        out.invalid += rest.len() as u64;
+    }
+    out
+}
+
+fn is_utf8_continuation(byte: u8) -> bool {
+    byte & 0xC0 == 0x80
+}
+
+/// Moves a cut back to the lead byte of a character it would split. A lead byte always starts a new unit for a lossy
+/// UTF-8 decoder, and continuation bytes beyond what their lead byte takes are strays that decode one by one.
+fn utf8_back_to_boundary(before: &[u8]) -> usize {
+    let conts = before.iter().rev().take(3).take_while(|b| is_utf8_continuation(**b)).count();
+    let Some(&lead) = before.len().checked_sub(conts + 1).and_then(|i| before.get(i)) else {
+        return 0;
+    };
+    if !is_utf8_continuation(lead) && utf8_sequence_len(lead) > conts + 1 { conts + 1 } else { 0 }
+}
+
+fn utf8_sequence_len(lead: u8) -> usize {
+    match lead {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => 1,
+    }
+}
+
+/// Steps back one unit when the unit before the cut is a high surrogate (its low half would be cut off).
+fn utf16_back_to_boundary(before: &[u8], high_byte: fn(&[u8]) -> u8) -> usize {
+    match before.len().checked_sub(2).map(|i| &before[i..]) {
+        Some(unit) if (0xD8..=0xDB).contains(&high_byte(unit)) => 2,
+        _ => 0,
+    }
+}
+
+/// In the ASCII-compatible multi-byte encodings (Shift_JIS, EUC-*, GBK, gb18030, Big5) no byte below 0x30 is ever
+/// part of a multi-byte character, so a cut just after such a byte is a character boundary.
+fn multibyte_back_to_boundary(before: &[u8]) -> usize {
+    before.iter().rev().position(|b| *b < 0x30).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use encoding_rs::{SHIFT_JIS, WINDOWS_1252};
+
+    fn whole(codec: Codec, src: &[u8]) -> String {
+        codec.decode(src, DecodeLimit::NONE, true).text
+    }
+
+    #[test]
+    fn labels_resolve_including_utf32() {
+        assert_eq!(Codec::for_label("UTF-8"), Some(Codec::Whatwg(UTF_8)));
+        assert_eq!(Codec::for_label("latin1"), Some(Codec::Whatwg(WINDOWS_1252)));
+        assert_eq!(Codec::for_label("utf-32be"), Some(Codec::Utf32Be));
+        assert_eq!(Codec::for_label("iso-2022-kr"), None);
+        assert_eq!(Codec::for_label("klingon"), None);
+    }
+
+    #[test]
+    fn utf8_invalid_bytes_are_counted() {
+        let d = Codec::Whatwg(UTF_8).decode(b"a\xffb\xe2\x82", DecodeLimit::NONE, true);
+        assert_eq!(d.text, "a\u{FFFD}b\u{FFFD}");
+        assert_eq!(d.invalid, 3);
+        assert_eq!(d.consumed, 5);
+    }
+
+    #[test]
+    fn partial_trailing_char_is_left_when_not_last() {
+        let d = Codec::Whatwg(UTF_8).decode("ab€".as_bytes().get(..4).unwrap(), DecodeLimit::NONE, false);
+        assert_eq!(d.text, "ab");
+        assert_eq!(d.consumed, 2);
+    }
+
+    #[test]
+    fn char_limit_reports_exact_consumption_in_every_codec() {
+        let text = "aé€😀bШ日本";
+        for codec in [Codec::Whatwg(UTF_8), Codec::Whatwg(UTF_16LE), Codec::Whatwg(UTF_16BE), Codec::Utf32Le] {
+            let bytes = encode(codec, text);
+            for max_chars in 0..text.chars().count() {
+                let d = codec.decode(&bytes, DecodeLimit { max_chars, max_bytes: usize::MAX }, true);
+                assert_eq!(d.text.chars().count(), max_chars, "{codec:?}");
+                assert_eq!(whole(codec, &bytes[..d.consumed]), d.text, "{codec:?} {max_chars}");
+                let rest = whole(codec, &bytes[d.consumed..]);
+                assert_eq!(format!("{}{rest}", d.text), text, "{codec:?} {max_chars}");
+            }
+        }
+    }
+
+    #[test]
+    fn shift_jis_prefix_continues_exactly() {
+        let text = "日本語のテキストabc漢字";
+        let (bytes, _, _) = SHIFT_JIS.encode(text);
+        let codec = Codec::Whatwg(SHIFT_JIS);
+        for max_chars in 0..text.chars().count() {
+            let d = codec.decode(&bytes, DecodeLimit { max_chars, max_bytes: usize::MAX }, true);
+            assert_eq!(format!("{}{}", d.text, whole(codec, &bytes[d.consumed..])), text);
+        }
+    }
+
+    #[test]
+    fn byte_limit_never_splits_and_continues_exactly() {
+        let text = "x€€y\u{FFFD}z";
+        let bytes = text.as_bytes();
+        let codec = Codec::Whatwg(UTF_8);
+        for max_bytes in 0..bytes.len() {
+            let d = codec.decode(bytes, DecodeLimit { max_chars: usize::MAX, max_bytes }, true);
+            assert!(d.text.len() <= max_bytes);
+            assert_eq!(format!("{}{}", d.text, whole(codec, &bytes[d.consumed..])), text);
+        }
+    }
+
+    #[test]
+    fn utf8_boundaries() {
+        let bytes = "a€b".as_bytes(); // 61 e2 82 ac 62
+        let codec = Codec::Whatwg(UTF_8);
+        assert_eq!(codec.back_to_boundary(&bytes[..1], 1), 0);
+        assert_eq!(codec.back_to_boundary(&bytes[..2], 2), 1);
+        assert_eq!(codec.back_to_boundary(&bytes[..3], 3), 2);
+        assert_eq!(codec.back_to_boundary(&bytes[..4], 4), 0);
+        // Stray continuation bytes: any cut is a boundary.
+        assert_eq!(codec.back_to_boundary(b"a\x80\x80\x80\x80", 5), 0);
+        // A lead byte followed by more continuations than it takes.
+        assert_eq!(codec.back_to_boundary(b"\xc3\xa9\x80", 3), 0);
+    }
+
+    #[test]
+    fn utf16_boundaries_respect_units_and_surrogates() {
+        let codec = Codec::Whatwg(UTF_16LE);
+        let bytes = encode(codec, "a😀");
+        assert_eq!(codec.back_to_boundary(&bytes[..3], 3), 1);
+        assert_eq!(codec.back_to_boundary(&bytes[..4], 4), 2);
+        assert_eq!(codec.back_to_boundary(&bytes[..6], 6), 0);
+    }
+
+    #[test]
+    fn shift_jis_boundary_moves_after_low_byte() {
+        let (bytes, _, _) = SHIFT_JIS.encode("a 日本");
+        let codec = Codec::Whatwg(SHIFT_JIS);
+        assert_eq!(codec.back_to_boundary(&bytes[..5], 5), 3);
+    }
+
+    fn encode(codec: Codec, text: &str) -> Vec<u8> {
+        match codec {
+            Codec::Whatwg(e) if e == UTF_16LE => text.encode_utf16().flat_map(u16::to_le_bytes).collect(),
+            Codec::Whatwg(e) if e == UTF_16BE => text.encode_utf16().flat_map(u16::to_be_bytes).collect(),
+            Codec::Utf32Le => text.chars().flat_map(|c| u32::from(c).to_le_bytes()).collect(),
+            Codec::Utf32Be => text.chars().flat_map(|c| u32::from(c).to_be_bytes()).collect(),
+            Codec::Whatwg(e) => e.encode(text).0.into_owned(),
+        }
+    }
+}

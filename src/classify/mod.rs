@@ -1,0 +1,267 @@
+//! Stage 3 of a read: decide from a file's first block whether it is text (and in which encoding) or binary.
+//!
+//! The order matters. A byte order mark is looked for first, so UTF-16 and UTF-32 text with a BOM is text even
+//! though it is full of NUL bytes. Then magic bytes name known binary formats (`infer`), NUL bytes or a high share of
+//! control bytes mark unknown binary data, and what remains is text: valid UTF-8, or a legacy encoding guessed by
+//! `chardetng` when the guess is confident, or UTF-8 shown with replacement characters when it is not.
+
+pub mod codec;
+
+pub use codec::Codec;
+use encoding_rs::{UTF_8, UTF_16BE, UTF_16LE};
+use serde::Serialize;
+
+/// Bytes from the start of a file that classification looks at.
+pub const SNIFF_LEN: usize = 64 * 1024;
+
+/// Share of control bytes (in thousandths) above which unrecognised content counts as binary.
+const CONTROL_PER_MILLE_LIMIT: usize = 100;
+
+/// How the encoding of a text file was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EncodingSource {
+    /// A byte order mark named it.
+    Bom,
+    /// The content is valid in it (UTF-8).
+    #[default]
+    Detected,
+    /// A detector guessed it with confidence.
+    Guessed,
+    /// No confident guess: shown as UTF-8 with replacement characters.
+    Fallback,
+    /// The request named it.
+    Forced,
+}
+
+/// A text file's format: its codec, how the codec was chosen, and the BOM to skip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextFormat {
+    /// The codec that decodes the content.
+    pub codec: Codec,
+    /// How the codec was chosen.
+    pub source: EncodingSource,
+    /// Length of the byte order mark at the start of the file (0 when none).
+    pub bom_len: usize,
+}
+
+/// What a file's first block says it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    /// Text in the given format.
+    Text(TextFormat),
+    /// Binary data; the string names the detected type (`ELF executable`, `PNG image`, …).
+    Binary {
+        /// The detected type.
+        description: String,
+        /// A next step when the data may be text after all (e.g. UTF-16 without a BOM).
+        hint: Option<String>,
+    },
+}
+
+/// Classifies a file from its first block. `whole` says the block is the entire file; `forced` is the encoding the
+/// request named, which skips detection (the caller asked for text).
+pub fn classify(block: &[u8], whole: bool, forced: Option<Codec>) -> Content {
+    let bom = sniff_bom(block);
+    if let Some(codec) = forced {
+        // A forced encoding keeps its BOM skipped only when the BOM belongs to that encoding.
+        let bom_len = bom.filter(|(c, _)| *c == codec).map_or(0, |(_, len)| len);
+        return Content::Text(TextFormat { codec, source: EncodingSource::Forced, bom_len });
+    }
+    if let Some((codec, bom_len)) = bom {
+        return Content::Text(TextFormat { codec, source: EncodingSource::Bom, bom_len });
+    }
+    let utf8_ok = is_utf8_prefix(block, whole);
+    let controls = control_per_mille(block);
+    if let Some(kind) = infer::get(block).filter(|t| t.matcher_type() != infer::MatcherType::Text)
+        && (!utf8_ok || controls > 0)
+    {
+        return Content::Binary { description: describe(&kind), hint: None };
+    }
+    if block.contains(&0) || controls > CONTROL_PER_MILLE_LIMIT {
+        return Content::Binary { description: "binary data".to_string(), hint: utf16_without_bom_hint(block) };
+    }
+    if utf8_ok {
+        return Content::Text(TextFormat { codec: Codec::Whatwg(UTF_8), source: EncodingSource::Detected, bom_len: 0 });
+    }
+    Content::Text(guess_legacy(block, whole))
+}
+
+fn sniff_bom(block: &[u8]) -> Option<(Codec, usize)> {
+    // UTF-32LE's BOM starts with UTF-16LE's, so it is checked first.
+    if block.starts_with(&[0xFF, 0xFE, 0, 0]) {
+        Some((Codec::Utf32Le, 4))
+    } else if block.starts_with(&[0, 0, 0xFE, 0xFF]) {
+        Some((Codec::Utf32Be, 4))
+    } else if block.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        Some((Codec::Whatwg(UTF_8), 3))
+    } else if block.starts_with(&[0xFF, 0xFE]) {
+        Some((Codec::Whatwg(UTF_16LE), 2))
+    } else if block.starts_with(&[0xFE, 0xFF]) {
+        Some((Codec::Whatwg(UTF_16BE), 2))
+    } else {
+        None
+    }
+}
+
+/// Valid UTF-8, allowing a character cut off at the end of a block that is not the whole file.
+fn is_utf8_prefix(block: &[u8], whole: bool) -> bool {
+    match std::str::from_utf8(block) {
+        Ok(_) => true,
+        Err(e) => !whole && e.error_len().is_none(),
+    }
+}
+
+/// Control bytes per thousand, not counting the ones text uses (tab, newlines, form feed, escape, backspace).
+fn control_per_mille(block: &[u8]) -> usize {
+    if block.is_empty() {
+        return 0;
+    }
+    let controls = block.iter().filter(|b| matches!(b, 0x01..=0x07 | 0x0E..=0x1A | 0x1C..=0x1F | 0x7F)).count();
+    controls * 1000 / block.len()
+}
+
+/// Detects legacy encodings (windows-1252, Shift_JIS, GBK, …) for content that is not valid UTF-8.
+fn guess_legacy(block: &[u8], whole: bool) -> TextFormat {
+    let mut detector = chardetng::EncodingDetector::new();
+    detector.feed(block, whole);
+    let (encoding, confident) = detector.guess_assess(None, false);
+    if confident {
+        TextFormat { codec: Codec::Whatwg(encoding), source: EncodingSource::Guessed, bom_len: 0 }
+    } else {
+        TextFormat { codec: Codec::Whatwg(UTF_8), source: EncodingSource::Fallback, bom_len: 0 }
+    }
+}
+
+/// UTF-16 text without a BOM has NUL in every other byte; say so, so the model can force the encoding.
+fn utf16_without_bom_hint(block: &[u8]) -> Option<String> {
+    let sample = &block[..block.len().min(4096) & !1];
+    if sample.len() < 8 {
+        return None;
+    }
+    let pairs = sample.len() / 2;
+    let even_nul = sample.iter().step_by(2).filter(|b| **b == 0).count();
+    let odd_nul = sample.iter().skip(1).step_by(2).filter(|b| **b == 0).count();
+    let label = if odd_nul * 10 >= pairs * 7 && even_nul * 10 <= pairs {
+        "utf-16le"
+    } else if even_nul * 10 >= pairs * 7 && odd_nul * 10 <= pairs {
+        "utf-16be"
+    } else {
+        return None;
+    };
+    Some(format!("this looks like UTF-16 text without a byte order mark: retry with encoding=\"{label}\""))
+}
+
+/// A short human name for a detected binary type.
+fn describe(kind: &infer::Type) -> String {
+    let named = match kind.extension() {
+        "elf" => "ELF executable",
+        "exe" | "dll" => "Windows executable",
+        "mach" => "Mach-O executable",
+        "class" => "Java class file",
+        "wasm" => "WebAssembly module",
+        "png" => "PNG image",
+        "jpg" => "JPEG image",
+        "gif" => "GIF image",
+        "webp" => "WebP image",
+        "pdf" => "PDF document",
+        "zip" => "ZIP archive",
+        "gz" => "gzip archive",
+        "sqlite" => "SQLite database",
+        _ => "",
+    };
+    if named.is_empty() {
+        format!("{} data ({})", kind.extension().to_ascii_uppercase(), kind.mime_type())
+    } else {
+        named.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_codec(block: &[u8]) -> (Codec, EncodingSource, usize) {
+        match classify(block, true, None) {
+            Content::Text(f) => (f.codec, f.source, f.bom_len),
+            other => panic!("expected text, got {other:?}"),
+        }
+    }
+
+    fn binary_description(block: &[u8]) -> String {
+        match classify(block, true, None) {
+            Content::Binary { description, .. } => description,
+            other => panic!("expected binary, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn plain_and_cjk_utf8_is_text() {
+        assert_eq!(text_codec("hello\n".as_bytes()).0, Codec::Whatwg(UTF_8));
+        assert_eq!(text_codec("日本語のテキスト\n中文\n".as_bytes()).1, EncodingSource::Detected);
+    }
+
+    #[test]
+    fn boms_are_recognised_and_measured() {
+        assert_eq!(text_codec(b"\xEF\xBB\xBFhi"), (Codec::Whatwg(UTF_8), EncodingSource::Bom, 3));
+        assert_eq!(text_codec(b"\xFF\xFEh\0i\0"), (Codec::Whatwg(UTF_16LE), EncodingSource::Bom, 2));
+        assert_eq!(text_codec(b"\xFE\xFF\0h\0i"), (Codec::Whatwg(UTF_16BE), EncodingSource::Bom, 2));
+        assert_eq!(text_codec(b"\xFF\xFE\0\0h\0\0\0"), (Codec::Utf32Le, EncodingSource::Bom, 4));
+        assert_eq!(text_codec(b"\0\0\xFE\xFF\0\0\0h"), (Codec::Utf32Be, EncodingSource::Bom, 4));
+    }
+
+    #[test]
+    fn magic_bytes_name_the_type() {
+        let mut elf = b"\x7fELF\x02\x01\x01\0".to_vec();
+        elf.resize(64, 0);
+        assert_eq!(binary_description(&elf), "ELF executable");
+        assert_eq!(binary_description(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), "PNG image");
+    }
+
+    #[test]
+    fn text_that_starts_like_a_magic_number_is_still_text() {
+        assert_eq!(text_codec(b"MZ is how this note starts\n").0, Codec::Whatwg(UTF_8));
+        assert_eq!(text_codec(b"<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>\n").0, Codec::Whatwg(UTF_8));
+    }
+
+    #[test]
+    fn nul_or_many_controls_is_binary() {
+        assert_eq!(binary_description(b"abc\0def"), "binary data");
+        assert_eq!(binary_description(&[1, 2, 3, 4, 5, b'a', 6, 7, 8, 9]), "binary data");
+    }
+
+    #[test]
+    fn utf16_without_bom_gets_a_hint() {
+        let block: Vec<u8> = "hello world, this is utf-16".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        match classify(&block, true, None) {
+            Content::Binary { hint: Some(h), .. } => assert!(h.contains("utf-16le"), "{h}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn windows_1252_is_guessed() {
+        let text = "Le caf\u{e9} est tr\u{e8}s bon, na\u{ef}ve fa\u{e7}ade, d\u{e9}j\u{e0} vu \u{2014} \u{201c}quoted\u{201d}\n"
+            .repeat(4);
+        let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(&text);
+        let (codec, source, _) = text_codec(&bytes);
+        assert_eq!(source, EncodingSource::Guessed);
+        assert_eq!(codec, Codec::Whatwg(encoding_rs::WINDOWS_1252));
+    }
+
+    #[test]
+    fn forced_encoding_skips_detection() {
+        let block = b"h\0i\0";
+        match classify(block, true, Some(Codec::Whatwg(UTF_16LE))) {
+            Content::Text(f) => assert_eq!((f.source, f.bom_len), (EncodingSource::Forced, 0)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn cut_multibyte_char_at_block_end_is_not_invalid() {
+        let bytes = "ab€".as_bytes();
+        assert!(is_utf8_prefix(&bytes[..3], false));
+        assert!(!is_utf8_prefix(&bytes[..3], true));
+    }
+}

@@ -1,0 +1,140 @@
+//! Configuration: the roots a reader is confined to and the limits that bound every read.
+//!
+//! A configuration is plain data. It can be built in code, or loaded from TOML:
+//!
+//! ```toml
+//! roots = ["/work/project", "/work/docs"]
+//!
+//! [limits]
+//! default_lines = 2000
+//! max_lines = 10000
+//! max_line_chars = 2000
+//! max_output_bytes = 51200
+//! ```
+
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// Bounds applied to every read. All sizes are in bytes unless named otherwise.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Lines (or directory entries) returned when a request gives no `limit`.
+    pub default_lines: u64,
+    /// Largest `limit` honoured; larger requests are clamped to it and the clamp is reported.
+    pub max_lines: u64,
+    /// Characters shown of one line before it is cut and marked.
+    pub max_line_chars: usize,
+    /// Cap on the whole `output` text, line prefixes and footer included.
+    pub max_output_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { default_lines: 2000, max_lines: 10_000, max_line_chars: 2000, max_output_bytes: 50 * 1024 }
+    }
+}
+
+/// Smallest output cap accepted: below it a footer and one cut line could not fit together.
+pub const MIN_OUTPUT_BYTES: usize = 1024;
+
+impl Limits {
+    /// Checks that the limits can be honoured together; the error names the bad field and the valid range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.default_lines == 0 || self.max_lines == 0 {
+            return Err(ConfigError::new("limits.default_lines and limits.max_lines must be at least 1"));
+        }
+        if self.max_line_chars < 16 {
+            return Err(ConfigError::new("limits.max_line_chars must be at least 16"));
+        }
+        if self.max_output_bytes < MIN_OUTPUT_BYTES {
+            return Err(ConfigError::new(format!("limits.max_output_bytes must be at least {MIN_OUTPUT_BYTES}")));
+        }
+        Ok(())
+    }
+}
+
+/// Everything a [`crate::Reader`] needs: its roots and its limits. The default has no roots, which means the
+/// working directory.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Directories every read is confined to; relative request paths resolve against the first.
+    #[serde(default)]
+    pub roots: Vec<PathBuf>,
+    /// Bounds on every read.
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+impl Config {
+    /// A configuration with the given roots and default limits.
+    pub fn with_roots(roots: impl IntoIterator<Item = impl Into<PathBuf>>) -> Self {
+        Config { roots: roots.into_iter().map(Into::into).collect(), limits: Limits::default() }
+    }
+
+    /// Parses TOML text; relative roots are taken relative to `base_dir` (the config file's directory).
+    pub fn from_toml(text: &str, base_dir: &Path) -> Result<Self, ConfigError> {
+        let mut config: Config = toml::from_str(text).map_err(|e| ConfigError::new(format!("invalid config: {e}")))?;
+        for root in &mut config.roots {
+            if root.is_relative() {
+                *root = base_dir.join(&*root);
+            }
+        }
+        Ok(config)
+    }
+
+    /// Reads and parses a TOML configuration file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::new(format!("cannot read config file {}: {e}", path.display())))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Self::from_toml(&text, base)
+    }
+}
+
+/// A configuration that cannot be used, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(String);
+
+impl ConfigError {
+    /// A configuration error with the given message.
+    pub fn new(message: impl Into<String>) -> Self {
+        ConfigError(message.into())
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_with_roots_and_partial_limits() {
+        let text = "roots = [\"sub\", \"/abs\"]\n[limits]\nmax_lines = 50\n";
+        let config = Config::from_toml(text, Path::new("/base")).unwrap();
+        assert_eq!(config.roots, vec![PathBuf::from("/base/sub"), PathBuf::from("/abs")]);
+        assert_eq!(config.limits.max_lines, 50);
+        assert_eq!(config.limits.default_lines, 2000);
+    }
+
+    #[test]
+    fn toml_unknown_field_is_rejected_by_name() {
+        let err = Config::from_toml("rootz = []", Path::new("/")).unwrap_err();
+        assert!(err.to_string().contains("rootz"), "{err}");
+    }
+
+    #[test]
+    fn limits_validation_names_field() {
+        let limits = Limits { max_output_bytes: 10, ..Limits::default() };
+        assert!(limits.validate().unwrap_err().to_string().contains("max_output_bytes"));
+        assert!(Limits::default().validate().is_ok());
+    }
+}

@@ -1,0 +1,186 @@
+//! A directory through list → window → render: entries sorted by name, paged with offset/limit.
+//!
+//! Names and kinds come from the directory stream alone (no `stat` per entry); only the entries of the returned
+//! page are measured, so a page of a huge directory costs one listing and one sort.
+
+use crate::config::Limits;
+use crate::error::ReadError;
+use crate::render::{self, FOOTER_RESERVE, Footer, human_size};
+use crate::request::Window;
+use crate::result::{DirEntry, DirectoryMeta, DirectoryResult, EntryKind};
+use std::ffi::OsString;
+use std::fs::FileType;
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+
+/// Entries listed at most; a larger directory is listed up to here and says so.
+const MAX_ENTRIES: usize = 1_000_000;
+
+/// Lists one page of the directory at `path`.
+pub fn list(path: &Path, shown: String, window: Window, limits: &Limits) -> Result<DirectoryResult, ReadError> {
+    let Window::Lines { offset, limit, clamped_from, explicit_limit } = window else {
+        return Err(ReadError::invalid_param(format!(
+            "{shown} is a directory; start_byte/end_byte apply to files only"
+        ))
+        .with_hint("page a directory with offset and limit"));
+    };
+    let io_err = |e: std::io::Error| ReadError::from_io(&e, &shown);
+    let mut names: Vec<(OsString, Option<FileType>)> = Vec::new();
+    let mut listing_cut = false;
+    for entry in std::fs::read_dir(path).map_err(io_err)? {
+        if names.len() == MAX_ENTRIES {
+            listing_cut = true;
+            break;
+        }
+        let entry = entry.map_err(io_err)?;
+        names.push((entry.file_name(), entry.file_type().ok()));
+    }
+    names.sort_unstable_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
+    let total = names.len() as u64;
+    if total == 0 {
+        return Ok(empty_directory(shown));
+    }
+    let first = first_index(offset, total).ok_or_else(|| past_end(&shown, offset, total))?;
+    let budget = limits.max_output_bytes - FOOTER_RESERVE;
+    let mut output = String::new();
+    let mut entries = Vec::new();
+    let mut cap_hit = false;
+    for (name, file_type) in names.iter().skip(first as usize).take(limit as usize) {
+        let entry = describe(path, name, *file_type);
+        let line = render_entry(&entry, file_type.map_or("unknown", other_kind_name));
+        if output.len() + line.len() + 1 > budget && !entries.is_empty() {
+            cap_hit = true;
+            break;
+        }
+        output.push_str(&line);
+        output.push('\n');
+        entries.push(entry);
+    }
+    let returned = entries.len() as u64;
+    let last = first + returned;
+    let next_offset = (last < total).then_some(last + 1);
+    let mut footer = Footer::new(format!("entries {}-{last} of {total}", first + 1));
+    footer.notice_if(listing_cut, || format!("listing stopped at {MAX_ENTRIES} entries"));
+    footer.notice_if(clamped_from.is_some(), || format!("limit clamped to {}", limits.max_lines));
+    footer.notice_if(cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
+    let next_call = next_offset.map(|n| match explicit_limit {
+        true => format!("offset={n} limit={limit}"),
+        false => format!("offset={n}"),
+    });
+    render::append_footer(&mut output, &footer.finish(next_call, "end of directory"));
+    let meta = DirectoryMeta {
+        path: shown,
+        total_entries: total,
+        returned_entries: returned,
+        offset: first + 1,
+        next_offset,
+        byte_cap_hit: cap_hit,
+        limit_clamped_to: clamped_from.map(|_| limit),
+    };
+    Ok(DirectoryResult { output, meta, entries })
+}
+
+/// The 0-based index of the first entry for `offset`, or `None` when it is past the end.
+fn first_index(offset: i64, total: u64) -> Option<u64> {
+    if offset > 0 {
+        let index = offset.unsigned_abs() - 1;
+        (index < total).then_some(index)
+    } else {
+        Some(total.saturating_sub(offset.unsigned_abs()))
+    }
+}
+
+fn past_end(shown: &str, offset: i64, total: u64) -> ReadError {
+    ReadError::invalid_range(format!(
+        "offset {offset} is past the end: {shown} has {total} entries, so the last valid offset is {total}"
+    ))
+    .with_hint(format!("list from the start with offset=1, or the last entries with offset=-{}", total.min(50)))
+}
+
+fn describe(dir: &Path, name: &OsString, file_type: Option<FileType>) -> DirEntry {
+    let kind = match file_type {
+        Some(t) if t.is_dir() => EntryKind::Dir,
+        Some(t) if t.is_file() => EntryKind::File,
+        Some(t) if t.is_symlink() => EntryKind::Symlink,
+        _ => EntryKind::Other,
+    };
+    let size = match kind {
+        EntryKind::File | EntryKind::Symlink => std::fs::symlink_metadata(dir.join(name)).ok().map(|m| m.len()),
+        _ => None,
+    };
+    DirEntry { name: name.to_string_lossy().into_owned(), kind, size }
+}
+
+fn other_kind_name(t: FileType) -> &'static str {
+    if t.is_fifo() {
+        "fifo"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "device"
+    } else {
+        "other"
+    }
+}
+
+/// One listing line: `name/` for directories, `name  (size)` for files, the kind for everything else.
+fn render_entry(entry: &DirEntry, other_kind: &str) -> String {
+    match entry.kind {
+        EntryKind::Dir => format!("{}/", entry.name),
+        EntryKind::File => format!("{}  ({})", entry.name, human_size(entry.size.unwrap_or(0))),
+        EntryKind::Symlink => format!("{}  (symlink)", entry.name),
+        EntryKind::Other => format!("{}  ({other_kind})", entry.name),
+    }
+}
+
+fn empty_directory(shown: String) -> DirectoryResult {
+    let output = "(empty directory)".to_string();
+    let meta = DirectoryMeta {
+        path: shown,
+        total_entries: 0,
+        returned_entries: 0,
+        offset: 1,
+        next_offset: None,
+        byte_cap_hit: false,
+        limit_clamped_to: None,
+    };
+    DirectoryResult { output, meta, entries: Vec::new() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(offset: i64, limit: u64) -> Window {
+        Window::Lines { offset, limit, clamped_from: None, explicit_limit: true }
+    }
+
+    #[test]
+    fn lists_sorted_with_kinds_and_pages() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("b_dir")).unwrap();
+        std::fs::write(dir.path().join("a.txt"), "12345").unwrap();
+        std::fs::write(dir.path().join("c.txt"), "").unwrap();
+        let r = list(dir.path(), "d".into(), lines(1, 2), &Limits::default()).unwrap();
+        assert_eq!(r.output, "a.txt  (5 B)\nb_dir/\n(entries 1-2 of 3 · next: offset=3 limit=2)");
+        assert_eq!(r.entries[0].size, Some(5));
+        assert_eq!(r.entries[1].kind, EntryKind::Dir);
+        let r = list(dir.path(), "d".into(), lines(-1, 10), &Limits::default()).unwrap();
+        assert_eq!(r.output, "c.txt  (0 B)\n(entries 3-3 of 3 · end of directory)");
+    }
+
+    #[test]
+    fn offset_past_end_is_invalid_range() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), "").unwrap();
+        let err = list(dir.path(), "d".into(), lines(5, 10), &Limits::default()).unwrap_err();
+        assert!(err.message.contains("last valid offset is 1"), "{}", err.message);
+    }
+
+    #[test]
+    fn empty_directory_has_a_notice() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = list(dir.path(), "d".into(), lines(1, 10), &Limits::default()).unwrap();
+        assert_eq!(r.output, "(empty directory)");
+    }
+}

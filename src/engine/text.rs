@@ -1,0 +1,246 @@
+//! A regular file through classify → window → render.
+
+use crate::classify::{self, Codec, Content, EncodingSource, SNIFF_LEN, TextFormat};
+use crate::config::Limits;
+use crate::error::{ErrorCode, ReadError};
+use crate::render::{self, FOOTER_RESERVE, Footer, LineRenderer, human_size};
+use crate::request::Window;
+use crate::result::{TextMeta, TextResult};
+use crate::window::scan::{self, ScanSummary, Start};
+use crate::window::{Source, bytes, tail};
+use std::fs::{File, Metadata};
+
+/// Files that report size 0 (like `/proc` files) are read up to this many bytes.
+const ZERO_SIZE_READ_CAP: u64 = 64 * 1024 * 1024;
+
+/// An open regular file and how to name it to the model.
+pub struct Target<'a> {
+    /// The open file.
+    pub file: &'a File,
+    /// Its metadata, taken from the open handle.
+    pub metadata: &'a Metadata,
+    /// The path as shown to the model.
+    pub shown: String,
+}
+
+/// Reads the window of a text file; binary content is a `BINARY` error.
+pub fn read(
+    target: &Target<'_>,
+    window: Window,
+    forced: Option<Codec>,
+    limits: &Limits,
+) -> Result<TextResult, ReadError> {
+    let size = target.metadata.len();
+    let end = if size == 0 { ZERO_SIZE_READ_CAP } else { size };
+    let mut block = vec![0u8; SNIFF_LEN];
+    let sniffed = Source::new(target.file, 0, end, Codec::Whatwg(encoding_rs::UTF_8).newline_layout())
+        .read_at(0, &mut block)
+        .map_err(io_error(&target.shown))?;
+    block.truncate(sniffed);
+    let format = match classify::classify(&block, (sniffed as u64) < SNIFF_LEN as u64, forced) {
+        Content::Text(format) => format,
+        Content::Binary { description, hint } => return Err(binary_error(target, size, &description, hint)),
+    };
+    let meta = base_meta(target, &format);
+    if sniffed <= format.bom_len {
+        return Ok(empty_file(meta, size));
+    }
+    let source = Source::new(target.file, format.bom_len as u64, end, format.codec.newline_layout());
+    match window {
+        Window::Lines { offset, limit, clamped_from, explicit_limit } => {
+            let lines = LineRequest { offset, limit, clamped: clamped_from.map(|_| limit), explicit_limit };
+            read_lines(&source, &format, lines, meta, limits)
+        }
+        Window::Bytes { start, end: end_byte } => read_bytes(&source, &format, [start, end_byte], meta, limits),
+    }
+}
+
+struct LineRequest {
+    offset: i64,
+    limit: u64,
+    clamped: Option<u64>,
+    explicit_limit: bool,
+}
+
+fn read_lines(
+    source: &Source<'_>,
+    format: &TextFormat,
+    request: LineRequest,
+    mut meta: TextMeta,
+    limits: &Limits,
+) -> Result<TextResult, ReadError> {
+    let path = meta.path.clone();
+    let io_err = io_error(&path);
+    let mut renderer = LineRenderer::new(format.codec, limits.max_line_chars, limits.max_output_bytes);
+    let start = window_start(source, request.offset).map_err(&io_err)?;
+    let keep_max = renderer.keep_max();
+    let summary = scan::scan(source, start, request.limit, keep_max, |line| renderer.push(line)).map_err(&io_err)?;
+    let total = summary.total_lines;
+    if total == 0 {
+        let size = meta.size_bytes;
+        return Ok(empty_file(meta, size));
+    }
+    if request.offset > 0 && request.offset.unsigned_abs() > total {
+        return Err(past_end(&meta.path, request.offset, total));
+    }
+    let (first, last) = match (renderer.first, renderer.last) {
+        (Some(first), Some(last)) => (first, last),
+        _ => return Err(past_end(&meta.path, request.offset, total)),
+    };
+    let next_offset = (last < total).then_some(last + 1);
+    let mut footer = Footer::new(format!("lines {first}-{last} of {total}"));
+    footer.notice(human_size(meta.size_bytes));
+    footer.notice_if(request.clamped.is_some(), || format!("limit clamped to {}", limits.max_lines));
+    footer.notice_if(renderer.cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
+    footer.notice_if(renderer.truncated > 0, || format!("{} long line(s) cut", renderer.truncated));
+    encoding_notices(&mut footer, format, renderer.invalid);
+    line_ending_notice(&mut footer, &summary);
+    footer.notice_if(next_offset.is_none() && !summary.trailing_newline, || "no final newline".to_string());
+    let next_call = next_offset.map(|n| match request.explicit_limit {
+        true => format!("offset={n} limit={}", request.limit),
+        false => format!("offset={n}"),
+    });
+    meta.invalid_bytes = (renderer.invalid > 0).then_some(renderer.invalid);
+    meta.more_before = first > 1;
+    meta.more_after = last < total;
+    meta.byte_cap_hit = renderer.cap_hit;
+    meta.total_lines = Some(total);
+    meta.start_line = Some(first);
+    meta.end_line = Some(last);
+    meta.returned_lines = Some(renderer.returned);
+    meta.next_offset = next_offset;
+    meta.truncated_lines = Some(renderer.truncated);
+    let mut output = renderer.into_output();
+    render::append_footer(&mut output, &footer.finish(next_call, "end of file"));
+    meta.limit_clamped_to = request.clamped;
+    meta.line_ending = Some(summary.endings.describe());
+    meta.trailing_newline = Some(summary.trailing_newline);
+    Ok(TextResult { output, meta })
+}
+
+/// Where a line window starts: a line number, or for a negative offset the byte where the last lines begin.
+fn window_start(source: &Source<'_>, offset: i64) -> std::io::Result<Start> {
+    if offset > 0 {
+        return Ok(Start::Line(offset.unsigned_abs()));
+    }
+    let from_end = offset.unsigned_abs();
+    Ok(Start::Byte(tail::start_of_last_lines(source, from_end)?))
+}
+
+fn past_end(path: &str, offset: i64, total: u64) -> ReadError {
+    ReadError::invalid_range(format!(
+        "offset {offset} is past the end: {path} has {total} line(s), so the last valid offset is {total} (or -1 for the last line)"
+    ))
+    .with_hint(format!("read the end with offset=-{}", total.min(100)))
+}
+
+fn read_bytes(
+    source: &Source<'_>,
+    format: &TextFormat,
+    range: [Option<u64>; 2],
+    mut meta: TextMeta,
+    limits: &Limits,
+) -> Result<TextResult, ReadError> {
+    let size = meta.size_bytes;
+    let max_out = limits.max_output_bytes - FOOTER_RESERVE;
+    let requested_start = range[0].unwrap_or(0);
+    if requested_start >= size {
+        return Err(ReadError::invalid_range(format!(
+            "start_byte {requested_start} is past the end: {} has {size} bytes, so the last valid start_byte is {}",
+            meta.path,
+            size - 1
+        ))
+        .with_hint("use a smaller start_byte, or a negative line offset such as offset=-100 to read the end"));
+    }
+    let default_len = (max_out * source.layout.unit) as u64;
+    let requested = [requested_start, range[1].unwrap_or(requested_start.saturating_add(default_len))];
+    let window = bytes::read_range(source, format.codec, requested, max_out).map_err(io_error(&meta.path))?;
+    let [start, end] = window.actual;
+    let adjusted = window.actual != requested;
+    let next_start = (end < size).then_some(end);
+    let next_call = next_start.map(|s| {
+        let next_end = if window.cap_hit { requested[1] } else { s + (requested[1] - requested[0]) };
+        format!("start_byte={s} end_byte={}", next_end.min(size))
+    });
+    let percent = if size == 0 { 0.0 } else { ((end - start) as f64 * 1000.0 / size as f64).round() / 10.0 };
+    let mut footer = Footer::new(format!("bytes {start}-{end} of {size}"));
+    footer.notice(format!("{percent}% of the file"));
+    footer.notice_if(start != requested[0], || format!("start moved to {start} (character boundary)"));
+    footer.notice_if(window.cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
+    encoding_notices(&mut footer, format, window.invalid);
+    let mut output = window.text;
+    render::append_footer(&mut output, &footer.finish(next_call, "end of file"));
+    meta.invalid_bytes = (window.invalid > 0).then_some(window.invalid);
+    meta.more_before = start > source.data_start;
+    meta.more_after = end < size;
+    meta.byte_cap_hit = window.cap_hit;
+    meta.requested_range = Some(requested);
+    meta.actual_range = Some(window.actual);
+    meta.boundary_adjusted = Some(adjusted);
+    meta.percent_of_file = Some(percent);
+    meta.next_start_byte = next_start;
+    Ok(TextResult { output, meta })
+}
+
+fn base_meta(target: &Target<'_>, format: &TextFormat) -> TextMeta {
+    TextMeta {
+        path: target.shown.clone(),
+        size_bytes: target.metadata.len(),
+        mtime: target.metadata.modified().ok().map(|t| humantime::format_rfc3339_seconds(t).to_string()),
+        encoding: format.codec.name(),
+        encoding_source: format.source,
+        bom_removed: format.bom_len > 0,
+        ..TextMeta::default()
+    }
+}
+
+fn empty_file(mut meta: TextMeta, size: u64) -> TextResult {
+    let output = if size == 0 {
+        "(empty file: 0 bytes)".to_string()
+    } else {
+        format!("(empty file: {size} bytes, only a byte order mark)")
+    };
+    meta.total_lines = Some(0);
+    meta.returned_lines = Some(0);
+    meta.truncated_lines = Some(0);
+    meta.trailing_newline = Some(false);
+    meta.line_ending = Some("none");
+    TextResult { output, meta }
+}
+
+fn encoding_notices(footer: &mut Footer, format: &TextFormat, invalid: u64) {
+    let name = format.codec.name();
+    match format.source {
+        EncodingSource::Bom if format.codec.is_utf8() => footer.notice("UTF-8 BOM removed"),
+        EncodingSource::Bom => footer.notice(format!("{name} (from its BOM)")),
+        EncodingSource::Guessed => footer.notice(format!("encoding guessed: {name}")),
+        EncodingSource::Forced => footer.notice(format!("decoded as {name} (forced)")),
+        EncodingSource::Fallback => footer.notice("not valid UTF-8 and no confident encoding guess"),
+        EncodingSource::Detected => footer,
+    };
+    footer.notice_if(invalid > 0, || format!("{invalid} invalid byte(s) shown as \u{FFFD}"));
+}
+
+fn line_ending_notice(footer: &mut Footer, summary: &ScanSummary) {
+    match summary.endings.describe() {
+        "crlf" => footer.notice("CRLF line endings"),
+        "cr" => footer.notice("CR line endings (lines are split at LF only)"),
+        "mixed" => footer.notice("mixed line endings"),
+        _ => footer,
+    };
+}
+
+fn binary_error(target: &Target<'_>, size: u64, description: &str, hint: Option<String>) -> ReadError {
+    ReadError::new(
+        ErrorCode::Binary,
+        format!("{}: BINARY: {description} ({}); not shown as text", target.shown, human_size(size)),
+    )
+    .with_hint(hint.unwrap_or_else(|| {
+        "binary content cannot be read as text; if it really is text in a legacy encoding, retry with encoding=\"<label>\"".to_string()
+    }))
+}
+
+/// Names an I/O error met while reading `path`.
+fn io_error(path: &str) -> impl Fn(std::io::Error) -> ReadError + '_ {
+    move |e| ReadError::from_io(&e, path)
+}

@@ -1,0 +1,158 @@
+//! Errors meant for the model: a stable code, a message naming the problem, and the next step.
+//!
+//! These are values, not failures of the program: every one of them becomes an `error` result the harness hands
+//! back to the model. Nothing here aborts a read.
+
+use serde::Serialize;
+use std::fmt;
+
+/// The machine-readable class of a failed read (SPEC §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// A request field is missing, unknown, of the wrong type or out of its domain.
+    InvalidParam,
+    /// An offset or byte range lies outside the file.
+    InvalidRange,
+    /// The path does not exist.
+    NotFound,
+    /// The path leads outside every root.
+    OutsideRoot,
+    /// A policy rule forbids the path.
+    Denied,
+    /// The operating system refused access.
+    PermissionDenied,
+    /// The path is a FIFO, socket, device or other non-regular file.
+    NotRegular,
+    /// The file's content is binary.
+    Binary,
+    /// No window can make the content small enough.
+    TooLarge,
+    /// The read ran past its time budget.
+    Timeout,
+    /// Any other input/output failure.
+    IoError,
+}
+
+impl ErrorCode {
+    /// The code as it appears in JSON (`NOT_FOUND`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidParam => "INVALID_PARAM",
+            ErrorCode::InvalidRange => "INVALID_RANGE",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::OutsideRoot => "OUTSIDE_ROOT",
+            ErrorCode::Denied => "DENIED",
+            ErrorCode::PermissionDenied => "PERMISSION_DENIED",
+            ErrorCode::NotRegular => "NOT_REGULAR",
+            ErrorCode::Binary => "BINARY",
+            ErrorCode::TooLarge => "TOO_LARGE",
+            ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::IoError => "IO_ERROR",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed read as the model will see it: what went wrong, and what to do next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadError {
+    /// The class of failure.
+    pub code: ErrorCode,
+    /// One sentence naming the problem (never file content).
+    pub message: String,
+    /// The next step, when there is one.
+    pub hint: Option<String>,
+    /// Paths the model may have meant (inside the roots only).
+    pub suggestions: Vec<String>,
+}
+
+impl ReadError {
+    /// An error with a code and message and nothing else.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ReadError { code, message: message.into(), hint: None, suggestions: Vec::new() }
+    }
+
+    /// Shorthand for an `INVALID_PARAM` error.
+    pub fn invalid_param(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidParam, message)
+    }
+
+    /// Shorthand for an `INVALID_RANGE` error.
+    pub fn invalid_range(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidRange, message)
+    }
+
+    /// Attaches the next step.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Attaches near-miss paths.
+    pub fn with_suggestions(mut self, suggestions: Vec<String>) -> Self {
+        self.suggestions = suggestions;
+        self
+    }
+
+    /// Maps an operating-system error met while opening or reading `shown_path`.
+    pub fn from_io(err: &std::io::Error, shown_path: &str) -> Self {
+        use std::io::ErrorKind;
+        match err.kind() {
+            ErrorKind::NotFound => Self::new(ErrorCode::NotFound, format!("{shown_path}: no such file or directory")),
+            ErrorKind::PermissionDenied => {
+                Self::new(ErrorCode::PermissionDenied, format!("{shown_path}: the operating system denied access"))
+                    .with_hint("this file cannot be read with the tool's permissions; choose another file")
+            }
+            ErrorKind::NotADirectory => Self::new(
+                ErrorCode::NotFound,
+                format!("{shown_path}: a component of the path is a file, not a directory"),
+            ),
+            _ => Self::new(ErrorCode::IoError, format!("{shown_path}: input/output error: {err}"))
+                .with_hint("retry once; if it fails again, the file is unreadable"),
+        }
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, " ({hint})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_serialize_as_spec_names() {
+        let json = serde_json::to_string(&ErrorCode::PermissionDenied).unwrap();
+        assert_eq!(json, "\"PERMISSION_DENIED\"");
+        assert_eq!(ErrorCode::NotRegular.as_str(), "NOT_REGULAR");
+    }
+
+    #[test]
+    fn io_not_found_maps_to_not_found() {
+        let err = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let mapped = ReadError::from_io(&err, "a.txt");
+        assert_eq!(mapped.code, ErrorCode::NotFound);
+        assert!(mapped.message.contains("a.txt"));
+    }
+
+    #[test]
+    fn display_includes_hint() {
+        let e = ReadError::invalid_param("bad").with_hint("do this");
+        assert_eq!(e.to_string(), "INVALID_PARAM: bad (do this)");
+    }
+}

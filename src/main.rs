@@ -1,0 +1,163 @@
+//! The `agent-read` command line: a thin face over the library's [`Reader`].
+//!
+//! - `agent-read PATH [--offset N] [--limit N] [--start-byte N --end-byte N] [--encoding E] [--json]` prints what the
+//!   model would see (or the JSON result with `--json`).
+//! - `agent-read` with a JSON request on standard input prints one JSON result on standard output.
+//! - `agent-read --schema [--schema-format openai|anthropic|mcp]` prints the tool definition.
+//!
+//! Exit status: 0 when a result was printed (for JSON output, errors included), 1 when a plain-text read failed
+//! (the error went to standard error), 2 for a usage or configuration error.
+
+use agent_read::tool::{self, SchemaFormat};
+use agent_read::{Config, ReadRequest, ReadResult, Reader};
+use clap::Parser;
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Largest JSON request accepted on standard input.
+const MAX_REQUEST_BYTES: u64 = 1024 * 1024;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "agent-read",
+    version,
+    about = "Read files and directories as an AI agent should: bounded windows, explicit envelopes, honest content.",
+    after_help = "Without PATH, one JSON request is read from standard input and one JSON result is printed."
+)]
+struct Cli {
+    /// File or directory to read (relative to the first root, or absolute inside a root).
+    path: Option<String>,
+    /// 1-based first line; negative counts from the end (-100: the last 100 lines).
+    #[arg(long, allow_negative_numbers = true)]
+    offset: Option<i64>,
+    /// Lines (or directory entries) to return.
+    #[arg(long, allow_negative_numbers = true)]
+    limit: Option<i64>,
+    /// Byte-range mode: first byte (0-based).
+    #[arg(long, allow_negative_numbers = true)]
+    start_byte: Option<i64>,
+    /// Byte-range mode: end byte (exclusive).
+    #[arg(long, allow_negative_numbers = true)]
+    end_byte: Option<i64>,
+    /// Force a text encoding (WHATWG label: utf-8, utf-16le, windows-1252, shift_jis, ...).
+    #[arg(long)]
+    encoding: Option<String>,
+    /// Print the JSON result instead of the model text.
+    #[arg(long)]
+    json: bool,
+    /// A directory reads are confined to (repeatable; default: the working directory).
+    #[arg(long = "root", value_name = "DIR")]
+    roots: Vec<PathBuf>,
+    /// TOML configuration file (roots, limits).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Print the tool definition (name, description, JSON Schema of the request) and exit.
+    #[arg(long)]
+    schema: bool,
+    /// Shape of the tool definition printed by --schema.
+    #[arg(long, value_name = "FORMAT", value_parser = ["plain", "openai", "anthropic", "mcp"])]
+    schema_format: Option<String>,
+}
+
+impl Cli {
+    fn has_request_flags(&self) -> bool {
+        self.offset.is_some()
+            || self.limit.is_some()
+            || self.start_byte.is_some()
+            || self.end_byte.is_some()
+            || self.encoding.is_some()
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if cli.schema || cli.schema_format.is_some() {
+        let format = cli.schema_format.as_deref().and_then(SchemaFormat::parse).unwrap_or(SchemaFormat::Plain);
+        let text = serde_json::to_string_pretty(&tool::definition(format)).unwrap_or_default();
+        return print_stdout(&text, ExitCode::SUCCESS);
+    }
+    let reader = match build_reader(&cli) {
+        Ok(reader) => reader,
+        Err(message) => return usage_error(&message),
+    };
+    match cli.path.clone() {
+        Some(path) => read_path(&reader, &cli, path),
+        None if cli.has_request_flags() => {
+            usage_error("--offset, --limit, --start-byte, --end-byte and --encoding need a PATH")
+        }
+        None => read_stdin(&reader),
+    }
+}
+
+fn build_reader(cli: &Cli) -> Result<Reader, String> {
+    let mut config = match &cli.config {
+        Some(path) => Config::load(path).map_err(|e| e.to_string())?,
+        None => Config::default(),
+    };
+    if !cli.roots.is_empty() {
+        config.roots = cli.roots.clone();
+    }
+    Reader::new(config).map_err(|e| e.to_string())
+}
+
+fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
+    let request = ReadRequest {
+        path,
+        offset: cli.offset,
+        limit: cli.limit,
+        start_byte: cli.start_byte,
+        end_byte: cli.end_byte,
+        encoding: cli.encoding.clone(),
+    };
+    let result = reader.read(&request);
+    if cli.json {
+        return print_json(&result);
+    }
+    match result {
+        ReadResult::Error(_) => {
+            let _ = writeln!(std::io::stderr(), "{}", result.output());
+            ExitCode::from(1)
+        }
+        ok => print_stdout(&ok.output(), ExitCode::SUCCESS),
+    }
+}
+
+fn read_stdin(reader: &Reader) -> ExitCode {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return usage_error("give a PATH, or pipe one JSON request to standard input (see --help)");
+    }
+    let mut text = String::new();
+    let result = match stdin.lock().take(MAX_REQUEST_BYTES + 1).read_to_string(&mut text) {
+        Err(e) => ReadResult::Error(agent_read::ReadError::invalid_param(format!(
+            "standard input is not a UTF-8 JSON request: {e}"
+        ))),
+        Ok(_) if text.len() as u64 > MAX_REQUEST_BYTES => ReadResult::Error(agent_read::ReadError::invalid_param(
+            format!("the request is larger than {MAX_REQUEST_BYTES} bytes"),
+        )),
+        Ok(_) => reader.read_json_str(&text),
+    };
+    print_json(&result)
+}
+
+fn print_json(result: &ReadResult) -> ExitCode {
+    match serde_json::to_string(result) {
+        Ok(text) => print_stdout(&text, ExitCode::SUCCESS),
+        Err(e) => usage_error(&format!("cannot serialize the result: {e}")),
+    }
+}
+
+/// Prints one line; a closed pipe ends the program quietly instead of panicking.
+fn print_stdout(text: &str, code: ExitCode) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Ok(()) => code,
+        Err(_) => ExitCode::from(1),
+    }
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    let _ = writeln!(std::io::stderr(), "agent-read: {message}");
+    ExitCode::from(2)
+}

@@ -1,0 +1,173 @@
+//! Renders captured lines into the model's text as the scan hands them over, within the per-line limit and the
+//! output byte cap.
+
+use super::FOOTER_RESERVE;
+use crate::classify::Codec;
+use crate::classify::codec::DecodeLimit;
+use crate::window::scan::{CapturedLine, Flow};
+
+/// Room kept for a truncation marker when a line must be cut to fit the cap (markers are far shorter).
+const MARKER_RESERVE: usize = 160;
+
+/// Builds the line part of a text window, one line at a time.
+#[derive(Debug)]
+pub struct LineRenderer {
+    codec: Codec,
+    max_line_chars: usize,
+    budget: usize,
+    out: String,
+    /// First line rendered.
+    pub first: Option<u64>,
+    /// Last line rendered.
+    pub last: Option<u64>,
+    /// Lines rendered.
+    pub returned: u64,
+    /// Lines cut at the per-line limit or by the cap.
+    pub truncated: u64,
+    /// Invalid bytes met in the rendered lines.
+    pub invalid: u64,
+    /// Whether the byte cap ended the window.
+    pub cap_hit: bool,
+}
+
+impl LineRenderer {
+    /// A renderer for `codec` text whose whole output (footer included) must fit `max_output_bytes`.
+    pub fn new(codec: Codec, max_line_chars: usize, max_output_bytes: usize) -> Self {
+        LineRenderer {
+            codec,
+            max_line_chars,
+            budget: max_output_bytes.saturating_sub(FOOTER_RESERVE),
+            out: String::new(),
+            first: None,
+            last: None,
+            returned: 0,
+            truncated: 0,
+            invalid: 0,
+            cap_hit: false,
+        }
+    }
+
+    /// Bytes of each line the scan must keep: enough for `max_line_chars` characters in any encoding.
+    pub fn keep_max(&self) -> usize {
+        self.max_line_chars.saturating_mul(4).saturating_add(4)
+    }
+
+    /// Renders one line, or refuses it when the cap is reached (then the window ends before it).
+    pub fn push(&mut self, line: CapturedLine<'_>) -> Flow {
+        let prefix = format!("{}: ", line.number);
+        let content_len = line.content_end - line.start;
+        let whole = line.kept.len() as u64 == content_len;
+        let limit = DecodeLimit { max_chars: self.max_line_chars, max_bytes: usize::MAX };
+        let mut decoded = self.codec.decode(line.kept, limit, whole);
+        let mut marker = truncation_marker(&line, decoded.consumed);
+        let needed = prefix.len() + decoded.text.len() + marker.len() + 1;
+        if self.out.len() + needed > self.budget {
+            self.cap_hit = true;
+            if self.returned > 0 {
+                return Flow::Done;
+            }
+            // The first line alone is over the cap: cut it further, so that paging still makes progress.
+            let room = self.budget.saturating_sub(prefix.len() + MARKER_RESERVE + 1);
+            decoded = self.codec.decode(line.kept, DecodeLimit { max_bytes: room, ..limit }, whole);
+            marker = truncation_marker(&line, decoded.consumed);
+        }
+        if !marker.is_empty() {
+            self.truncated += 1;
+        }
+        self.invalid += decoded.invalid;
+        self.out.push_str(&prefix);
+        self.out.push_str(&decoded.text);
+        self.out.push_str(&marker);
+        self.out.push('\n');
+        self.first.get_or_insert(line.number);
+        self.last = Some(line.number);
+        self.returned += 1;
+        if self.cap_hit { Flow::Done } else { Flow::More }
+    }
+
+    /// The rendered lines, each ending with a newline.
+    pub fn into_output(self) -> String {
+        self.out
+    }
+}
+
+/// The marker after a cut line: how much is left and the exact byte range that holds it. Empty when nothing was cut.
+fn truncation_marker(line: &CapturedLine<'_>, consumed: usize) -> String {
+    let shown_end = line.start + consumed as u64;
+    if shown_end >= line.content_end {
+        return String::new();
+    }
+    format!(
+        "… [line truncated: {} more bytes; use start_byte={shown_end} end_byte={} to read it]",
+        line.content_end - shown_end,
+        line.content_end
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(number: u64, start: u64, content: &[u8], full_len: u64) -> CapturedLine<'_> {
+        CapturedLine { number, start, content_end: start + full_len, kept: content }
+    }
+
+    fn utf8() -> Codec {
+        Codec::for_label("utf-8").unwrap()
+    }
+
+    #[test]
+    fn prefixes_lines() {
+        let mut r = LineRenderer::new(utf8(), 100, 4096);
+        assert_eq!(r.push(line(7, 0, b"hello", 5)), Flow::More);
+        assert_eq!(r.push(line(8, 6, b"", 0)), Flow::More);
+        assert_eq!((r.first, r.last, r.returned), (Some(7), Some(8), 2));
+        assert_eq!(r.into_output(), "7: hello\n8: \n");
+    }
+
+    #[test]
+    fn long_line_is_cut_with_exact_continuation() {
+        let mut r = LineRenderer::new(utf8(), 20, 4096);
+        let content = "é".repeat(30);
+        r.push(line(1, 100, content.as_bytes(), 60));
+        assert_eq!(r.truncated, 1);
+        let out = r.into_output();
+        assert!(out.starts_with(&format!("1: {}…", "é".repeat(20))), "{out}");
+        assert!(out.contains("20 more bytes; use start_byte=140 end_byte=160"), "{out}");
+    }
+
+    #[test]
+    fn line_longer_than_kept_prefix_reports_full_remainder() {
+        let mut r = LineRenderer::new(utf8(), 16, 4096);
+        let kept = vec![b'x'; r.keep_max()];
+        r.push(line(1, 0, &kept, 1_000_000));
+        assert!(r.into_output().contains("999984 more bytes; use start_byte=16 end_byte=1000000"));
+    }
+
+    #[test]
+    fn cap_stops_before_a_line_that_does_not_fit() {
+        let mut r = LineRenderer::new(utf8(), 2000, 1024 + FOOTER_RESERVE);
+        let content = vec![b'a'; 600];
+        assert_eq!(r.push(line(1, 0, &content, 600)), Flow::More);
+        assert_eq!(r.push(line(2, 601, &content, 600)), Flow::Done);
+        assert!(r.cap_hit);
+        assert_eq!(r.returned, 1);
+    }
+
+    #[test]
+    fn first_line_over_cap_is_cut_to_fit() {
+        let mut r = LineRenderer::new(utf8(), 100_000, 1024 + FOOTER_RESERVE);
+        let content = vec![b'a'; 5000];
+        assert_eq!(r.push(line(1, 0, &content, 5000)), Flow::Done);
+        let out = r.into_output();
+        assert!(out.len() <= 1024, "{}", out.len());
+        assert!(out.contains("use start_byte="), "{out}");
+    }
+
+    #[test]
+    fn invalid_bytes_are_counted() {
+        let mut r = LineRenderer::new(utf8(), 100, 4096);
+        r.push(line(1, 0, b"a\xff\xfeb", 4));
+        assert_eq!(r.invalid, 2);
+    }
+}

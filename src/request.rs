@@ -1,0 +1,260 @@
+//! Stage 1 of a read: the request, its JSON schema, and its validation into a [`Window`] plan.
+//!
+//! [`ReadRequest`] is the single source of the tool's parameter schema (through `schemars`). Untrusted JSON goes
+//! through [`ReadRequest::from_json`], which checks every field by hand so that each error names the field, what was
+//! wrong with it and the valid form — the generic messages of a derived deserializer do not say which field failed.
+
+use crate::config::Limits;
+use crate::error::ReadError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One read request (SPEC §1). Field docs are what the model sees in the tool schema.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadRequest {
+    /// File or directory to read: absolute, or relative to the workspace root.
+    #[serde(alias = "file_path")]
+    pub path: String,
+    /// 1-based line (or directory entry) to start from. Negative counts from the end: -1 is the last line,
+    /// -100 starts 100 lines before the end. Default 1. 0 is invalid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<i64>,
+    /// Number of lines (or entries) to return, at least 1. Default 2000; larger values are clamped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub limit: Option<i64>,
+    /// Byte-range mode: first byte to return (0-based). Cannot be combined with offset/limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub start_byte: Option<i64>,
+    /// Byte-range mode: end of the range, exclusive. Cannot be combined with offset/limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub end_byte: Option<i64>,
+    /// Force a text encoding instead of detecting it (WHATWG labels: utf-8, utf-16le, windows-1252, shift_jis, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+}
+
+/// The request fields, in schema order, as listed in error messages.
+pub const FIELDS: &[&str] = &["path", "offset", "limit", "start_byte", "end_byte", "encoding"];
+
+/// Accepted spellings of fields other than their schema name.
+const ALIASES: &[(&str, &str)] = &[("file_path", "path")];
+
+/// What part of the target to return, after validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    /// Lines (or directory entries) starting at `offset` (never 0; negative counts from the end).
+    Lines {
+        /// 1-based start, or negative from the end.
+        offset: i64,
+        /// Lines to return, already clamped to the configured maximum.
+        limit: u64,
+        /// The limit the request asked for, when it was clamped.
+        clamped_from: Option<u64>,
+        /// Whether the request named a limit (then the next call repeats it).
+        explicit_limit: bool,
+    },
+    /// The bytes `[start, end)` of the file; either end may be open.
+    Bytes {
+        /// First byte, when given.
+        start: Option<u64>,
+        /// End (exclusive), when given.
+        end: Option<u64>,
+    },
+}
+
+impl ReadRequest {
+    /// A request for `path` with every other field at its default.
+    pub fn new(path: impl Into<String>) -> Self {
+        ReadRequest { path: path.into(), ..Default::default() }
+    }
+
+    /// Parses untrusted JSON text; malformed JSON and every field problem are `INVALID_PARAM`.
+    pub fn from_json_str(text: &str) -> Result<Self, ReadError> {
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            ReadError::invalid_param(format!("the request is not valid JSON: {e}"))
+                .with_hint(r#"send one JSON object, e.g. {"path": "src/main.rs", "offset": 1, "limit": 200}"#)
+        })?;
+        Self::from_json(&value)
+    }
+
+    /// Parses an untrusted JSON value, naming the field and the valid form on any problem.
+    pub fn from_json(value: &Value) -> Result<Self, ReadError> {
+        let Value::Object(map) = value else {
+            return Err(ReadError::invalid_param(format!(
+                "the request must be a JSON object, not {}",
+                json_type_name(value)
+            ))
+            .with_hint(r#"send e.g. {"path": "src/main.rs"}"#));
+        };
+        let mut request = ReadRequest::default();
+        let mut path_seen: Option<&str> = None;
+        for (key, val) in map {
+            let field = canonical_field(key)?;
+            if val.is_null() {
+                continue;
+            }
+            match field {
+                "path" => {
+                    if let Some(first) = path_seen {
+                        return Err(ReadError::invalid_param(format!(
+                            "both `{first}` and `{key}` were given; they are the same field"
+                        ))
+                        .with_hint("send only `path`"));
+                    }
+                    path_seen = Some(key.as_str());
+                    request.path = string_field(key, val)?;
+                }
+                "offset" => request.offset = Some(integer_field(key, val)?),
+                "limit" => request.limit = Some(integer_field(key, val)?),
+                "start_byte" => request.start_byte = Some(integer_field(key, val)?),
+                "end_byte" => request.end_byte = Some(integer_field(key, val)?),
+                _ => request.encoding = Some(string_field(key, val)?),
+            }
+        }
+        if path_seen.is_none() {
+            return Err(missing_path(map));
+        }
+        Ok(request)
+    }
+
+    /// Validates the fields against each other and the limits, yielding the window to read.
+    pub fn window(&self, limits: &Limits) -> Result<Window, ReadError> {
+        validate_path(&self.path)?;
+        let byte_mode = self.start_byte.is_some() || self.end_byte.is_some();
+        if byte_mode {
+            if self.offset.is_some() || self.limit.is_some() {
+                return Err(ReadError::invalid_param(
+                    "offset/limit (line mode) cannot be combined with start_byte/end_byte (byte mode)",
+                )
+                .with_hint("send either offset and limit, or start_byte and end_byte"));
+            }
+            return byte_window(self.start_byte, self.end_byte);
+        }
+        line_window(self.offset, self.limit, limits)
+    }
+}
+
+fn canonical_field(key: &str) -> Result<&'static str, ReadError> {
+    if let Some(field) = FIELDS.iter().find(|f| **f == key) {
+        return Ok(field);
+    }
+    if let Some((_, field)) = ALIASES.iter().find(|(alias, _)| *alias == key) {
+        return Ok(field);
+    }
+    Err(ReadError::invalid_param(format!("unknown field `{key}`; valid fields: {}", FIELDS.join(", "))).with_hint(
+        match key {
+            "pages" => "PDF pages are not supported by this build; remove `pages`".to_string(),
+            _ => "remove the field or correct its name".to_string(),
+        },
+    ))
+}
+
+fn missing_path(map: &Map<String, Value>) -> ReadError {
+    let null_path = ["path", "file_path"].iter().any(|k| map.get(*k).is_some_and(Value::is_null));
+    let what = if null_path { "`path` is null" } else { "missing required field `path`" };
+    ReadError::invalid_param(format!("{what}; it names the file or directory to read"))
+        .with_hint(r#"send e.g. {"path": "src/main.rs"}"#)
+}
+
+fn string_field(key: &str, val: &Value) -> Result<String, ReadError> {
+    match val {
+        Value::String(s) => Ok(s.clone()),
+        other => Err(ReadError::invalid_param(format!("`{key}` must be a string, not {}", json_type_name(other)))),
+    }
+}
+
+fn integer_field(key: &str, val: &Value) -> Result<i64, ReadError> {
+    if let Some(n) = val.as_i64() {
+        return Ok(n);
+    }
+    let got = match val {
+        Value::Number(n) if n.is_u64() => "an integer too large".to_string(),
+        Value::Number(n) => format!("the fraction {n}"),
+        Value::String(s) => format!("the string \"{}\"", truncate_for_message(s)),
+        other => json_type_name(other).to_string(),
+    };
+    Err(ReadError::invalid_param(format!("`{key}` must be an integer, not {got}"))
+        .with_hint(format!("send a JSON number without quotes or fraction, e.g. \"{key}\": 100")))
+}
+
+fn json_type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Keeps untrusted text short inside an error message.
+fn truncate_for_message(s: &str) -> String {
+    const MAX: usize = 40;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+fn validate_path(path: &str) -> Result<(), ReadError> {
+    if path.is_empty() {
+        return Err(ReadError::invalid_param("`path` is empty")
+            .with_hint("name a file or directory, e.g. \"path\": \"README.md\", or \".\" for the root"));
+    }
+    if path.contains('\0') {
+        return Err(ReadError::invalid_param("`path` contains a NUL character, which no file name can hold")
+            .with_hint("remove the NUL character from the path"));
+    }
+    Ok(())
+}
+
+fn line_window(offset: Option<i64>, limit: Option<i64>, limits: &Limits) -> Result<Window, ReadError> {
+    let explicit = limit.is_some();
+    let offset = offset.unwrap_or(1);
+    if offset == 0 {
+        return Err(ReadError::invalid_param("`offset` 0 is invalid: lines are numbered from 1").with_hint(
+            "use offset=1 for the first line, or a negative offset to count from the end (-1 is the last line)",
+        ));
+    }
+    let (limit, clamped_from) = match limit {
+        None => (limits.default_lines.min(limits.max_lines), None),
+        Some(n) if n < 1 => {
+            return Err(ReadError::invalid_param(format!("`limit` must be at least 1, not {n}"))
+                .with_hint(format!("send a limit from 1 to {}", limits.max_lines)));
+        }
+        Some(n) => {
+            let asked = n.unsigned_abs();
+            if asked > limits.max_lines { (limits.max_lines, Some(asked)) } else { (asked, None) }
+        }
+    };
+    Ok(Window::Lines { offset, limit, clamped_from, explicit_limit: explicit })
+}
+
+fn byte_window(start: Option<i64>, end: Option<i64>) -> Result<Window, ReadError> {
+    let start = non_negative("start_byte", start)?;
+    let end = non_negative("end_byte", end)?;
+    if let (Some(s), Some(e)) = (start, end)
+        && e <= s
+    {
+        return Err(ReadError::invalid_range(format!(
+            "end_byte {e} must be greater than start_byte {s} (the range is end-exclusive)"
+        ))
+        .with_hint(format!("send e.g. start_byte={s} end_byte={}", s.saturating_add(4096))));
+    }
+    Ok(Window::Bytes { start, end })
+}
+
+fn non_negative(key: &str, value: Option<i64>) -> Result<Option<u64>, ReadError> {
+    match value {
+        Some(n) if n < 0 => Err(ReadError::invalid_param(format!("`{key}` must be 0 or more, not {n}"))
+            .with_hint("byte offsets count from 0 at the start of the file; to read the end of a file, use a negative line offset such as offset=-100")),
+        Some(n) => Ok(Some(n.unsigned_abs())),
+        None => Ok(None),
+    }
+}

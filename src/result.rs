@@ -1,0 +1,270 @@
+//! The last stage's product: a read result, a plain serializable value (SPEC §2).
+//!
+//! Every result carries `ok`, `kind` and `output` (the text the model should see). Failures also carry `error` and
+//! `error_code`, so a harness that only knows `{"output"}` or `{"error", "error_code"}` works unchanged.
+
+use crate::error::{ErrorCode, ReadError};
+use serde::{Serialize, Serializer};
+
+/// The outcome of one read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReadResult {
+    /// A window of a text file.
+    Text(TextResult),
+    /// A page of a directory listing.
+    Directory(DirectoryResult),
+    /// A failed read, with what to do next.
+    Error(ReadError),
+}
+
+impl ReadResult {
+    /// Whether the read succeeded.
+    pub fn is_ok(&self) -> bool {
+        !matches!(self, ReadResult::Error(_))
+    }
+
+    /// The text the model should see: the rendered window, or the error with its next step.
+    pub fn output(&self) -> String {
+        match self {
+            ReadResult::Text(t) => t.output.clone(),
+            ReadResult::Directory(d) => d.output.clone(),
+            ReadResult::Error(e) => render_error(e),
+        }
+    }
+
+    /// The error, when the read failed.
+    pub fn error(&self) -> Option<&ReadError> {
+        match self {
+            ReadResult::Error(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<ReadError> for ReadResult {
+    fn from(e: ReadError) -> Self {
+        ReadResult::Error(e)
+    }
+}
+
+/// The model-facing text of an error: `CODE: message`, then the next step on its own line.
+pub fn render_error(e: &ReadError) -> String {
+    let mut out = format!("{}: {}", e.code, e.message);
+    if !e.suggestions.is_empty() {
+        out.push_str(&format!("\nDid you mean: {}?", e.suggestions.join(", ")));
+    }
+    if let Some(hint) = &e.hint {
+        out.push_str(&format!("\nNext: {hint}"));
+    }
+    out
+}
+
+/// A window of a text file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TextResult {
+    /// The rendered window with its footer.
+    pub output: String,
+    /// What the window shows and what it left out.
+    pub meta: TextMeta,
+}
+
+/// The envelope of a text window. Line-mode and byte-mode fields are present only in their mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct TextMeta {
+    /// The path as resolved, relative to its root when inside one.
+    pub path: String,
+    /// File size in bytes.
+    pub size_bytes: u64,
+    /// Last modification time, RFC 3339 (UTC), when the file system reports one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtime: Option<String>,
+    /// The encoding the content was decoded with.
+    pub encoding: &'static str,
+    /// How that encoding was chosen: `bom`, `detected`, `guessed`, `fallback` or `forced`.
+    pub encoding_source: crate::classify::EncodingSource,
+    /// Whether a byte order mark was found and removed.
+    pub bom_removed: bool,
+    /// Bytes invalid in the encoding within the returned window, shown as U+FFFD (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub invalid_bytes: Option<u64>,
+    /// Whether content exists before the window.
+    pub more_before: bool,
+    /// Whether content exists after the window.
+    pub more_after: bool,
+    /// Whether the output byte cap ended the window early.
+    pub byte_cap_hit: bool,
+    /// Lines in the whole file (line mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_lines: Option<u64>,
+    /// First line shown (line mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<u64>,
+    /// Last line shown (line mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u64>,
+    /// Lines shown (line mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub returned_lines: Option<u64>,
+    /// The `offset` of the next window; absent at the end (line mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u64>,
+    /// Lines cut at the per-line limit (line mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated_lines: Option<u64>,
+    /// The limit applied when the requested one was clamped (line mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_clamped_to: Option<u64>,
+    /// `lf`, `crlf`, `cr`, `mixed`, or `none` for a file without line breaks (line mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_ending: Option<&'static str>,
+    /// Whether the file ends with a newline (line mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trailing_newline: Option<bool>,
+    /// The byte range asked for, `[start, end)` (byte mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requested_range: Option<[u64; 2]>,
+    /// The byte range returned, `[start, end)` (byte mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual_range: Option<[u64; 2]>,
+    /// Whether an end was moved to a character boundary, past the file's end or to the output cap (byte mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boundary_adjusted: Option<bool>,
+    /// Share of the file the returned range covers, in percent (byte mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub percent_of_file: Option<f64>,
+    /// The `start_byte` of the next range; absent at the end (byte mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_start_byte: Option<u64>,
+}
+
+/// A page of a directory listing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DirectoryResult {
+    /// One entry a line (directories with a trailing `/`), then the footer.
+    pub output: String,
+    /// What the page shows and what it left out.
+    pub meta: DirectoryMeta,
+    /// The entries of this page, in order.
+    pub entries: Vec<DirEntry>,
+}
+
+/// The envelope of a directory page.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DirectoryMeta {
+    /// The directory as resolved, relative to its root when inside one.
+    pub path: String,
+    /// Entries in the directory.
+    pub total_entries: u64,
+    /// Entries on this page.
+    pub returned_entries: u64,
+    /// 1-based position of the first entry on this page.
+    pub offset: u64,
+    /// The `offset` of the next page; absent on the last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u64>,
+    /// Whether the output byte cap ended the page early.
+    pub byte_cap_hit: bool,
+    /// The limit applied when the requested one was clamped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_clamped_to: Option<u64>,
+}
+
+/// The kind of a directory entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link (not followed).
+    Symlink,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+/// One directory entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DirEntry {
+    /// The entry's name (non-UTF-8 bytes shown as U+FFFD).
+    pub name: String,
+    /// What it is.
+    pub kind: EntryKind,
+    /// Size in bytes, for files and symlinks (the link itself).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Tagged<'a> {
+    Text(&'a TextResult),
+    Directory(&'a DirectoryResult),
+    Error(ErrorFields<'a>),
+}
+
+#[derive(Serialize)]
+struct ErrorFields<'a> {
+    output: String,
+    error: &'a str,
+    error_code: ErrorCode,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    suggestions: &'a [String],
+}
+
+#[derive(Serialize)]
+struct WithOk<'a> {
+    ok: bool,
+    #[serde(flatten)]
+    result: Tagged<'a>,
+}
+
+impl Serialize for ReadResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let result = match self {
+            ReadResult::Text(t) => Tagged::Text(t),
+            ReadResult::Directory(d) => Tagged::Directory(d),
+            ReadResult::Error(e) => Tagged::Error(ErrorFields {
+                output: render_error(e),
+                error: &e.message,
+                error_code: e.code,
+                hint: e.hint.as_deref(),
+                suggestions: &e.suggestions,
+            }),
+        };
+        WithOk { ok: self.is_ok(), result }.serialize(serializer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_serializes_with_ok_kind_output_and_code() {
+        let e = ReadError::new(ErrorCode::NotFound, "a.txt: no such file")
+            .with_hint("list the directory: path=.")
+            .with_suggestions(vec!["b.txt".into()]);
+        let v = serde_json::to_value(ReadResult::Error(e)).unwrap();
+        assert_eq!(v["ok"], false);
+        assert_eq!(v["kind"], "error");
+        assert_eq!(v["error_code"], "NOT_FOUND");
+        assert_eq!(v["suggestions"][0], "b.txt");
+        assert_eq!(
+            v["output"],
+            "NOT_FOUND: a.txt: no such file\nDid you mean: b.txt?\nNext: list the directory: path=."
+        );
+    }
+
+    #[test]
+    fn text_serializes_flat_with_kind() {
+        let t = TextResult { output: "1: a\n".into(), meta: TextMeta { path: "a".into(), ..Default::default() } };
+        let v = serde_json::to_value(ReadResult::Text(t)).unwrap();
+        assert_eq!(v["ok"], true);
+        assert_eq!(v["kind"], "text");
+        assert_eq!(v["meta"]["path"], "a");
+        assert!(v["meta"].get("total_lines").is_none());
+    }
+}

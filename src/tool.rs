@@ -1,0 +1,125 @@
+//! The tool as a model meets it: one name, one description, one parameter schema — the single source for every
+//! face (`--schema`, the MCP tool list, library users wiring it into their own harness).
+//!
+//! The parameter schema is generated from [`ReadRequest`], so the schema, the docs and the parser cannot drift.
+
+use crate::request::ReadRequest;
+use serde_json::{Value, json};
+
+/// The tool's name.
+pub const NAME: &str = "read";
+
+/// The tool's description, written to the six-point checklist: what it does, what it needs, what it does not do,
+/// side effects, the output envelope, and when to prefer it.
+pub const DESCRIPTION: &str = "\
+Read a text file or list a directory inside the workspace, one bounded window at a time.
+
+Requires: `path`, relative to the workspace root (or absolute inside it). Optional: `offset` (1-based first line; \
+negative counts from the end, -100 = last 100 lines), `limit` (lines, default 2000), or `start_byte`/`end_byte` for \
+a byte range (e.g. the rest of a very long line), and `encoding` to override detection.
+
+Does not: modify anything, read outside the workspace roots, or show binary files as text (it names their type \
+instead, e.g. \"BINARY: ELF executable\"). Files of any size are fine: only the window is read into the answer.
+
+Side effects: none; read-only and idempotent.
+
+Output: each line as `N: text`. Lines over 2000 characters are cut and marked with the exact start_byte/end_byte \
+that hold the rest. The whole output stays under 50 KiB. The last line is always a footer such as \
+`(lines 1-2000 of 48213 · 1.8 MiB · next: offset=2001)` or `(... · end of file)`, with notices about encoding, \
+line endings or cut lines. Directories list one entry per line, subdirectories ending in `/`, sorted, paged the \
+same way. Errors start with a code (NOT_FOUND, INVALID_RANGE, BINARY, ...) and say what to do next, including \
+near-miss file names.
+
+Prefer it over shell commands (cat, head, tail, sed -n) for reading files: it pages huge files, reports the \
+encoding honestly, and tells you the exact next call.";
+
+/// Tool shapes `--schema-format` can print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaFormat {
+    /// `{name, description, parameters}`.
+    Plain,
+    /// OpenAI function tool: `{type: "function", function: {name, description, parameters}}`.
+    OpenAi,
+    /// Anthropic tool: `{name, description, input_schema}`.
+    Anthropic,
+    /// MCP tool: `{name, title, description, inputSchema, annotations}`.
+    Mcp,
+}
+
+impl SchemaFormat {
+    /// Parses `openai`, `anthropic`, `mcp` or `plain`.
+    pub fn parse(name: &str) -> Option<SchemaFormat> {
+        match name.to_ascii_lowercase().as_str() {
+            "plain" => Some(SchemaFormat::Plain),
+            "openai" => Some(SchemaFormat::OpenAi),
+            "anthropic" => Some(SchemaFormat::Anthropic),
+            "mcp" => Some(SchemaFormat::Mcp),
+            _ => None,
+        }
+    }
+}
+
+/// The JSON Schema of the request (draft 2020-12 keywords, no `$schema` or `title` noise).
+pub fn parameters_schema() -> Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(ReadRequest)).unwrap_or_else(|_| json!({}));
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+        map.remove("title");
+    }
+    schema
+}
+
+/// The tool definition in the given shape.
+pub fn definition(format: SchemaFormat) -> Value {
+    let parameters = parameters_schema();
+    match format {
+        SchemaFormat::Plain => json!({"name": NAME, "description": DESCRIPTION, "parameters": parameters}),
+        SchemaFormat::OpenAi => json!({
+            "type": "function",
+            "function": {"name": NAME, "description": DESCRIPTION, "parameters": parameters}
+        }),
+        SchemaFormat::Anthropic => json!({"name": NAME, "description": DESCRIPTION, "input_schema": parameters}),
+        SchemaFormat::Mcp => json!({
+            "name": NAME,
+            "title": "Read file or directory",
+            "description": DESCRIPTION,
+            "inputSchema": parameters,
+            "annotations": {
+                "title": "Read file or directory",
+                "readOnlyHint": true,
+                "destructiveHint": false,
+                "idempotentHint": true,
+                "openWorldHint": false
+            }
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::FIELDS;
+
+    #[test]
+    fn schema_properties_are_exactly_the_parsed_fields() {
+        let schema = parameters_schema();
+        let props: Vec<&str> = schema["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+        let mut expected = FIELDS.to_vec();
+        expected.sort_unstable();
+        let mut props_sorted = props.clone();
+        props_sorted.sort_unstable();
+        assert_eq!(props_sorted, expected);
+        assert_eq!(schema["required"], json!(["path"]));
+        assert_eq!(schema["additionalProperties"], json!(false));
+    }
+
+    #[test]
+    fn formats_wrap_the_same_schema() {
+        let plain = definition(SchemaFormat::Plain);
+        assert_eq!(definition(SchemaFormat::OpenAi)["function"]["parameters"], plain["parameters"]);
+        assert_eq!(definition(SchemaFormat::Anthropic)["input_schema"], plain["parameters"]);
+        assert_eq!(definition(SchemaFormat::Mcp)["annotations"]["readOnlyHint"], true);
+        assert_eq!(SchemaFormat::parse("OpenAI"), Some(SchemaFormat::OpenAi));
+        assert_eq!(SchemaFormat::parse("xml"), None);
+    }
+}

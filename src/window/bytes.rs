@@ -1,0 +1,123 @@
+//! Byte-range windows: the bytes `[start, end)` of a file, with both ends moved to character boundaries.
+//!
+//! A range never splits a character: its start moves back to the character's first byte, its end back to the last
+//! boundary before it. Output is bounded by the byte cap: a range too big for it ends early, at a boundary, and the
+//! next range starts exactly there.
+
+use super::Source;
+use crate::classify::Codec;
+use crate::classify::codec::{BOUNDARY_CONTEXT, DecodeLimit, tail};
+use std::io;
+
+/// A decoded byte range and how it differs from what was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByteWindow {
+    /// The range asked for, `[start, end)` (open ends filled in).
+    pub requested: [u64; 2],
+    /// The range returned, `[start, end)`.
+    pub actual: [u64; 2],
+    /// The decoded text of the returned range.
+    pub text: String,
+    /// Invalid bytes within the range.
+    pub invalid: u64,
+    /// Whether the output cap ended the range before its (adjusted) end.
+    pub cap_hit: bool,
+}
+
+/// Reads `requested` (`[start, end)`, with `start` inside the file) of `source`, producing at most `max_out` bytes
+/// of text.
+pub fn read_range(source: &Source<'_>, codec: Codec, requested: [u64; 2], max_out: usize) -> io::Result<ByteWindow> {
+    let size = source.end;
+    let start = boundary_at_or_before(source, codec, requested[0].max(source.data_start))?;
+    let mut end = requested[1].min(size);
+    if end < size {
+        end = boundary_at_or_before(source, codec, end)?;
+    }
+    if end <= start {
+        // The range lay inside one character: widen it to the whole character.
+        end = next_boundary(source, codec, start, requested[1])?;
+    }
+    // Every source byte yields at least 1/unit bytes of UTF-8, so this much input can fill the cap.
+    let read_len = (end - start).min((max_out * source.layout.unit) as u64) as usize;
+    let mut buf = vec![0u8; read_len];
+    let got = source.read_at(start, &mut buf)?;
+    buf.truncate(got);
+    let reaches_end = start + got as u64 >= end;
+    let decoded = codec.decode(&buf, DecodeLimit { max_chars: usize::MAX, max_bytes: max_out }, reaches_end);
+    let actual_end = start + decoded.consumed as u64;
+    Ok(ByteWindow {
+        requested,
+        actual: [start, actual_end],
+        text: decoded.text,
+        invalid: decoded.invalid,
+        cap_hit: actual_end < end,
+    })
+}
+
+/// `pos`, moved back so that it does not split a character.
+fn boundary_at_or_before(source: &Source<'_>, codec: Codec, pos: u64) -> io::Result<u64> {
+    let context_start = pos.saturating_sub(BOUNDARY_CONTEXT as u64).max(source.data_start);
+    let mut before = [0u8; BOUNDARY_CONTEXT];
+    let len = (pos - context_start) as usize;
+    let got = source.read_at(context_start, &mut before[..len])?;
+    let back = codec.back_to_boundary(tail(&before[..got]), pos - source.data_start);
+    Ok(pos - back as u64)
+}
+
+/// The first boundary after `start` at or beyond `at_least` (or the end of the content).
+fn next_boundary(source: &Source<'_>, codec: Codec, start: u64, at_least: u64) -> io::Result<u64> {
+    let mut candidate = at_least.max(start + 1);
+    while candidate < source.end {
+        if boundary_at_or_before(source, codec, candidate)? == candidate {
+            return Ok(candidate);
+        }
+        candidate += 1;
+    }
+    Ok(source.end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn range(bytes: &[u8], codec: &str, start: u64, end: u64, max_out: usize) -> ByteWindow {
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(bytes).unwrap();
+        let codec = Codec::for_label(codec).unwrap();
+        let source = Source::new(&file, 0, bytes.len() as u64, codec.newline_layout());
+        read_range(&source, codec, [start, end], max_out).unwrap()
+    }
+
+    #[test]
+    fn ends_move_to_character_boundaries() {
+        let text = "ab€cd"; // € is bytes 2..5
+        let w = range(text.as_bytes(), "utf-8", 3, 6, 1000);
+        assert_eq!(w.actual, [2, 6]);
+        assert_eq!(w.text, "€c");
+        let w = range(text.as_bytes(), "utf-8", 0, 4, 1000);
+        assert_eq!(w.actual, [0, 2]);
+    }
+
+    #[test]
+    fn range_inside_one_character_widens_to_it() {
+        let w = range("a€".as_bytes(), "utf-8", 2, 3, 1000);
+        assert_eq!(w.actual, [1, 4]);
+        assert_eq!(w.text, "€");
+    }
+
+    #[test]
+    fn end_past_file_is_clamped() {
+        let w = range(b"hello", "utf-8", 1, 500, 1000);
+        assert_eq!(w.actual, [1, 5]);
+        assert!(!w.cap_hit);
+    }
+
+    #[test]
+    fn cap_ends_range_early_at_a_boundary() {
+        let text = "€".repeat(100);
+        let w = range(text.as_bytes(), "utf-8", 0, 1000, 10);
+        assert_eq!(w.actual, [0, 9]);
+        assert!(w.cap_hit);
+    }
+}

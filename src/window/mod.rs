@@ -1,0 +1,215 @@
+//! Stage 4 of a read: find the window's bytes in the file without ever holding the file.
+//!
+//! All reads go through [`Source`], which reads fixed-size chunks at explicit offsets (`pread`), so memory stays
+//! constant whatever the file's size. Lines are found with `memchr` over each chunk:
+//! - [`scan`] makes one forward pass that counts every line (the cost floor, like `wc -l`) and hands the lines of
+//!   the window to a sink as it passes them;
+//! - [`tail`] walks backward from the end to find where a negative offset starts;
+//! - [`bytes`] reads a byte range and moves its ends to character boundaries.
+//!
+//! A line is ended by a line feed code unit; a carriage return just before it belongs to the terminator (CRLF).
+//! A lone carriage return is content, as in `wc -l`, and is counted in the line-ending statistics.
+
+pub mod bytes;
+pub mod scan;
+pub mod tail;
+
+use crate::classify::codec::NewlineLayout;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+/// Bytes read per chunk. A multiple of 4, so chunks stay aligned to UTF-16 and UTF-32 code units.
+pub const CHUNK_LEN: usize = 256 * 1024;
+
+/// The text content of an open file: where it starts (after any BOM) and where reading stops.
+#[derive(Debug)]
+pub struct Source<'f> {
+    file: &'f File,
+    /// First byte of the text (after the byte order mark).
+    pub data_start: u64,
+    /// Reading stops here even if the file grows meanwhile: its size when opened.
+    pub end: u64,
+    /// How newlines look in the content's encoding.
+    pub layout: NewlineLayout,
+}
+
+impl<'f> Source<'f> {
+    /// Describes the text in `file` between `data_start` and `end`.
+    pub fn new(file: &'f File, data_start: u64, end: u64, layout: NewlineLayout) -> Self {
+        Source { file, data_start, end: end.max(data_start), layout }
+    }
+
+    /// Reads at `offset` until `buf` is full or the file ends; returns the bytes read.
+    pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            match self.file.read_at(&mut buf[filled..], offset + filled as u64) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(filled)
+    }
+
+    /// Whether the content ends with a line feed.
+    pub fn ends_with_newline(&self) -> io::Result<bool> {
+        let unit = self.layout.unit as u64;
+        if self.end < self.data_start + unit {
+            return Ok(false);
+        }
+        let mut last = [0u8; 4];
+        let n = self.read_at(self.end - unit, &mut last[..self.layout.unit])?;
+        Ok(n == self.layout.unit && last[..n] == *self.layout.lf_unit())
+    }
+}
+
+/// Positions (unit starts) of the line feeds in `chunk`, which must start on a code unit boundary.
+pub fn newlines(layout: NewlineLayout, chunk: &[u8]) -> impl DoubleEndedIterator<Item = usize> + '_ {
+    let unit = layout.unit;
+    let lf_index = layout.lf_byte_index();
+    memchr::memchr_iter(b'\n', chunk).filter_map(move |hit| {
+        if unit == 1 {
+            return Some(hit);
+        }
+        let start = hit.checked_sub(lf_index)?;
+        let is_unit = start % unit == 0 && chunk.get(start..start + unit) == Some(layout.lf_unit());
+        is_unit.then_some(start)
+    })
+}
+
+/// Number of line feeds in `chunk` (which starts on a code unit boundary).
+pub fn count_newlines(layout: NewlineLayout, chunk: &[u8]) -> u64 {
+    if layout.unit == 1 {
+        // memchr's count is vectorised: this is the cost floor of every full scan.
+        memchr::memchr_iter(b'\n', chunk).count() as u64
+    } else {
+        newlines(layout, chunk).count() as u64
+    }
+}
+
+/// Counts of line terminators seen in the content, for `line_ending`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineEndings {
+    /// Line feeds (every line break).
+    pub lf: u64,
+    /// Line feeds preceded by a carriage return.
+    pub crlf: u64,
+    /// Carriage returns not followed by a line feed.
+    pub lone_cr: u64,
+}
+
+impl LineEndings {
+    /// `lf`, `crlf`, `cr`, `mixed`, or `none` when the content has no line break at all.
+    pub fn describe(&self) -> &'static str {
+        match (self.lf, self.crlf, self.lone_cr) {
+            (0, _, 0) => "none",
+            (0, _, _) => "cr",
+            (lf, crlf, 0) if crlf == lf => "crlf",
+            (_, 0, 0) => "lf",
+            _ => "mixed",
+        }
+    }
+}
+
+/// Feeds chunks to the line-ending statistics, carrying the last code unit across chunk borders.
+#[derive(Debug)]
+pub struct EndingCounter {
+    layout: NewlineLayout,
+    counts: LineEndings,
+    carriage_returns: u64,
+    prev_was_cr: bool,
+}
+
+impl EndingCounter {
+    /// A counter for content in `layout`.
+    pub fn new(layout: NewlineLayout) -> Self {
+        EndingCounter { layout, counts: LineEndings::default(), carriage_returns: 0, prev_was_cr: false }
+    }
+
+    /// Adds one chunk whose line feed count is already known (`lf`).
+    pub fn feed(&mut self, chunk: &[u8], lf: u64) {
+        self.counts.lf += lf;
+        let unit = self.layout.unit;
+        let starts_with_lf = chunk.get(..unit) == Some(self.layout.lf_unit());
+        if self.prev_was_cr && starts_with_lf {
+            self.counts.crlf += 1;
+        }
+        let whole = chunk.len() - chunk.len() % unit;
+        self.prev_was_cr = whole >= unit && chunk[whole - unit..whole] == *self.layout.cr_unit();
+        if memchr::memchr(b'\r', chunk).is_none() {
+            return;
+        }
+        if unit == 1 {
+            self.carriage_returns += memchr::memchr_iter(b'\r', chunk).count() as u64;
+            self.counts.crlf += memchr::memmem::find_iter(chunk, b"\r\n").count() as u64;
+        } else {
+            self.count_wide(chunk);
+        }
+    }
+
+    fn count_wide(&mut self, chunk: &[u8]) {
+        let unit = self.layout.unit;
+        let cr = self.layout.cr_unit();
+        for start in (0..chunk.len().saturating_sub(unit - 1)).step_by(unit) {
+            if chunk[start..start + unit] == *cr {
+                self.carriage_returns += 1;
+                if chunk.get(start + unit..start + 2 * unit) == Some(self.layout.lf_unit()) {
+                    self.counts.crlf += 1;
+                }
+            }
+        }
+    }
+
+    /// The totals so far.
+    pub fn finish(&self) -> LineEndings {
+        LineEndings { lone_cr: self.carriage_returns.saturating_sub(self.counts.crlf), ..self.counts }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::Codec;
+
+    fn utf8() -> NewlineLayout {
+        Codec::for_label("utf-8").unwrap().newline_layout()
+    }
+
+    #[test]
+    fn endings_are_classified() {
+        let describe = |chunks: &[&[u8]]| {
+            let mut c = EndingCounter::new(utf8());
+            for chunk in chunks {
+                c.feed(chunk, count_newlines(utf8(), chunk));
+            }
+            c.finish().describe()
+        };
+        assert_eq!(describe(&[b"a\nb\n"]), "lf");
+        assert_eq!(describe(&[b"a\r\nb\r\n"]), "crlf");
+        assert_eq!(describe(&[b"a\r", b"\nb\r\n"]), "crlf");
+        assert_eq!(describe(&[b"a\rb\r"]), "cr");
+        assert_eq!(describe(&[b"a\r\nb\n"]), "mixed");
+        assert_eq!(describe(&[b"abc"]), "none");
+    }
+
+    #[test]
+    fn utf16_newlines_need_alignment_and_zero_partner() {
+        let layout = Codec::for_label("utf-16le").unwrap().newline_layout();
+        // U+0A0A is not a newline; "\n" is.
+        let bytes: Vec<u8> = "\u{0A0A}x\ny".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        assert_eq!(newlines(layout, &bytes).collect::<Vec<_>>(), vec![4]);
+        assert_eq!(count_newlines(layout, &bytes), 1);
+    }
+
+    #[test]
+    fn utf16_endings_count_crlf() {
+        let layout = Codec::for_label("utf-16be").unwrap().newline_layout();
+        let bytes: Vec<u8> = "a\r\nb\rc\n".encode_utf16().flat_map(u16::to_be_bytes).collect();
+        let mut c = EndingCounter::new(layout);
+        c.feed(&bytes, count_newlines(layout, &bytes));
+        assert_eq!(c.finish(), LineEndings { lf: 2, crlf: 1, lone_cr: 1 });
+    }
+}
