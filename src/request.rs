@@ -258,3 +258,69 @@ fn non_negative(key: &str, value: Option<i64>) -> Result<Option<u64>, ReadError>
         None => Ok(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(value: Value) -> Result<ReadRequest, ReadError> {
+        ReadRequest::from_json(&value)
+    }
+
+    fn message(value: Value) -> String {
+        parse(value).unwrap_err().message
+    }
+
+    #[test]
+    fn accepts_every_field_and_the_alias() {
+        let r = parse(json!({"file_path": "a", "offset": -3, "limit": 5, "encoding": "latin1"})).unwrap();
+        assert_eq!(
+            r,
+            ReadRequest { offset: Some(-3), limit: Some(5), encoding: Some("latin1".into()), ..ReadRequest::new("a") }
+        );
+        let r = parse(json!({"path": "a", "start_byte": 0, "end_byte": 9, "offset": null})).unwrap();
+        assert_eq!((r.start_byte, r.end_byte, r.offset), (Some(0), Some(9), None));
+    }
+
+    #[test]
+    fn field_errors_name_the_field_and_the_valid_form() {
+        assert!(
+            message(json!({"path": "a", "bogus": 1})).contains("unknown field `bogus`; valid fields: path, offset")
+        );
+        assert!(
+            message(json!({"path": "a", "offset": 1.5})).contains("`offset` must be an integer, not the fraction 1.5")
+        );
+        assert!(
+            message(json!({"path": "a", "limit": "10"})).contains("`limit` must be an integer, not the string \"10\"")
+        );
+        assert!(message(json!({"path": 7})).contains("`path` must be a string"));
+        assert!(message(json!({"offset": 1})).contains("missing required field `path`"));
+        assert!(message(json!({"path": "a", "file_path": "b"})).contains("same field"));
+        assert!(message(json!([1])).contains("must be a JSON object, not an array"));
+        assert!(ReadRequest::from_json_str("{").unwrap_err().message.contains("not valid JSON"));
+    }
+
+    #[test]
+    fn window_validation() {
+        let limits = Limits::default();
+        let window = |r: ReadRequest| r.window(&limits);
+        let err = window(ReadRequest { offset: Some(0), ..ReadRequest::new("a") }).unwrap_err();
+        assert!(err.hint.unwrap().contains("negative offset"));
+        assert!(window(ReadRequest { limit: Some(0), ..ReadRequest::new("a") }).is_err());
+        assert!(window(ReadRequest::new("")).unwrap_err().message.contains("empty"));
+        assert!(window(ReadRequest::new("a\0b")).unwrap_err().message.contains("NUL"));
+        let mixed = ReadRequest { offset: Some(2), start_byte: Some(0), ..ReadRequest::new("a") };
+        assert!(window(mixed).unwrap_err().message.contains("cannot be combined"));
+        let backwards = ReadRequest { start_byte: Some(9), end_byte: Some(3), ..ReadRequest::new("a") };
+        assert_eq!(window(backwards).unwrap_err().code, crate::error::ErrorCode::InvalidRange);
+        assert!(window(ReadRequest { start_byte: Some(-1), ..ReadRequest::new("a") }).is_err());
+        let clamped = window(ReadRequest { limit: Some(1_000_000), ..ReadRequest::new("a") }).unwrap();
+        assert_eq!(
+            clamped,
+            Window::Lines { offset: 1, limit: limits.max_lines, clamped_from: Some(1_000_000), explicit_limit: true }
+        );
+        let default = window(ReadRequest::new("a")).unwrap();
+        assert_eq!(default, Window::Lines { offset: 1, limit: 2000, clamped_from: None, explicit_limit: false });
+    }
+}

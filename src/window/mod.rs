@@ -57,7 +57,8 @@ impl<'f> Source<'f> {
     /// Whether the content ends with a line feed.
     pub fn ends_with_newline(&self) -> io::Result<bool> {
         let unit = self.layout.unit as u64;
-        if self.end < self.data_start + unit {
+        // A trailing partial code unit cannot be a line feed.
+        if self.end < self.data_start + unit || (self.end - self.data_start) % unit != 0 {
             return Ok(false);
         }
         let mut last = [0u8; 4];

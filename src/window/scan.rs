@@ -6,6 +6,7 @@
 //! line prefix, whatever the file's size or the length of its lines.
 
 use super::{CHUNK_LEN, EndingCounter, LineEndings, Source, count_newlines, newlines};
+use crate::classify::codec::NewlineLayout;
 use std::io;
 
 /// Where the window starts.
@@ -64,18 +65,16 @@ pub fn scan(
     start: Start,
     limit: u64,
     keep_max: usize,
-    mut sink: impl FnMut(CapturedLine<'_>) -> Flow,
+    sink: impl FnMut(CapturedLine<'_>) -> Flow,
 ) -> io::Result<ScanSummary> {
     let layout = source.layout;
-    let unit = layout.unit;
     let mut buf = vec![0u8; CHUNK_LEN];
     let mut endings = EndingCounter::new(layout);
     let mut pos = source.data_start;
     let mut newlines_before_chunk = 0u64;
-    let mut line = LineState { start: source.data_start, kept: Vec::new(), prev_unit_cr: false };
+    let mut capture = Capture::new(source.data_start, limit, keep_max, layout, sink);
     let mut phase =
         if start == Start::Line(1) || start == Start::Byte(source.data_start) { Phase::Capture } else { Phase::Skip };
-    let mut captured = 0u64;
     while pos < source.end {
         let want = CHUNK_LEN.min(usize::try_from(source.end - pos).unwrap_or(CHUNK_LEN));
         let n = source.read_at(pos, &mut buf[..want])?;
@@ -85,43 +84,21 @@ pub fn scan(
         let chunk = &buf[..n];
         let chunk_lf = count_newlines(layout, chunk);
         endings.feed(chunk, chunk_lf);
-        let mut i = 0;
+        let mut from = 0;
         if let Phase::Skip = phase
             && let Some(at) = skip_target(source, start, chunk, pos, newlines_before_chunk, chunk_lf)
         {
-            i = at;
-            line.start = pos + at as u64;
+            from = at;
+            capture.line_start = pos + at as u64;
             phase = Phase::Capture;
         }
         if let Phase::Capture = phase {
-            let base = i;
-            let first_number = newlines_before_chunk + 1 + count_newlines(layout, &chunk[..base]);
-            for (k, nl) in newlines(layout, &chunk[base..]).map(|nl| nl + base).enumerate() {
-                line.extend(&chunk[i..nl], keep_max);
-                let is_cr = line.cr_before(chunk, nl, layout.cr_unit(), pos);
-                let content_end = pos + nl as u64 - if is_cr { unit as u64 } else { 0 };
-                let kept_len = line.kept.len().min((content_end - line.start) as usize);
-                let captured_line = CapturedLine {
-                    number: first_number + k as u64,
-                    start: line.start,
-                    content_end,
-                    kept: &line.kept[..kept_len],
-                };
-                let flow = sink(captured_line);
-                captured += 1;
-                line.start = pos + (nl + unit) as u64;
-                line.kept.clear();
-                i = nl + unit;
-                if flow == Flow::Done || captured == limit {
-                    phase = Phase::Count;
-                    break;
-                }
-            }
-            if let Phase::Capture = phase {
-                line.extend(&chunk[i..], keep_max);
+            let first_number = newlines_before_chunk + 1 + count_newlines(layout, &chunk[..from]);
+            if capture.take(chunk, from, pos, first_number) == Flow::Done {
+                phase = Phase::Count;
             }
         }
-        line.prev_unit_cr = n >= unit && chunk[n - n % unit - unit..n - n % unit] == *layout.cr_unit();
+        capture.remember_chunk_end(chunk);
         newlines_before_chunk += chunk_lf;
         pos += n as u64;
     }
@@ -129,10 +106,8 @@ pub fn scan(
     let has_partial_line = pos > source.data_start && !trailing_newline;
     if let Phase::Capture = phase
         && has_partial_line
-        && line.start < pos
     {
-        let kept = &line.kept[..line.kept.len().min((pos - line.start) as usize)];
-        sink(CapturedLine { number: newlines_before_chunk + 1, start: line.start, content_end: pos, kept });
+        capture.finish_partial_line(newlines_before_chunk + 1, pos);
     }
     Ok(ScanSummary {
         total_lines: newlines_before_chunk + u64::from(has_partial_line),
@@ -142,30 +117,77 @@ pub fn scan(
     })
 }
 
-/// The line being captured: where it started and the prefix kept so far.
-struct LineState {
-    start: u64,
+/// The capture phase: the line being gathered (its start and kept prefix) and the sink that receives lines.
+struct Capture<F> {
+    line_start: u64,
     kept: Vec<u8>,
-    /// Whether the previous chunk ended with a carriage return unit.
+    /// Whether the previous chunk ended with a carriage return unit (a CRLF may straddle two chunks).
     prev_unit_cr: bool,
+    remaining: u64,
+    keep_max: usize,
+    layout: NewlineLayout,
+    sink: F,
 }
 
-impl LineState {
-    fn extend(&mut self, bytes: &[u8], keep_max: usize) {
-        let room = keep_max.saturating_sub(self.kept.len());
+impl<F: FnMut(CapturedLine<'_>) -> Flow> Capture<F> {
+    fn new(line_start: u64, limit: u64, keep_max: usize, layout: NewlineLayout, sink: F) -> Self {
+        Capture { line_start, kept: Vec::new(), prev_unit_cr: false, remaining: limit, keep_max, layout, sink }
+    }
+
+    /// Hands over every line that ends in `chunk` after index `from`; `Done` once the window is complete.
+    fn take(&mut self, chunk: &[u8], mut from: usize, chunk_pos: u64, first_number: u64) -> Flow {
+        let unit = self.layout.unit;
+        let base = from;
+        for (k, nl) in newlines(self.layout, &chunk[base..]).map(|nl| nl + base).enumerate() {
+            self.keep(&chunk[from..nl]);
+            let cr = if self.cr_before(chunk, nl, chunk_pos) { unit as u64 } else { 0 };
+            let flow = self.deliver(first_number + k as u64, chunk_pos + nl as u64 - cr);
+            self.line_start = chunk_pos + (nl + unit) as u64;
+            from = nl + unit;
+            self.remaining = self.remaining.saturating_sub(1);
+            if flow == Flow::Done || self.remaining == 0 {
+                return Flow::Done;
+            }
+        }
+        self.keep(&chunk[from..]);
+        Flow::More
+    }
+
+    /// Hands over the last line of a file that does not end with a newline.
+    fn finish_partial_line(&mut self, number: u64, end: u64) {
+        if self.line_start < end {
+            self.deliver(number, end);
+        }
+    }
+
+    fn deliver(&mut self, number: u64, content_end: u64) -> Flow {
+        let kept_len = self.kept.len().min((content_end - self.line_start) as usize);
+        let line = CapturedLine { number, start: self.line_start, content_end, kept: &self.kept[..kept_len] };
+        let flow = (self.sink)(line);
+        self.kept.clear();
+        flow
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = self.keep_max.saturating_sub(self.kept.len());
         self.kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
 
-    /// Whether the unit before the line feed at `nl` is a carriage return of this line.
-    fn cr_before(&self, chunk: &[u8], nl: usize, cr_unit: &[u8], chunk_pos: u64) -> bool {
-        let line_len = chunk_pos + nl as u64 - self.start;
-        if line_len < cr_unit.len() as u64 {
+    /// Whether the unit before the line feed at `nl` is a carriage return of the current line.
+    fn cr_before(&self, chunk: &[u8], nl: usize, chunk_pos: u64) -> bool {
+        let cr_unit = self.layout.cr_unit();
+        if chunk_pos + (nl as u64) < self.line_start + cr_unit.len() as u64 {
             return false;
         }
         match nl.checked_sub(cr_unit.len()) {
             Some(at) => chunk[at..nl] == *cr_unit,
             None => self.prev_unit_cr,
         }
+    }
+
+    fn remember_chunk_end(&mut self, chunk: &[u8]) {
+        let whole = chunk.len() - chunk.len() % self.layout.unit;
+        self.prev_unit_cr = chunk[..whole].ends_with(self.layout.cr_unit());
     }
 }
 
