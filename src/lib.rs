@@ -17,6 +17,8 @@
 //! println!("{}", result.output());
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod classify;
 pub mod config;
 pub mod engine;

@@ -173,7 +173,9 @@ fn integer_field(key: &str, val: &Value) -> Result<i64, ReadError> {
         return Ok(n);
     }
     let got = match val {
-        Value::Number(n) if n.is_u64() => "an integer too large".to_string(),
+        Value::Number(n) if n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0 && f.abs() >= 9.2e18) => {
+            format!("{n}, which is out of range")
+        }
         Value::Number(n) => format!("the fraction {n}"),
         Value::String(s) => format!("the string \"{}\"", truncate_for_message(s)),
         other => json_type_name(other).to_string(),

@@ -104,11 +104,26 @@ impl Roots {
         }
     }
 
+    /// Whether a real (symlink-free) path lies beneath some root.
+    pub fn is_inside(&self, real: &Path) -> bool {
+        self.real_paths().any(|root| real.starts_with(root))
+    }
+
     /// Opens a resolved path without blocking and without leaving the roots through symlinks.
     pub fn open(&self, resolved: &Resolved, shown: &str) -> Result<Opened, ReadError> {
-        let real = std::fs::canonicalize(&resolved.absolute).map_err(|e| ReadError::from_io(&e, shown))?;
-        if !real.starts_with(&self.roots[resolved.root].real) && !self.real_paths().any(|r| real.starts_with(r)) {
-            return Err(outside_root(shown).with_hint("this path is a symbolic link that leads outside the roots"));
+        let real = match std::fs::canonicalize(&resolved.absolute) {
+            Ok(real) => real,
+            Err(e) => {
+                // A missing path behind a symlink that leads out is outside, not missing: saying "not found" there
+                // would tell the model which outside files exist.
+                if !self.is_inside(&deepest_existing_ancestor(&resolved.absolute)) {
+                    return Err(outside_root(shown).with_hint(SYMLINK_OUT_HINT));
+                }
+                return Err(ReadError::from_io(&e, shown));
+            }
+        };
+        if !self.is_inside(&real) {
+            return Err(outside_root(shown).with_hint(SYMLINK_OUT_HINT));
         }
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -124,6 +139,13 @@ impl Roots {
         }
         Ok(Opened::File(file, metadata))
     }
+}
+
+const SYMLINK_OUT_HINT: &str = "this path goes through a symbolic link that leads outside the roots";
+
+/// The real path of the deepest ancestor of `path` (or `path` itself) that exists.
+fn deepest_existing_ancestor(path: &Path) -> PathBuf {
+    path.ancestors().find_map(|p| std::fs::canonicalize(p).ok()).unwrap_or_else(|| PathBuf::from("/"))
 }
 
 /// Resolves `.` and `..` without touching the file system; `None` if `..` climbs above `/`.

@@ -36,12 +36,19 @@ pub fn near_misses(roots: &Roots, resolved: &Resolved) -> NearMiss {
             parent = next;
             continue;
         }
+        let parent_real = std::fs::canonicalize(root_real.join(&parent)).unwrap_or_default();
+        if !roots.is_inside(&parent_real) {
+            // The walk went through a symlink that leads out: nothing there may be named.
+            return NearMiss::default();
+        }
         let rest: PathBuf = components[depth + 1..].iter().collect();
         let suggestions = ranked_siblings(&root_real.join(&parent), name)
             .into_iter()
             .map(|sibling| {
                 let with_rest = parent.join(&sibling).join(&rest);
-                let chosen = if !rest.as_os_str().is_empty() && root_real.join(&with_rest).exists() {
+                let chosen = if !rest.as_os_str().is_empty()
+                    && std::fs::canonicalize(root_real.join(&with_rest)).is_ok_and(|real| roots.is_inside(&real))
+                {
                     with_rest
                 } else {
                     parent.join(&sibling)
@@ -112,6 +119,16 @@ mod tests {
         let miss = near_misses(&roots, &roots.resolve("utls/mod.rs").unwrap());
         assert_eq!(miss.suggestions, vec!["utils/mod.rs"]);
         assert_eq!(miss.existing_parent.as_deref(), Some("."));
+    }
+
+    #[test]
+    fn never_suggests_through_a_symlink_leading_out() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret_plan.txt"), "x").unwrap();
+        let (dir, roots) = setup(&["a.txt"]);
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("linkdir")).unwrap();
+        let miss = near_misses(&roots, &roots.resolve("linkdir/secret_plan.tx").unwrap());
+        assert_eq!(miss, NearMiss::default());
     }
 
     #[test]

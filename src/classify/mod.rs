@@ -121,16 +121,33 @@ fn control_per_mille(block: &[u8]) -> usize {
     controls * 1000 / block.len()
 }
 
-/// Detects legacy encodings (windows-1252, Shift_JIS, GBK, …) for content that is not valid UTF-8.
+/// Decides the encoding of content that is not valid UTF-8.
+///
+/// Mostly-valid UTF-8 (more well-formed multi-byte characters than invalid bytes) is damaged UTF-8, not a legacy
+/// encoding: it is shown as UTF-8 with replacement characters. Otherwise `chardetng` guesses, and the guess is
+/// trusted only if the block decodes in it without a single malformed sequence.
 fn guess_legacy(block: &[u8], whole: bool) -> TextFormat {
-    let mut detector = chardetng::EncodingDetector::new();
-    detector.feed(block, whole);
-    let (encoding, confident) = detector.guess_assess(None, false);
-    if confident {
-        TextFormat { codec: Codec::Whatwg(encoding), source: EncodingSource::Guessed, bom_len: 0 }
-    } else {
-        TextFormat { codec: Codec::Whatwg(UTF_8), source: EncodingSource::Fallback, bom_len: 0 }
+    let fallback = TextFormat { codec: Codec::Whatwg(UTF_8), source: EncodingSource::Fallback, bom_len: 0 };
+    let (multibyte, invalid) = utf8_census(block);
+    if multibyte >= invalid {
+        return fallback;
     }
+    let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Allow);
+    detector.feed(block, whole);
+    let codec = Codec::Whatwg(detector.guess(None, chardetng::Utf8Detection::Deny));
+    if codec.decode(block, codec::DecodeLimit::NONE, whole).invalid == 0 {
+        TextFormat { codec, source: EncodingSource::Guessed, bom_len: 0 }
+    } else {
+        fallback
+    }
+}
+
+/// Well-formed multi-byte UTF-8 characters, and invalid bytes, in `block`.
+fn utf8_census(block: &[u8]) -> (usize, usize) {
+    block.utf8_chunks().fold((0, 0), |(multibyte, invalid), chunk| {
+        let wide = chunk.valid().chars().filter(|c| !c.is_ascii()).count();
+        (multibyte + wide, invalid + chunk.invalid().len())
+    })
 }
 
 /// UTF-16 text without a BOM has NUL in every other byte; say so, so the model can force the encoding.
@@ -247,6 +264,21 @@ mod tests {
         let (codec, source, _) = text_codec(&bytes);
         assert_eq!(source, EncodingSource::Guessed);
         assert_eq!(codec, Codec::Whatwg(encoding_rs::WINDOWS_1252));
+    }
+
+    #[test]
+    fn mostly_valid_utf8_with_a_stray_byte_is_utf8_with_replacements() {
+        let mut block = "h\u{e9}llo w\u{f6}rld caf\u{e9}\n".repeat(5).into_bytes();
+        block.extend_from_slice(b"one bad byte: \xff here\n");
+        assert_eq!(text_codec(&block), (Codec::Whatwg(UTF_8), EncodingSource::Fallback, 0));
+    }
+
+    #[test]
+    fn shift_jis_is_guessed() {
+        let text =
+            "\u{65e5}\u{672c}\u{8a9e}\u{306e}\u{30c6}\u{30ad}\u{30b9}\u{30c8}\u{3067}\u{3059}\u{3002}\n".repeat(8);
+        let (bytes, _, _) = encoding_rs::SHIFT_JIS.encode(&text);
+        assert_eq!(text_codec(&bytes), (Codec::Whatwg(encoding_rs::SHIFT_JIS), EncodingSource::Guessed, 0));
     }
 
     #[test]

@@ -233,7 +233,7 @@ fn line_ending_notice(footer: &mut Footer, summary: &ScanSummary) {
 fn binary_error(target: &Target<'_>, size: u64, description: &str, hint: Option<String>) -> ReadError {
     ReadError::new(
         ErrorCode::Binary,
-        format!("{}: BINARY: {description} ({}); not shown as text", target.shown, human_size(size)),
+        format!("{}: {description} ({}); not shown as text", target.shown, human_size(size)),
     )
     .with_hint(hint.unwrap_or_else(|| {
         "binary content cannot be read as text; if it really is text in a legacy encoding, retry with encoding=\"<label>\"".to_string()
