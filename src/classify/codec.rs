@@ -116,7 +116,11 @@ impl Codec {
     /// Decodes `src` within `limit`. `last` says `src` ends where the content ends (a trailing partial character is
     /// then invalid); otherwise a trailing partial character is left unconsumed.
     pub fn decode(self, src: &[u8], limit: DecodeLimit, last: bool) -> Decoded {
-        let src = if last { src } else { &src[..src.len() - self.back_to_boundary(tail(src), src.len() as u64)] };
+        let src = if last {
+            src
+        } else {
+            &src[..super::boundary::last_boundary(self, src, src.len(), src.len() as u64, false)]
+        };
         let first = self.decode_bytes(src, limit.max_bytes);
         match char_boundary_after(&first.text, limit.max_chars) {
             Some(byte_len) => {
@@ -128,22 +132,6 @@ impl Codec {
         }
     }
 
-    /// Bytes to move `pos` back so that it does not split a character. `before` holds the bytes just before
-    /// `pos` (up to 64), and `aligned_offset` is `pos` measured from the start of the text (after any BOM).
-    pub fn back_to_boundary(self, before: &[u8], aligned_offset: u64) -> usize {
-        let unit = self.newline_layout().unit;
-        let misalign = (aligned_offset % unit as u64) as usize;
-        let before = &before[..before.len().saturating_sub(misalign)];
-        misalign
-            + match self {
-                Codec::Whatwg(e) if e == UTF_8 => utf8_back_to_boundary(before),
-                Codec::Whatwg(e) if e == UTF_16LE => utf16_back_to_boundary(before, |u| u[1]),
-                Codec::Whatwg(e) if e == UTF_16BE => utf16_back_to_boundary(before, |u| u[0]),
-                Codec::Whatwg(e) if !e.is_single_byte() => multibyte_back_to_boundary(before),
-                _ => 0,
-            }
-    }
-
     /// Decodes all of `src` as complete content (a trailing partial character is invalid), within `max_bytes`.
     fn decode_bytes(self, src: &[u8], max_bytes: usize) -> Decoded {
         match self {
@@ -153,14 +141,6 @@ impl Codec {
         }
     }
 }
-
-/// The last few bytes of `src`: enough context for [`Codec::back_to_boundary`].
-pub fn tail(src: &[u8]) -> &[u8] {
-    &src[src.len().saturating_sub(BOUNDARY_CONTEXT)..]
-}
-
-/// Bytes of context [`Codec::back_to_boundary`] looks at before a cut.
-pub const BOUNDARY_CONTEXT: usize = 64;
 
 fn layout(unit: usize, lf: [u8; 4], cr: [u8; 4]) -> NewlineLayout {
     NewlineLayout { unit, lf, cr }
@@ -297,43 +277,6 @@ fn decode_utf32(src: &[u8], max_bytes: usize, to_u32: fn([u8; 4]) -> u32) -> Dec
     out
 }
 
-fn is_utf8_continuation(byte: u8) -> bool {
-    byte & 0xC0 == 0x80
-}
-
-/// Moves a cut back to the lead byte of a character it would split. A lead byte always starts a new unit for a lossy
-/// UTF-8 decoder, and continuation bytes beyond what their lead byte takes are strays that decode one by one.
-fn utf8_back_to_boundary(before: &[u8]) -> usize {
-    let conts = before.iter().rev().take(3).take_while(|b| is_utf8_continuation(**b)).count();
-    let Some(&lead) = before.len().checked_sub(conts + 1).and_then(|i| before.get(i)) else {
-        return 0;
-    };
-    if !is_utf8_continuation(lead) && utf8_sequence_len(lead) > conts + 1 { conts + 1 } else { 0 }
-}
-
-fn utf8_sequence_len(lead: u8) -> usize {
-    match lead {
-        0xC0..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        0xF0..=0xF7 => 4,
-        _ => 1,
-    }
-}
-
-/// Steps back one unit when the unit before the cut is a high surrogate (its low half would be cut off).
-fn utf16_back_to_boundary(before: &[u8], high_byte: fn(&[u8]) -> u8) -> usize {
-    match before.len().checked_sub(2).map(|i| &before[i..]) {
-        Some(unit) if (0xD8..=0xDB).contains(&high_byte(unit)) => 2,
-        _ => 0,
-    }
-}
-
-/// In the ASCII-compatible multi-byte encodings (Shift_JIS, EUC-*, GBK, gb18030, Big5) no byte below 0x30 is ever
-/// part of a multi-byte character, so a cut just after such a byte is a character boundary.
-fn multibyte_back_to_boundary(before: &[u8]) -> usize {
-    before.iter().rev().position(|b| *b < 0x30).unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -403,36 +346,6 @@ mod tests {
             assert!(d.text.len() <= max_bytes);
             assert_eq!(format!("{}{}", d.text, whole(codec, &bytes[d.consumed..])), text);
         }
-    }
-
-    #[test]
-    fn utf8_boundaries() {
-        let bytes = "a€b".as_bytes(); // 61 e2 82 ac 62
-        let codec = Codec::Whatwg(UTF_8);
-        assert_eq!(codec.back_to_boundary(&bytes[..1], 1), 0);
-        assert_eq!(codec.back_to_boundary(&bytes[..2], 2), 1);
-        assert_eq!(codec.back_to_boundary(&bytes[..3], 3), 2);
-        assert_eq!(codec.back_to_boundary(&bytes[..4], 4), 0);
-        // Stray continuation bytes: any cut is a boundary.
-        assert_eq!(codec.back_to_boundary(b"a\x80\x80\x80\x80", 5), 0);
-        // A lead byte followed by more continuations than it takes.
-        assert_eq!(codec.back_to_boundary(b"\xc3\xa9\x80", 3), 0);
-    }
-
-    #[test]
-    fn utf16_boundaries_respect_units_and_surrogates() {
-        let codec = Codec::Whatwg(UTF_16LE);
-        let bytes = encode(codec, "a😀");
-        assert_eq!(codec.back_to_boundary(&bytes[..3], 3), 1);
-        assert_eq!(codec.back_to_boundary(&bytes[..4], 4), 2);
-        assert_eq!(codec.back_to_boundary(&bytes[..6], 6), 0);
-    }
-
-    #[test]
-    fn shift_jis_boundary_moves_after_low_byte() {
-        let (bytes, _, _) = SHIFT_JIS.encode("a 日本");
-        let codec = Codec::Whatwg(SHIFT_JIS);
-        assert_eq!(codec.back_to_boundary(&bytes[..5], 5), 3);
     }
 
     fn encode(codec: Codec, text: &str) -> Vec<u8> {

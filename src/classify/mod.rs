@@ -5,6 +5,7 @@
 //! control bytes mark unknown binary data, and what remains is text: valid UTF-8, or a legacy encoding guessed by
 //! `chardetng` when the guess is confident, or UTF-8 shown with replacement characters when it is not.
 
+pub mod boundary;
 pub mod codec;
 
 pub use codec::Codec;

@@ -6,7 +6,8 @@
 
 use super::Source;
 use crate::classify::Codec;
-use crate::classify::codec::{BOUNDARY_CONTEXT, DecodeLimit, tail};
+use crate::classify::boundary::{CONTEXT_AFTER, CONTEXT_BEFORE, last_boundary};
+use crate::classify::codec::DecodeLimit;
 use std::io;
 
 /// A decoded byte range and how it differs from what was asked.
@@ -56,12 +57,15 @@ pub fn read_range(source: &Source<'_>, codec: Codec, requested: [u64; 2], max_ou
 
 /// `pos`, moved back so that it does not split a character.
 fn boundary_at_or_before(source: &Source<'_>, codec: Codec, pos: u64) -> io::Result<u64> {
-    let context_start = pos.saturating_sub(BOUNDARY_CONTEXT as u64).max(source.data_start);
-    let mut before = [0u8; BOUNDARY_CONTEXT];
-    let len = (pos - context_start) as usize;
-    let got = source.read_at(context_start, &mut before[..len])?;
-    let back = codec.back_to_boundary(tail(&before[..got]), pos - source.data_start);
-    Ok(pos - back as u64)
+    let context_start = pos.saturating_sub(CONTEXT_BEFORE as u64).max(source.data_start);
+    let context_end = pos.saturating_add(CONTEXT_AFTER as u64).min(source.end);
+    let mut context = [0u8; CONTEXT_BEFORE + CONTEXT_AFTER];
+    let len = (context_end - context_start) as usize;
+    let got = source.read_at(context_start, &mut context[..len])?;
+    let cut = (pos - context_start) as usize;
+    let at_end = context_start + got as u64 >= source.end;
+    let boundary = last_boundary(codec, &context[..got], cut, pos - source.data_start, at_end);
+    Ok(context_start + boundary as u64)
 }
 
 /// The first boundary after `start` at or beyond `at_least` (or the end of the content).
