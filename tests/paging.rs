@@ -636,7 +636,7 @@ fn any_request() -> impl Strategy<Value = ReadRequest> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn line_paging_visits_every_line_once_and_reproduces_it(
@@ -746,4 +746,9 @@ fn example_shift_jis_range_never_splits_a_character() {
     let t = forced_range(&fx, 1, 7, "shift_jis");
     assert_eq!(t.meta.actual_range, Some([0, 6]), "{}", t.output);
     assert_eq!(t.meta.invalid_bytes, None, "{}", t.output);
+}
+
+/// Cases per property: 256, or `PROPTEST_CASES` for a longer run.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
 }
