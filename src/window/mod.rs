@@ -19,8 +19,9 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
-/// Bytes read per chunk. A multiple of 4, so chunks stay aligned to UTF-16 and UTF-32 code units.
-pub const CHUNK_LEN: usize = 256 * 1024;
+/// Bytes read per chunk. A multiple of 4, so chunks stay aligned to UTF-16 and UTF-32 code units. 64 KiB stays in
+/// the L2 cache between the kernel's copy and the scans; larger buffers measured slower on our machines.
+pub const CHUNK_LEN: usize = 64 * 1024;
 
 /// The text content of an open file: where it starts (after any BOM) and where reading stops.
 #[derive(Debug)]

@@ -93,9 +93,14 @@ pub fn scan(
             phase = Phase::Capture;
         }
         if let Phase::Capture = phase {
-            let first_number = newlines_before_chunk + 1 + count_newlines(layout, &chunk[..from]);
-            if capture.take(chunk, from, pos, first_number) == Flow::Done {
-                phase = Phase::Count;
+            if chunk_lf == 0 {
+                // The current line goes on through the whole chunk (a very long line): no line ends to look for.
+                capture.keep(chunk);
+            } else {
+                let first_number = newlines_before_chunk + 1 + count_newlines(layout, &chunk[..from]);
+                if capture.take(chunk, from, pos, first_number) == Flow::Done {
+                    phase = Phase::Count;
+                }
             }
         }
         capture.remember_chunk_end(chunk);
