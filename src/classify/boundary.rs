@@ -30,7 +30,7 @@ pub fn last_boundary(codec: Codec, bytes: &[u8], cut: usize, text_offset: u64, a
 }
 
 fn aligned(cut: usize, text_offset: u64, unit: u64) -> usize {
-    cut - (text_offset % unit) as usize
+    cut.saturating_sub((text_offset % unit) as usize)
 }
 
 /// A non-continuation byte always starts a unit. Look back at most three bytes for one, then measure the unit it

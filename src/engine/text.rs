@@ -148,7 +148,7 @@ fn read_bytes(
         return Err(ReadError::invalid_range(format!(
             "start_byte {requested_start} is past the end: {} has {size} bytes, so the last valid start_byte is {}",
             meta.path,
-            size - 1
+            size.saturating_sub(1)
         ))
         .with_hint("use a smaller start_byte, or a negative line offset such as offset=-100 to read the end"));
     }
