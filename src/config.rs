@@ -10,8 +10,18 @@
 //! max_lines = 10000
 //! max_line_chars = 2000
 //! max_output_bytes = 51200
+//! timeout_ms = 30000
+//!
+//! [policy]
+//! default_deny = true          # the built-in secret globs (.env, *.pem, .ssh/, …)
+//! deny = ["*.sqlite"]          # extra deny globs
+//! allow = []                   # when set, only matching paths may be read
+//! respect_ignore = false       # deny what .gitignore/.ignore files ignore
+//!
+//! audit_log = "/var/log/agent-read.jsonl"   # one JSON line per read (never content)
 //! ```
 
+use crate::policy::PolicyConfig;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -27,11 +37,19 @@ pub struct Limits {
     pub max_line_chars: usize,
     /// Cap on the whole `output` text, line prefixes and footer included.
     pub max_output_bytes: usize,
+    /// Time budget of one read, in milliseconds; past it the read stops with `TIMEOUT`.
+    pub timeout_ms: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { default_lines: 2000, max_lines: 10_000, max_line_chars: 2000, max_output_bytes: 50 * 1024 }
+        Limits {
+            default_lines: 2000,
+            max_lines: 10_000,
+            max_line_chars: 2000,
+            max_output_bytes: 50 * 1024,
+            timeout_ms: 30_000,
+        }
     }
 }
 
@@ -54,8 +72,8 @@ impl Limits {
     }
 }
 
-/// Everything a [`crate::Reader`] needs: its roots and its limits. The default has no roots, which means the
-/// working directory.
+/// Everything a [`crate::Reader`] needs: roots, limits, policy and the optional audit log. The default has no roots,
+/// which means the working directory, the default deny list, and no audit log.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
@@ -65,20 +83,26 @@ pub struct Config {
     /// Bounds on every read.
     #[serde(default)]
     pub limits: Limits,
+    /// Which paths inside the roots may still not be read.
+    #[serde(default)]
+    pub policy: PolicyConfig,
+    /// File that receives one JSON line per read (time, root, path, outcome, bytes returned; never content).
+    #[serde(default)]
+    pub audit_log: Option<PathBuf>,
 }
 
 impl Config {
     /// A configuration with the given roots and default limits.
     pub fn with_roots(roots: impl IntoIterator<Item = impl Into<PathBuf>>) -> Self {
-        Config { roots: roots.into_iter().map(Into::into).collect(), limits: Limits::default() }
+        Config { roots: roots.into_iter().map(Into::into).collect(), ..Config::default() }
     }
 
     /// Parses TOML text; relative roots are taken relative to `base_dir` (the config file's directory).
     pub fn from_toml(text: &str, base_dir: &Path) -> Result<Self, ConfigError> {
         let mut config: Config = toml::from_str(text).map_err(|e| ConfigError::new(format!("invalid config: {e}")))?;
-        for root in &mut config.roots {
-            if root.is_relative() {
-                *root = base_dir.join(&*root);
+        for path in config.roots.iter_mut().chain(config.audit_log.iter_mut()) {
+            if path.is_relative() {
+                *path = base_dir.join(&*path);
             }
         }
         Ok(config)
@@ -123,6 +147,16 @@ mod tests {
         assert_eq!(config.roots, vec![PathBuf::from("/base/sub"), PathBuf::from("/abs")]);
         assert_eq!(config.limits.max_lines, 50);
         assert_eq!(config.limits.default_lines, 2000);
+    }
+
+    #[test]
+    fn toml_policy_timeout_and_audit() {
+        let text = "audit_log = \"audit.jsonl\"\n[limits]\ntimeout_ms = 5\n[policy]\ndeny = [\"*.db\"]\nrespect_ignore = true\n";
+        let config = Config::from_toml(text, Path::new("/base")).unwrap();
+        assert_eq!(config.audit_log, Some(PathBuf::from("/base/audit.jsonl")));
+        assert_eq!(config.limits.timeout_ms, 5);
+        assert_eq!(config.policy.deny, vec!["*.db".to_string()]);
+        assert!(config.policy.default_deny && config.policy.respect_ignore);
     }
 
     #[test]

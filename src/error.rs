@@ -113,6 +113,11 @@ impl ReadError {
                 ErrorCode::NotFound,
                 format!("{shown_path}: a component of the path is a file, not a directory"),
             ),
+            ErrorKind::TimedOut => Self::new(
+                ErrorCode::Timeout,
+                format!("{shown_path}: the read ran past its time budget and was stopped"),
+            )
+            .with_hint("read a byte range (start_byte/end_byte), which does not scan the whole file"),
             _ => Self::new(ErrorCode::IoError, format!("{shown_path}: input/output error: {err}"))
                 .with_hint("retry once; if it fails again, the file is unreadable"),
         }

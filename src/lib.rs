@@ -6,7 +6,7 @@
 //! line, and (later) an MCP server.
 //!
 //! A read travels one road, one module per stage:
-//! [`request`] → [`resolve`] (roots, open) → [`classify`] (text or binary, encoding) → [`window`] (find the bytes)
+//! [`request`] → [`resolve`] (roots, confined open) + [`policy`] → [`classify`] (text or binary, encoding) → [`window`] (find the bytes)
 //! → [`render`] (what the model sees), driven by the [`Reader`] in [`engine`].
 //!
 //! ```no_run
@@ -19,10 +19,12 @@
 
 #![warn(missing_docs)]
 
+pub mod audit;
 pub mod classify;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod policy;
 pub mod render;
 pub mod request;
 pub mod resolve;

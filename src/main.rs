@@ -49,9 +49,27 @@ struct Cli {
     /// A directory reads are confined to (repeatable; default: the working directory).
     #[arg(long = "root", value_name = "DIR")]
     roots: Vec<PathBuf>,
-    /// TOML configuration file (roots, limits).
+    /// TOML configuration file (roots, limits, policy, audit log).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Deny paths matching this glob, on top of the configured ones (repeatable).
+    #[arg(long = "deny", value_name = "GLOB")]
+    deny: Vec<String>,
+    /// Allow only paths matching this glob (repeatable; replaces the configured allow list).
+    #[arg(long = "allow", value_name = "GLOB")]
+    allow: Vec<String>,
+    /// Drop the built-in deny list of secrets (.env, *.pem, .ssh/, ...).
+    #[arg(long)]
+    no_default_deny: bool,
+    /// Deny what .gitignore/.ignore files inside the root ignore.
+    #[arg(long)]
+    respect_ignore: bool,
+    /// Append one JSON line per read (time, root, path, outcome, bytes; never content) to FILE.
+    #[arg(long, value_name = "FILE")]
+    audit_log: Option<PathBuf>,
+    /// Time budget of one read in milliseconds (default 30000).
+    #[arg(long, value_name = "MS")]
+    timeout_ms: Option<u64>,
     /// Print the tool definition (name, description, JSON Schema of the request) and exit.
     #[arg(long)]
     schema: bool,
@@ -97,6 +115,18 @@ fn build_reader(cli: &Cli) -> Result<Reader, String> {
     };
     if !cli.roots.is_empty() {
         config.roots = cli.roots.clone();
+    }
+    config.policy.deny.extend(cli.deny.iter().cloned());
+    if !cli.allow.is_empty() {
+        config.policy.allow = cli.allow.clone();
+    }
+    config.policy.default_deny &= !cli.no_default_deny;
+    config.policy.respect_ignore |= cli.respect_ignore;
+    if let Some(path) = &cli.audit_log {
+        config.audit_log = Some(path.clone());
+    }
+    if let Some(ms) = cli.timeout_ms {
+        config.limits.timeout_ms = ms;
     }
     Reader::new(config).map_err(|e| e.to_string())
 }

@@ -1,54 +1,73 @@
-//! Stage 2 of a read: resolve the requested path against the roots, then open it.
+//! Stage 2 of a read: resolve the requested path to a root, then open it — confined by the kernel.
 //!
-//! Confinement here is by path: a relative path is joined to the first root, `.` and `..` are resolved lexically,
-//! and the result must lie beneath a root, compared component by component (so `/work` never admits
-//! `/work_secrets`). The opened file's real path is then checked too, so a symlink leading out of the roots is
-//! refused. Opening is non-blocking and the opened handle's type is checked, so a FIFO or device is refused at once
-//! instead of hanging the read.
+//! Every open goes through a `cap-std` directory handle of its root: `openat2` with `RESOLVE_BENEATH |
+//! RESOLVE_NO_MAGICLINKS` (with `cap-std`'s own component-by-component fallback on kernels without it). A path that
+//! leads out of the root, through `..` or any symlink, fails inside the kernel's own lookup, so there is no window
+//! between a check and the open. Only symlinks with *absolute* targets need a second step, because the kernel refuses
+//! them beneath a root even when they point back inside: their real path is looked up and, when it lies beneath a
+//! root, opened again through that root's handle — still confined, so a swap in between gains nothing.
+//!
+//! Opening is non-blocking, and the opened handle's type is checked, so a FIFO or a device is refused at once. A root
+//! of `/` means unrestricted: files are opened by their absolute path.
 
 use crate::config::ConfigError;
 use crate::error::{ErrorCode, ReadError};
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 use std::fs::{File, Metadata};
 use std::io;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Component, Path, PathBuf};
 
-/// The directories reads are confined to.
-#[derive(Debug, Clone)]
+/// The directories reads are confined to, each with an open handle.
+#[derive(Debug)]
 pub struct Roots {
     roots: Vec<Root>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Root {
     /// The root as configured, made absolute.
     given: PathBuf,
     /// The root's real path (symlinks resolved).
     real: PathBuf,
+    /// The handle every open goes through; `None` for `/`, which is unrestricted.
+    dir: Option<Dir>,
 }
 
-/// A request path resolved to a location beneath a root.
+/// A request path resolved to a root, not yet opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {
-    /// Index of the root it lies beneath.
+    /// Index of the root.
     pub root: usize,
-    /// Absolute path, lexically normalised.
-    pub absolute: PathBuf,
-    /// Path relative to that root (empty for the root itself).
+    /// The path to open beneath the root, as the request spelled it (`..` left to the kernel).
+    pub beneath: PathBuf,
+    /// The same path with `.` and `..` resolved lexically: how it is shown and what policy sees as asked.
     pub relative: PathBuf,
 }
 
-/// An opened path: a regular file or a directory.
+/// An opened path: a regular file or a directory, with where it really is.
 #[derive(Debug)]
-pub enum Opened {
+pub struct Opened {
+    /// What was opened.
+    pub handle: Handle,
+    /// The root it really lies beneath.
+    pub root: usize,
+    /// Its real path relative to that root (symlinks resolved).
+    pub real_relative: PathBuf,
+}
+
+/// The open handle of a regular file or a directory.
+#[derive(Debug)]
+pub enum Handle {
     /// A regular file with its metadata (taken from the open handle).
     File(File, Metadata),
-    /// A directory.
-    Directory,
+    /// A directory, as a handle its listing is read through.
+    Directory(Dir),
 }
 
 impl Roots {
-    /// Checks and records the roots: each must be an existing directory. No roots means the working directory.
+    /// Checks and opens the roots: each must be an existing directory. No roots means the working directory.
     pub fn new(paths: &[PathBuf]) -> Result<Roots, ConfigError> {
         let cwd = std::env::current_dir()
             .map_err(|e| ConfigError::new(format!("cannot determine the working directory: {e}")))?;
@@ -62,39 +81,46 @@ impl Roots {
             if !real.is_dir() {
                 return Err(ConfigError::new(format!("root {} is not a directory", path.display())));
             }
-            roots.push(Root { given, real });
+            let dir = if real == Path::new("/") {
+                None
+            } else {
+                let dir = Dir::open_ambient_dir(&real, cap_std::ambient_authority())
+                    .map_err(|e| ConfigError::new(format!("root {} cannot be opened: {e}", path.display())))?;
+                Some(dir)
+            };
+            roots.push(Root { given, real, dir });
         }
         Ok(Roots { roots })
     }
 
-    /// The real path of each root, in order.
-    pub fn real_paths(&self) -> impl Iterator<Item = &Path> {
-        self.roots.iter().map(|r| r.real.as_path())
+    /// The real path of root `index`.
+    pub fn real_path(&self, index: usize) -> &Path {
+        &self.roots[index].real
     }
 
-    /// Resolves a request path; anything outside every root is `OUTSIDE_ROOT`.
+    /// Resolves a request path to a root; anything lexically outside every root is `OUTSIDE_ROOT`.
     pub fn resolve(&self, path: &str) -> Result<Resolved, ReadError> {
         let asked = Path::new(path);
-        let joined = if asked.is_absolute() { asked.to_path_buf() } else { self.roots[0].real.join(asked) };
-        let absolute = normalize(&joined).ok_or_else(|| outside_root(path))?;
+        if asked.is_relative() {
+            let relative = normalize(&Path::new("/").join(asked)).ok_or_else(|| outside_root(path))?;
+            let relative = relative.strip_prefix("/").unwrap_or(&relative).to_path_buf();
+            return Ok(Resolved { root: 0, beneath: asked.to_path_buf(), relative });
+        }
+        let normalized = normalize(asked).ok_or_else(|| outside_root(path))?;
         for (index, root) in self.roots.iter().enumerate() {
             for base in [&root.real, &root.given] {
-                if let Ok(relative) = absolute.strip_prefix(base) {
-                    let absolute = root.real.join(relative);
-                    return Ok(Resolved { root: index, absolute, relative: relative.to_path_buf() });
+                if let Ok(relative) = normalized.strip_prefix(base) {
+                    // Keep the request's own `..` for the kernel when the spelling allows it.
+                    let beneath = asked.strip_prefix(base).unwrap_or(relative).to_path_buf();
+                    return Ok(Resolved { root: index, beneath, relative: relative.to_path_buf() });
                 }
             }
         }
         Err(outside_root(path))
     }
 
-    /// How a resolved path is shown: relative to the first root, absolute beneath the others (so that passing it
-    /// back as a request path reaches the same file).
-    pub fn display(&self, resolved: &Resolved) -> String {
-        self.display_in(resolved.root, &resolved.relative)
-    }
-
-    /// Shows `relative` (beneath root `root`) the way [`Roots::display`] does.
+    /// How a root-relative path is shown: relative beneath the first root, absolute beneath the others (so that
+    /// passing it back as a request path reaches the same file).
     pub fn display_in(&self, root: usize, relative: &Path) -> String {
         let root_path = &self.roots[root].real;
         if root == 0 && root_path != Path::new("/") {
@@ -104,48 +130,148 @@ impl Roots {
         }
     }
 
-    /// Whether a real (symlink-free) path lies beneath some root.
-    pub fn is_inside(&self, real: &Path) -> bool {
-        self.real_paths().any(|root| real.starts_with(root))
+    /// Opens a resolved path without blocking, confined beneath its root.
+    pub fn open(&self, resolved: &Resolved, shown: &str) -> Result<Opened, ReadError> {
+        let (file, root) = match self.open_beneath(resolved.root, &resolved.beneath) {
+            Ok(file) => (file, resolved.root),
+            Err(e) if is_escape(&e) => self.open_through_absolute_symlink(resolved, shown)?,
+            Err(e) => return Err(self.open_error(&e, resolved, shown)),
+        };
+        let metadata = file.metadata().map_err(|e| ReadError::from_io(&e, shown))?;
+        let real = real_path_of(&file)
+            .or_else(|| std::fs::canonicalize(self.roots[root].real.join(&resolved.beneath)).ok())
+            .ok_or_else(|| ReadError::new(ErrorCode::IoError, format!("{shown}: cannot tell where the file is")))?;
+        let (root, real_relative) = self.locate(&real).ok_or_else(|| outside_root(shown))?;
+        let handle = if metadata.is_dir() {
+            Handle::Directory(Dir::from_std_file(file))
+        } else if metadata.is_file() {
+            Handle::File(file, metadata)
+        } else {
+            let t = metadata.file_type();
+            return Err(not_regular(
+                special_kind(t.is_fifo(), t.is_socket(), t.is_char_device(), t.is_block_device()),
+                shown,
+            ));
+        };
+        Ok(Opened { handle, root, real_relative })
     }
 
-    /// Opens a resolved path without blocking and without leaving the roots through symlinks.
-    pub fn open(&self, resolved: &Resolved, shown: &str) -> Result<Opened, ReadError> {
-        let real = match std::fs::canonicalize(&resolved.absolute) {
-            Ok(real) => real,
-            Err(e) => {
-                // A missing path behind a symlink that leads out is outside, not missing: saying "not found" there
-                // would tell the model which outside files exist.
-                if !self.is_inside(&deepest_existing_ancestor(&resolved.absolute)) {
-                    return Err(outside_root(shown).with_hint(SYMLINK_OUT_HINT));
-                }
-                return Err(ReadError::from_io(&e, shown));
+    /// Metadata of a root-relative path without following a final symlink, confined like every open.
+    pub fn symlink_metadata(&self, root: usize, relative: &Path) -> io::Result<cap_std::fs::Metadata> {
+        match &self.roots[root].dir {
+            Some(dir) => dir.symlink_metadata(dot_if_empty(relative)),
+            None => Dir::open_ambient_dir("/", cap_std::ambient_authority())?.symlink_metadata(dot_if_empty(relative)),
+        }
+    }
+
+    /// Opens a directory beneath a root, confined like every open.
+    pub fn open_dir(&self, root: usize, relative: &Path) -> io::Result<Dir> {
+        match &self.roots[root].dir {
+            Some(dir) => dir.open_dir(dot_if_empty(relative)),
+            None => Dir::open_ambient_dir(Path::new("/").join(relative), cap_std::ambient_authority()),
+        }
+    }
+
+    /// Reads a small root-relative file (an ignore file) through the root's handle; `None` if it cannot be read.
+    pub fn read_small_file(&self, root: usize, relative: &Path) -> Option<String> {
+        const MAX_IGNORE_FILE: u64 = 1024 * 1024;
+        let file = self.open_beneath(root, relative).ok()?;
+        let metadata = file.metadata().ok()?;
+        if !metadata.is_file() || metadata.len() > MAX_IGNORE_FILE {
+            return None;
+        }
+        std::io::read_to_string(file).ok()
+    }
+
+    fn open_beneath(&self, root: usize, relative: &Path) -> io::Result<File> {
+        let root = &self.roots[root];
+        match &root.dir {
+            Some(dir) => {
+                let mut options = OpenOptions::new();
+                options.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+                dir.open_with(dot_if_empty(relative), &options).map(cap_std::fs::File::into_std)
             }
+            None => {
+                use std::os::unix::fs::OpenOptionsExt as _;
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+                    .open(root.real.join(relative))
+            }
+        }
+    }
+
+    /// The kernel refuses absolute symlink targets beneath a root. Look the real path up; if it lies beneath a root,
+    /// open it again through that root's handle (still confined).
+    fn open_through_absolute_symlink(&self, resolved: &Resolved, shown: &str) -> Result<(File, usize), ReadError> {
+        let joined = self.roots[resolved.root].real.join(&resolved.beneath);
+        let real = match std::fs::canonicalize(&joined) {
+            Ok(real) => real,
+            Err(e) if self.locate(&deepest_existing_ancestor(&joined)).is_some() => {
+                return Err(self.open_error(&e, resolved, shown));
+            }
+            Err(_) => return Err(outside_root(shown).with_hint(SYMLINK_OUT_HINT)),
         };
-        if !self.is_inside(&real) {
-            return Err(outside_root(shown).with_hint(SYMLINK_OUT_HINT));
+        let (root, relative) = self.locate(&real).ok_or_else(|| outside_root(shown).with_hint(SYMLINK_OUT_HINT))?;
+        match self.open_beneath(root, &relative) {
+            Ok(file) => Ok((file, root)),
+            Err(e) if is_escape(&e) => Err(outside_root(shown).with_hint(SYMLINK_OUT_HINT)),
+            Err(e) => Err(self.open_error(&e, resolved, shown)),
         }
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-            .open(&real)
-            .map_err(|e| open_error(&e, &real, shown))?;
-        let metadata = file.metadata().map_err(|e| ReadError::from_io(&e, shown))?;
-        if metadata.is_dir() {
-            return Ok(Opened::Directory);
+    }
+
+    /// The root a real path lies beneath, and the path relative to it.
+    fn locate(&self, real: &Path) -> Option<(usize, PathBuf)> {
+        self.roots
+            .iter()
+            .enumerate()
+            .find_map(|(i, root)| real.strip_prefix(&root.real).ok().map(|relative| (i, relative.to_path_buf())))
+    }
+
+    fn open_error(&self, err: &io::Error, resolved: &Resolved, shown: &str) -> ReadError {
+        match err.raw_os_error() {
+            // Opening a socket fails with ENXIO; say what the path is rather than an opaque I/O error.
+            Some(libc::ENXIO) => match self.symlink_metadata(resolved.root, &resolved.beneath) {
+                Ok(metadata) => {
+                    use cap_std::fs::FileTypeExt as _;
+                    let t = metadata.file_type();
+                    not_regular(
+                        special_kind(t.is_fifo(), t.is_socket(), t.is_char_device(), t.is_block_device()),
+                        shown,
+                    )
+                }
+                Err(e) => ReadError::from_io(&e, shown),
+            },
+            Some(libc::ELOOP) => ReadError::new(
+                ErrorCode::IoError,
+                format!("{shown}: too many levels of symbolic links (a loop, or a /proc magic link, never followed)"),
+            )
+            .with_hint("read the file the link should point to by its own path"),
+            _ => ReadError::from_io(err, shown),
         }
-        if !metadata.is_file() {
-            return Err(not_regular(&metadata, shown));
-        }
-        Ok(Opened::File(file, metadata))
     }
 }
 
 const SYMLINK_OUT_HINT: &str = "this path goes through a symbolic link that leads outside the roots";
 
+/// Whether `cap-std` refused a path because it leads out of the root.
+fn is_escape(err: &io::Error) -> bool {
+    err.kind() == io::ErrorKind::PermissionDenied && err.raw_os_error().is_none()
+        || err.raw_os_error() == Some(libc::EXDEV)
+}
+
+/// The real path of an open file, from the kernel's own record of it.
+fn real_path_of(file: &File) -> Option<PathBuf> {
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok().filter(|p| p.is_absolute())
+}
+
 /// The real path of the deepest ancestor of `path` (or `path` itself) that exists.
 fn deepest_existing_ancestor(path: &Path) -> PathBuf {
     path.ancestors().find_map(|p| std::fs::canonicalize(p).ok()).unwrap_or_else(|| PathBuf::from("/"))
+}
+
+fn dot_if_empty(relative: &Path) -> &Path {
+    if relative.as_os_str().is_empty() { Path::new(".") } else { relative }
 }
 
 /// Resolves `.` and `..` without touching the file system; `None` if `..` climbs above `/`.
@@ -171,29 +297,18 @@ fn outside_root(path: &str) -> ReadError {
         .with_hint("read only paths inside the workspace; relative paths start at the first root")
 }
 
-fn open_error(err: &io::Error, real: &Path, shown: &str) -> ReadError {
-    // Opening a socket fails with ENXIO; say what the path is rather than an opaque I/O error.
-    if err.raw_os_error() == Some(libc::ENXIO)
-        && let Ok(metadata) = std::fs::metadata(real)
-    {
-        return not_regular(&metadata, shown);
+/// What a special file is, from the four type tests both `std` and `cap-std` file types offer.
+pub fn special_kind(fifo: bool, socket: bool, char_device: bool, block_device: bool) -> &'static str {
+    match (fifo, socket, char_device, block_device) {
+        (true, ..) => "a FIFO (named pipe)",
+        (_, true, ..) => "a socket",
+        (_, _, true, _) => "a character device",
+        (.., true) => "a block device",
+        _ => "not a regular file",
     }
-    ReadError::from_io(err, shown)
 }
 
-fn not_regular(metadata: &Metadata, shown: &str) -> ReadError {
-    let file_type = metadata.file_type();
-    let what = if file_type.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if file_type.is_socket() {
-        "a socket"
-    } else if file_type.is_char_device() {
-        "a character device"
-    } else if file_type.is_block_device() {
-        "a block device"
-    } else {
-        "not a regular file"
-    };
+fn not_regular(what: &str, shown: &str) -> ReadError {
     ReadError::new(ErrorCode::NotRegular, format!("{shown}: is {what}; only regular files and directories are read"))
         .with_hint("read a regular file instead")
 }
@@ -209,20 +324,51 @@ mod tests {
         assert_eq!(normalize(Path::new("/..")), None);
     }
 
-    #[test]
-    fn sibling_prefix_is_outside() {
+    fn setup() -> (tempfile::TempDir, PathBuf, Roots) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("work");
         std::fs::create_dir(&root).unwrap();
         std::fs::create_dir(dir.path().join("work_secrets")).unwrap();
+        std::fs::write(dir.path().join("work_secrets/x"), "secret").unwrap();
+        std::fs::write(root.join("inside.txt"), "hello").unwrap();
         let roots = Roots::new(std::slice::from_ref(&root)).unwrap();
+        (dir, root, roots)
+    }
+
+    #[test]
+    fn sibling_prefix_and_dot_dot_are_outside() {
+        let (dir, _root, roots) = setup();
         let outside = format!("{}/work_secrets/x", dir.path().display());
         assert_eq!(roots.resolve(&outside).unwrap_err().code, ErrorCode::OutsideRoot);
         assert_eq!(roots.resolve("../work_secrets/x").unwrap_err().code, ErrorCode::OutsideRoot);
         let inside = roots.resolve("a/../b").unwrap();
-        assert_eq!(inside.relative, PathBuf::from("b"));
-        assert_eq!(roots.display(&inside), "b");
-        assert_eq!(roots.display(&roots.resolve(".").unwrap()), ".");
+        assert_eq!((inside.relative.as_path(), inside.beneath.as_path()), (Path::new("b"), Path::new("a/../b")));
+        assert_eq!(roots.display_in(0, &roots.resolve(".").unwrap().relative), ".");
+    }
+
+    #[test]
+    fn relative_symlink_out_is_refused_by_the_kernel() {
+        let (_dir, root, roots) = setup();
+        std::os::unix::fs::symlink("../work_secrets/x", root.join("link")).unwrap();
+        let err = roots.open(&roots.resolve("link").unwrap(), "link").unwrap_err();
+        assert_eq!(err.code, ErrorCode::OutsideRoot);
+    }
+
+    #[test]
+    fn absolute_symlink_inside_is_followed_and_located() {
+        let (_dir, root, roots) = setup();
+        std::os::unix::fs::symlink(root.join("inside.txt"), root.join("abs_link")).unwrap();
+        let opened = roots.open(&roots.resolve("abs_link").unwrap(), "abs_link").unwrap();
+        assert_eq!(opened.real_relative, PathBuf::from("inside.txt"));
+        assert!(matches!(opened.handle, Handle::File(..)));
+    }
+
+    #[test]
+    fn absolute_symlink_outside_is_outside() {
+        let (dir, root, roots) = setup();
+        std::os::unix::fs::symlink(dir.path().join("work_secrets/x"), root.join("abs_out")).unwrap();
+        let err = roots.open(&roots.resolve("abs_out").unwrap(), "abs_out").unwrap_err();
+        assert_eq!(err.code, ErrorCode::OutsideRoot);
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! Near-miss suggestions for a path that does not exist: up to three siblings of the first missing component,
-//! ranked by case-insensitive edit distance, same extension preferred. Only entries inside the root are ever looked
-//! at, because the scan starts from the deepest existing directory beneath the root.
+//! ranked by case-insensitive edit distance, same extension preferred.
+//!
+//! Nothing here may leak: the walk and the listing go through the root's confined handle (a symlink leading out
+//! makes them fail, and then nothing is suggested), and a name the policy denies is never offered.
 
+use crate::policy::{Policy, absolute_of};
 use crate::resolve::{Resolved, Roots};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -23,54 +26,51 @@ pub struct NearMiss {
 }
 
 /// Finds near misses for `resolved`, which does not exist.
-pub fn near_misses(roots: &Roots, resolved: &Resolved) -> NearMiss {
-    let root_real = match roots.real_paths().nth(resolved.root) {
-        Some(root) => root.to_path_buf(),
-        None => return NearMiss::default(),
-    };
+pub fn near_misses(roots: &Roots, policy: &Policy, resolved: &Resolved) -> NearMiss {
+    let root = resolved.root;
     let components: Vec<&OsStr> = resolved.relative.iter().collect();
     let mut parent = PathBuf::new();
     for (depth, name) in components.iter().enumerate() {
         let next = parent.join(name);
-        if std::fs::symlink_metadata(root_real.join(&next)).is_ok() {
+        if roots.symlink_metadata(root, &next).is_ok() {
             parent = next;
             continue;
         }
-        let parent_real = std::fs::canonicalize(root_real.join(&parent)).unwrap_or_default();
-        if !roots.is_inside(&parent_real) {
-            // The walk went through a symlink that leads out: nothing there may be named.
-            return NearMiss::default();
-        }
         let rest: PathBuf = components[depth + 1..].iter().collect();
-        let suggestions = ranked_siblings(&root_real.join(&parent), name)
+        let Some(siblings) = ranked_siblings(roots, policy, root, &parent, name) else {
+            // The parent could not be opened beneath the root (it leads out): name nothing.
+            return NearMiss::default();
+        };
+        let suggestions = siblings
             .into_iter()
             .map(|sibling| {
                 let with_rest = parent.join(&sibling).join(&rest);
-                let chosen = if !rest.as_os_str().is_empty()
-                    && std::fs::canonicalize(root_real.join(&with_rest)).is_ok_and(|real| roots.is_inside(&real))
-                {
-                    with_rest
-                } else {
-                    parent.join(&sibling)
-                };
-                roots.display_in(resolved.root, &chosen)
+                let reachable = !rest.as_os_str().is_empty()
+                    && roots.symlink_metadata(root, &with_rest).is_ok()
+                    && policy.check(&with_rest, &absolute_of(roots.real_path(root), &with_rest)).is_ok();
+                let chosen = if reachable { with_rest } else { parent.join(&sibling) };
+                roots.display_in(root, &chosen)
             })
             .collect();
-        return NearMiss { suggestions, existing_parent: Some(roots.display_in(resolved.root, &parent)) };
+        return NearMiss { suggestions, existing_parent: Some(roots.display_in(root, &parent)) };
     }
     NearMiss::default()
 }
 
-fn ranked_siblings(dir: &Path, missing: &OsStr) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
+fn ranked_siblings(roots: &Roots, policy: &Policy, root: usize, parent: &Path, missing: &OsStr) -> Option<Vec<String>> {
+    let dir = roots.open_dir(root, parent).ok()?;
     let missing = missing.to_string_lossy().to_lowercase();
     let missing_ext = extension(&missing);
-    let mut scored: Vec<(f64, String)> = entries
+    let mut scored: Vec<(f64, String)> = dir
+        .entries()
+        .ok()?
         .take(MAX_SCANNED)
         .filter_map(Result::ok)
         .filter_map(|entry| entry.file_name().into_string().ok())
+        .filter(|name| {
+            let relative = parent.join(name);
+            policy.check(&relative, &absolute_of(roots.real_path(root), &relative)).is_ok()
+        })
         .filter_map(|name| {
             let lower = name.to_lowercase();
             let mut score = strsim::normalized_damerau_levenshtein(&missing, &lower);
@@ -81,7 +81,7 @@ fn ranked_siblings(dir: &Path, missing: &OsStr) -> Vec<String> {
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    scored.into_iter().take(MAX_SUGGESTIONS).map(|(_, name)| name).collect()
+    Some(scored.into_iter().take(MAX_SUGGESTIONS).map(|(_, name)| name).collect())
 }
 
 fn extension(name: &str) -> Option<&str> {
@@ -91,8 +91,9 @@ fn extension(name: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::PolicyConfig;
 
-    fn setup(files: &[&str]) -> (tempfile::TempDir, Roots) {
+    fn setup(files: &[&str]) -> (tempfile::TempDir, Roots, Policy) {
         let dir = tempfile::tempdir().unwrap();
         for f in files {
             let path = dir.path().join(f);
@@ -100,40 +101,48 @@ mod tests {
             std::fs::write(path, "x").unwrap();
         }
         let roots = Roots::new(&[dir.path().to_path_buf()]).unwrap();
-        (dir, roots)
+        (dir, roots, Policy::new(&PolicyConfig::default()).unwrap())
+    }
+
+    fn miss(roots: &Roots, policy: &Policy, path: &str) -> NearMiss {
+        near_misses(roots, policy, &roots.resolve(path).unwrap())
     }
 
     #[test]
     fn suggests_case_and_typo_variants_same_extension_first() {
-        let (_dir, roots) = setup(&["src/main.rs", "src/main.py", "src/lib.rs", "README.md"]);
-        let miss = near_misses(&roots, &roots.resolve("src/mian.rs").unwrap());
-        assert_eq!(miss.suggestions.first().map(String::as_str), Some("src/main.rs"));
-        assert_eq!(miss.existing_parent.as_deref(), Some("src"));
-        let miss = near_misses(&roots, &roots.resolve("readme.md").unwrap());
-        assert_eq!(miss.suggestions, vec!["README.md"]);
+        let (_dir, roots, policy) = setup(&["src/main.rs", "src/main.py", "src/lib.rs", "README.md"]);
+        let m = miss(&roots, &policy, "src/mian.rs");
+        assert_eq!(m.suggestions.first().map(String::as_str), Some("src/main.rs"));
+        assert_eq!(m.existing_parent.as_deref(), Some("src"));
+        assert_eq!(miss(&roots, &policy, "readme.md").suggestions, vec!["README.md"]);
     }
 
     #[test]
     fn missing_directory_suggests_the_full_path_when_it_exists() {
-        let (_dir, roots) = setup(&["utils/mod.rs"]);
-        let miss = near_misses(&roots, &roots.resolve("utls/mod.rs").unwrap());
-        assert_eq!(miss.suggestions, vec!["utils/mod.rs"]);
-        assert_eq!(miss.existing_parent.as_deref(), Some("."));
+        let (_dir, roots, policy) = setup(&["utils/mod.rs"]);
+        let m = miss(&roots, &policy, "utls/mod.rs");
+        assert_eq!(m.suggestions, vec!["utils/mod.rs"]);
+        assert_eq!(m.existing_parent.as_deref(), Some("."));
+    }
+
+    #[test]
+    fn never_suggests_denied_names() {
+        let (_dir, roots, policy) = setup(&[".env", ".envrc"]);
+        assert_eq!(miss(&roots, &policy, ".evn").suggestions, vec![".envrc"]);
     }
 
     #[test]
     fn never_suggests_through_a_symlink_leading_out() {
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret_plan.txt"), "x").unwrap();
-        let (dir, roots) = setup(&["a.txt"]);
+        let (dir, roots, policy) = setup(&["a.txt"]);
         std::os::unix::fs::symlink(outside.path(), dir.path().join("linkdir")).unwrap();
-        let miss = near_misses(&roots, &roots.resolve("linkdir/secret_plan.tx").unwrap());
-        assert_eq!(miss, NearMiss::default());
+        assert_eq!(miss(&roots, &policy, "linkdir/secret_plan.tx"), NearMiss::default());
     }
 
     #[test]
     fn nothing_similar_means_no_suggestion() {
-        let (_dir, roots) = setup(&["alpha.txt"]);
-        assert!(near_misses(&roots, &roots.resolve("zzzzzzzz.bin").unwrap()).suggestions.is_empty());
+        let (_dir, roots, policy) = setup(&["alpha.txt"]);
+        assert!(miss(&roots, &policy, "zzzzzzzz.bin").suggestions.is_empty());
     }
 }

@@ -127,6 +127,7 @@ fn limits() -> impl Strategy<Value = Limits> {
             max_lines,
             max_line_chars,
             max_output_bytes,
+            ..Limits::default()
         },
     )
 }
@@ -205,7 +206,7 @@ impl Fixture {
     fn new(bytes: Vec<u8>, limits: Limits) -> Option<Fixture> {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join(FILE), &bytes).expect("write file");
-        let config = Config { roots: vec![dir.path().to_path_buf()], limits: limits.clone() };
+        let config = Config { roots: vec![dir.path().to_path_buf()], limits: limits.clone(), ..Config::default() };
         let reader = Reader::new(config).expect("valid config");
         let fixture = Fixture { _dir: dir, reader, bytes, limits };
         if let ReadResult::Error(e) = fixture.reader.read(&ReadRequest::new(FILE))
@@ -721,7 +722,8 @@ fn example_byte_paging_over_a_truncated_sequence_does_not_overlap() {
 fn example_marker_of_a_line_ending_in_a_lone_lead_byte() {
     let mut bytes = "é".repeat(32).into_bytes();
     bytes.extend_from_slice(b"\xc3\nnext\n");
-    let limits = Limits { default_lines: 10, max_lines: 10, max_line_chars: 16, max_output_bytes: 1024 };
+    let limits =
+        Limits { default_lines: 10, max_lines: 10, max_line_chars: 16, max_output_bytes: 1024, ..Limits::default() };
     let fx = example(&bytes, limits);
     let (lines, _) = parse_lines(&fx.lines(1, 1).output);
     let marker = lines[0].marker.expect("line 1 is cut");

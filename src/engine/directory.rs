@@ -1,23 +1,43 @@
 //! A directory through list → window → render: entries sorted by name, paged with offset/limit.
 //!
-//! Names and kinds come from the directory stream alone (no `stat` per entry); only the entries of the returned
-//! page are measured, so a page of a huge directory costs one listing and one sort.
+//! The listing is read through the directory's own confined handle. Names and kinds come from the directory stream
+//! alone (no `stat` per entry); only the entries of the returned page are measured, so a page of a huge directory
+//! costs one listing and one sort. Entries the policy denies are listed but marked, so the model does not try them.
 
 use crate::config::Limits;
 use crate::error::ReadError;
+use crate::policy::{Policy, absolute_of};
 use crate::render::{self, FOOTER_RESERVE, Footer, human_size};
 use crate::request::Window;
 use crate::result::{DirEntry, DirectoryMeta, DirectoryResult, EntryKind};
+use crate::window::check_deadline;
+use cap_std::fs::{Dir, FileType, FileTypeExt};
 use std::ffi::OsString;
-use std::fs::FileType;
-use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
+use std::time::Instant;
+
+/// An open directory and what listing it needs to know.
+pub struct Listing<'a> {
+    /// The directory's confined handle.
+    pub dir: &'a Dir,
+    /// Its real path relative to its root.
+    pub relative: &'a Path,
+    /// Its root's real path.
+    pub root: &'a Path,
+    /// The policy, to mark denied entries.
+    pub policy: &'a Policy,
+    /// The path as shown to the model.
+    pub shown: String,
+    /// When the read's time budget runs out.
+    pub deadline: Instant,
+}
 
 /// Entries listed at most; a larger directory is listed up to here and says so.
 const MAX_ENTRIES: usize = 1_000_000;
 
-/// Lists one page of the directory at `path`.
-pub fn list(path: &Path, shown: String, window: Window, limits: &Limits) -> Result<DirectoryResult, ReadError> {
+/// Lists one page of a directory.
+pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<DirectoryResult, ReadError> {
+    let shown = listing.shown.clone();
     let Window::Lines { offset, limit, clamped_from, explicit_limit } = window else {
         return Err(ReadError::invalid_param(format!(
             "{shown} is a directory; start_byte/end_byte apply to files only"
@@ -27,10 +47,13 @@ pub fn list(path: &Path, shown: String, window: Window, limits: &Limits) -> Resu
     let io_err = |e: std::io::Error| ReadError::from_io(&e, &shown);
     let mut names: Vec<(OsString, Option<FileType>)> = Vec::new();
     let mut listing_cut = false;
-    for entry in std::fs::read_dir(path).map_err(io_err)? {
+    for entry in listing.dir.entries().map_err(io_err)? {
         if names.len() == MAX_ENTRIES {
             listing_cut = true;
             break;
+        }
+        if names.len() % 4096 == 0 {
+            check_deadline(Some(listing.deadline)).map_err(io_err)?;
         }
         let entry = entry.map_err(io_err)?;
         names.push((entry.file_name(), entry.file_type().ok()));
@@ -46,8 +69,13 @@ pub fn list(path: &Path, shown: String, window: Window, limits: &Limits) -> Resu
     let mut entries = Vec::new();
     let mut cap_hit = false;
     for (name, file_type) in names.iter().skip(first as usize).take(limit as usize) {
-        let entry = describe(path, name, *file_type);
-        let line = render_entry(&entry, file_type.map_or("unknown", other_kind_name));
+        let entry = describe(listing.dir, name, *file_type);
+        let relative = listing.relative.join(name);
+        let denied = listing.policy.check(&relative, &absolute_of(listing.root, &relative)).is_err();
+        let mut line = render_entry(&entry, file_type.map_or("unknown", other_kind_name));
+        if denied {
+            line.push_str("  (denied)");
+        }
         if output.len() + line.len() + 1 > budget && !entries.is_empty() {
             cap_hit = true;
             break;
@@ -97,7 +125,7 @@ fn past_end(shown: &str, offset: i64, total: u64) -> ReadError {
     .with_hint(format!("list from the start with offset=1, or the last entries with offset=-{}", total.min(50)))
 }
 
-fn describe(dir: &Path, name: &OsString, file_type: Option<FileType>) -> DirEntry {
+fn describe(dir: &Dir, name: &OsString, file_type: Option<FileType>) -> DirEntry {
     let kind = match file_type {
         Some(t) if t.is_dir() => EntryKind::Dir,
         Some(t) if t.is_file() => EntryKind::File,
@@ -105,7 +133,7 @@ fn describe(dir: &Path, name: &OsString, file_type: Option<FileType>) -> DirEntr
         _ => EntryKind::Other,
     };
     let size = match kind {
-        EntryKind::File | EntryKind::Symlink => std::fs::symlink_metadata(dir.join(name)).ok().map(|m| m.len()),
+        EntryKind::File | EntryKind::Symlink => dir.symlink_metadata(name).ok().map(|m| m.len()),
         _ => None,
     };
     DirEntry { name: name.to_string_lossy().into_owned(), kind, size }
@@ -151,8 +179,19 @@ fn empty_directory(shown: String) -> DirectoryResult {
 mod tests {
     use super::*;
 
+    use crate::policy::PolicyConfig;
+
     fn lines(offset: i64, limit: u64) -> Window {
         Window::Lines { offset, limit, clamped_from: None, explicit_limit: true }
+    }
+
+    fn list_dir(path: &Path, window: Window) -> Result<DirectoryResult, ReadError> {
+        let dir = Dir::open_ambient_dir(path, cap_std::ambient_authority()).unwrap();
+        let policy = Policy::new(&PolicyConfig::default()).unwrap();
+        let deadline = Instant::now() + std::time::Duration::from_secs(30);
+        let listing =
+            Listing { dir: &dir, relative: Path::new(""), root: path, policy: &policy, shown: "d".into(), deadline };
+        list(&listing, window, &Limits::default())
     }
 
     #[test]
@@ -161,11 +200,11 @@ mod tests {
         std::fs::create_dir(dir.path().join("b_dir")).unwrap();
         std::fs::write(dir.path().join("a.txt"), "12345").unwrap();
         std::fs::write(dir.path().join("c.txt"), "").unwrap();
-        let r = list(dir.path(), "d".into(), lines(1, 2), &Limits::default()).unwrap();
+        let r = list_dir(dir.path(), lines(1, 2)).unwrap();
         assert_eq!(r.output, "a.txt  (5 B)\nb_dir/\n(entries 1-2 of 3 · next: offset=3 limit=2)");
         assert_eq!(r.entries[0].size, Some(5));
         assert_eq!(r.entries[1].kind, EntryKind::Dir);
-        let r = list(dir.path(), "d".into(), lines(-1, 10), &Limits::default()).unwrap();
+        let r = list_dir(dir.path(), lines(-1, 10)).unwrap();
         assert_eq!(r.output, "c.txt  (0 B)\n(entries 3-3 of 3 · end of directory)");
     }
 
@@ -173,14 +212,22 @@ mod tests {
     fn offset_past_end_is_invalid_range() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a"), "").unwrap();
-        let err = list(dir.path(), "d".into(), lines(5, 10), &Limits::default()).unwrap_err();
+        let err = list_dir(dir.path(), lines(5, 10)).unwrap_err();
         assert!(err.message.contains("last valid offset is 1"), "{}", err.message);
+    }
+
+    #[test]
+    fn denied_entries_are_marked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".env"), "KEY=1").unwrap();
+        let r = list_dir(dir.path(), lines(1, 10)).unwrap();
+        assert!(r.output.starts_with(".env  (5 B)  (denied)\n"), "{}", r.output);
     }
 
     #[test]
     fn empty_directory_has_a_notice() {
         let dir = tempfile::tempdir().unwrap();
-        let r = list(dir.path(), "d".into(), lines(1, 10), &Limits::default()).unwrap();
+        let r = list_dir(dir.path(), lines(1, 10)).unwrap();
         assert_eq!(r.output, "(empty directory)");
     }
 }

@@ -1,32 +1,52 @@
 //! The engine: a [`Reader`] runs one request down the road every read travels —
-//! request → resolve & open → classify → window → render — and returns a plain [`ReadResult`].
+//! request → resolve & open (roots, policy) → classify → window → render — and returns a plain [`ReadResult`].
 //!
 //! The engine knows nothing of the faces (command line, MCP): they hand it a request and print what it returns.
 
 mod directory;
 mod text;
 
+use crate::audit::{self, AuditEntry, AuditLog};
 use crate::classify::Codec;
 use crate::config::{Config, ConfigError, Limits};
 use crate::error::{ErrorCode, ReadError};
+use crate::policy::{Denial, Policy, absolute_of};
 use crate::request::ReadRequest;
-use crate::resolve::{Opened, Roots};
+use crate::resolve::{Handle, Opened, Resolved, Roots};
 use crate::result::ReadResult;
 use crate::suggest;
 use serde_json::Value;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// A configured, thread-safe reader. Build it once; call [`Reader::read`] from any thread.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Reader {
     roots: Roots,
     limits: Limits,
+    policy: Policy,
+    audit: Option<AuditLog>,
+}
+
+/// Where a request got to, for the audit log.
+#[derive(Debug, Default)]
+struct Trace {
+    root: Option<usize>,
+    shown: Option<String>,
 }
 
 impl Reader {
-    /// Builds a reader; fails if a root is missing or not a directory, or the limits cannot be honoured.
+    /// Builds a reader; fails if a root is missing or not a directory, a policy glob is malformed, the audit log
+    /// cannot be opened, or the limits cannot be honoured.
     pub fn new(config: Config) -> Result<Reader, ConfigError> {
         config.limits.validate()?;
-        Ok(Reader { roots: Roots::new(&config.roots)?, limits: config.limits })
+        let audit = config.audit_log.as_deref().map(AuditLog::open).transpose()?;
+        Ok(Reader {
+            roots: Roots::new(&config.roots)?,
+            limits: config.limits,
+            policy: Policy::new(&config.policy)?,
+            audit,
+        })
     }
 
     /// The limits every read is bounded by.
@@ -36,17 +56,17 @@ impl Reader {
 
     /// Reads one request. Never panics on any input; every failure is an `Error` result.
     pub fn read(&self, request: &ReadRequest) -> ReadResult {
-        match self.try_read(request) {
-            Ok(result) => result,
-            Err(error) => ReadResult::Error(error),
-        }
+        let mut trace = Trace::default();
+        let result = self.try_read(request, &mut trace).unwrap_or_else(ReadResult::Error);
+        self.audit(request, &trace, &result);
+        result
     }
 
     /// Parses an untrusted JSON request and reads it.
     pub fn read_json(&self, request: &Value) -> ReadResult {
         match ReadRequest::from_json(request) {
             Ok(request) => self.read(&request),
-            Err(error) => ReadResult::Error(error),
+            Err(error) => self.rejected(error),
         }
     }
 
@@ -54,36 +74,94 @@ impl Reader {
     pub fn read_json_str(&self, request: &str) -> ReadResult {
         match ReadRequest::from_json_str(request) {
             Ok(request) => self.read(&request),
-            Err(error) => ReadResult::Error(error),
+            Err(error) => self.rejected(error),
         }
     }
 
-    fn try_read(&self, request: &ReadRequest) -> Result<ReadResult, ReadError> {
+    fn rejected(&self, error: ReadError) -> ReadResult {
+        let result = ReadResult::Error(error);
+        self.audit(&ReadRequest::default(), &Trace::default(), &result);
+        result
+    }
+
+    fn try_read(&self, request: &ReadRequest, trace: &mut Trace) -> Result<ReadResult, ReadError> {
+        let deadline = Instant::now() + Duration::from_millis(self.limits.timeout_ms);
         let window = request.window(&self.limits)?;
         let forced = request.encoding.as_deref().map(parse_encoding).transpose()?;
         let resolved = self.roots.resolve(&request.path)?;
-        let shown = self.roots.display(&resolved);
-        match self.roots.open(&resolved, &shown) {
-            Ok(Opened::File(file, metadata)) => {
-                let target = text::Target { file: &file, metadata: &metadata, shown };
+        let shown = self.roots.display_in(resolved.root, &resolved.relative);
+        trace.root = Some(resolved.root);
+        trace.shown = Some(shown.clone());
+        self.check_policy(resolved.root, &resolved.relative, &shown)?;
+        let opened = match self.roots.open(&resolved, &shown) {
+            Ok(opened) => opened,
+            Err(error) if error.code == ErrorCode::NotFound => return Err(self.with_near_misses(error, &resolved)),
+            Err(error) => return Err(error),
+        };
+        // The file really opened may differ from the path asked (symlinks): policy sees both.
+        self.check_policy(opened.root, &opened.real_relative, &shown)?;
+        self.check_ignored(&opened, &shown)?;
+        match opened.handle {
+            Handle::File(file, metadata) => {
+                let target = text::Target { file: &file, metadata: &metadata, shown, deadline };
                 text::read(&target, window, forced, &self.limits).map(ReadResult::Text)
             }
-            Ok(Opened::Directory) => {
-                directory::list(&resolved.absolute, shown, window, &self.limits).map(ReadResult::Directory)
+            Handle::Directory(dir) => {
+                let listing = directory::Listing {
+                    dir: &dir,
+                    relative: &opened.real_relative,
+                    root: self.roots.real_path(opened.root),
+                    policy: &self.policy,
+                    shown,
+                    deadline,
+                };
+                directory::list(&listing, window, &self.limits).map(ReadResult::Directory)
             }
-            Err(error) if error.code == ErrorCode::NotFound => Err(with_near_misses(error, &self.roots, &resolved)),
-            Err(error) => Err(error),
         }
+    }
+
+    fn check_policy(&self, root: usize, relative: &Path, shown: &str) -> Result<(), ReadError> {
+        let absolute = absolute_of(self.roots.real_path(root), relative);
+        self.policy.check(relative, &absolute).map_err(|denial| denied(shown, &denial))
+    }
+
+    fn check_ignored(&self, opened: &Opened, shown: &str) -> Result<(), ReadError> {
+        let is_dir = matches!(opened.handle, Handle::Directory(_));
+        let read = |path: &Path| self.roots.read_small_file(opened.root, path);
+        self.policy.check_ignored(&opened.real_relative, is_dir, read).map_err(|denial| denied(shown, &denial))
+    }
+
+    fn with_near_misses(&self, error: ReadError, resolved: &Resolved) -> ReadError {
+        let miss = suggest::near_misses(&self.roots, &self.policy, resolved);
+        let hint = match &miss.existing_parent {
+            Some(parent) => format!("list the directory to see what exists: path={parent}"),
+            None => "check the path; list the root with path=.".to_string(),
+        };
+        error.with_suggestions(miss.suggestions).with_hint(hint)
+    }
+
+    fn audit(&self, request: &ReadRequest, trace: &Trace, result: &ReadResult) {
+        let Some(log) = &self.audit else { return };
+        let (outcome, kind) = match result {
+            ReadResult::Text(_) => ("ok", "text"),
+            ReadResult::Directory(_) => ("ok", "directory"),
+            ReadResult::Error(e) => (e.code.as_str(), "error"),
+        };
+        log.record(&AuditEntry {
+            time: audit::now(),
+            root: trace.root.map(|r| self.roots.real_path(r)),
+            path: &request.path,
+            resolved: trace.shown.as_deref(),
+            outcome,
+            kind,
+            bytes: result.output().len(),
+        });
     }
 }
 
-fn with_near_misses(error: ReadError, roots: &Roots, resolved: &crate::resolve::Resolved) -> ReadError {
-    let miss = suggest::near_misses(roots, resolved);
-    let hint = match &miss.existing_parent {
-        Some(parent) => format!("list the directory to see what exists: path={parent}"),
-        None => "check the path; list the root with path=.".to_string(),
-    };
-    error.with_suggestions(miss.suggestions).with_hint(hint)
+fn denied(shown: &str, denial: &Denial) -> ReadError {
+    ReadError::new(ErrorCode::Denied, format!("{shown}: denied by the read policy (rule `{}`)", denial.rule))
+        .with_hint("this path is protected in this workspace; do not try to reach it another way")
 }
 
 fn parse_encoding(label: &str) -> Result<Codec, ReadError> {

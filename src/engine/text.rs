@@ -9,6 +9,7 @@ use crate::result::{TextMeta, TextResult};
 use crate::window::scan::{self, ScanSummary, Start};
 use crate::window::{Source, bytes, tail};
 use std::fs::{File, Metadata};
+use std::time::Instant;
 
 /// Files that report size 0 (like `/proc` files) are read up to this many bytes.
 const ZERO_SIZE_READ_CAP: u64 = 64 * 1024 * 1024;
@@ -21,6 +22,8 @@ pub struct Target<'a> {
     pub metadata: &'a Metadata,
     /// The path as shown to the model.
     pub shown: String,
+    /// When the read's time budget runs out.
+    pub deadline: Instant,
 }
 
 /// Reads the window of a text file; binary content is a `BINARY` error.
@@ -45,7 +48,8 @@ pub fn read(
     if sniffed <= format.bom_len {
         return Ok(empty_file(meta, size));
     }
-    let source = Source::new(target.file, format.bom_len as u64, end, format.codec.newline_layout());
+    let source = Source::new(target.file, format.bom_len as u64, end, format.codec.newline_layout())
+        .with_deadline(target.deadline);
     match window {
         Window::Lines { offset, limit, clamped_from, explicit_limit } => {
             let lines = LineRequest { offset, limit, clamped: clamped_from.map(|_| limit), explicit_limit };
