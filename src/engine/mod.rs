@@ -170,3 +170,31 @@ fn parse_encoding(label: &str) -> Result<Codec, ReadError> {
             .with_hint("use a WHATWG label such as utf-8, utf-16le, utf-16be, utf-32le, windows-1252, iso-8859-2, shift_jis, euc-jp, gbk, big5, euc-kr, or omit `encoding` to detect it")
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reader_is_shareable_between_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Reader>();
+    }
+
+    #[test]
+    fn concurrent_reads_from_many_threads_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+        let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    for _ in 0..50 {
+                        let out = reader.read(&ReadRequest::new("a.txt")).output();
+                        assert_eq!(out, "1: one\n2: two\n(lines 1-2 of 2 · 8 B · end of file)");
+                    }
+                });
+            }
+        });
+    }
+}
