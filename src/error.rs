@@ -100,6 +100,16 @@ impl ReadError {
         self
     }
 
+    /// Shortens the message, hint and suggestions so that no input (a huge path, say) can make an error long.
+    pub fn clipped(mut self) -> Self {
+        self.message = clip(&self.message, MAX_MESSAGE_CHARS);
+        self.hint = self.hint.map(|h| clip(&h, MAX_MESSAGE_CHARS));
+        for suggestion in &mut self.suggestions {
+            *suggestion = clip(suggestion, MAX_MESSAGE_CHARS);
+        }
+        self
+    }
+
     /// Maps an operating-system error met while opening or reading `shown_path`.
     pub fn from_io(err: &std::io::Error, shown_path: &str) -> Self {
         use std::io::ErrorKind;
@@ -122,6 +132,20 @@ impl ReadError {
                 .with_hint("retry once; if it fails again, the file is unreadable"),
         }
     }
+}
+
+/// Characters kept of an error message, a hint or a suggestion.
+pub const MAX_MESSAGE_CHARS: usize = 1000;
+
+/// Keeps the start and the end of a long text, with `…` between.
+fn clip(text: &str, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        return text.to_string();
+    }
+    let half = max_chars / 2;
+    let head: String = text.chars().take(half).collect();
+    let tail: String = text.chars().rev().take(half).collect::<Vec<_>>().into_iter().rev().collect();
+    format!("{head}…{tail}")
 }
 
 impl fmt::Display for ReadError {
@@ -153,6 +177,14 @@ mod tests {
         let mapped = ReadError::from_io(&err, "a.txt");
         assert_eq!(mapped.code, ErrorCode::NotFound);
         assert!(mapped.message.contains("a.txt"));
+    }
+
+    #[test]
+    fn clipped_errors_stay_short() {
+        let e = ReadError::invalid_param("x".repeat(100_000)).with_hint("y".repeat(5000)).clipped();
+        assert_eq!(e.message.chars().count(), MAX_MESSAGE_CHARS + 1);
+        assert!(e.hint.unwrap().contains('…'));
+        assert_eq!(ReadError::invalid_param("short").clipped().message, "short");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! set, only paths matching it may be read), and optionally the `.gitignore`/`.ignore` files of the workspace. Globs
 //! match case-insensitively, so `.ENV` is `.env`. A pattern without `/` names a file or directory anywhere (`.env`,
 //! `*.pem`); a trailing `/` is allowed for directories (`.ssh/`); a pattern with `/` is anchored at the root
-//! (`config/*.key`), or at the file system root when it starts with `/` (`/proc/*/environ`). Anything beneath a
+//! (`config/*.key`), or at the file system root when it starts with `/` (`/proc/**/environ`). Anything beneath a
 //! matching directory matches too.
 //!
 //! The engine checks the path as asked *and* the path the opened file really has, so a symlink `notes.txt -> .env`
@@ -44,8 +44,9 @@ pub const DEFAULT_DENY: &[&str] = &[
     "*secret*",
     "*password*",
     "*credential*",
-    "/proc/*/environ",
-    "/proc/*/mem",
+    // `**`: per-thread aliases (`/proc/<pid>/task/<tid>/environ`) hold the same data.
+    "/proc/**/environ",
+    "/proc/**/mem",
     "/etc/shadow",
     "/etc/gshadow",
 ];
@@ -245,7 +246,9 @@ mod tests {
     fn absolute_rules_match_the_absolute_path() {
         let p = default_policy();
         let rule = p.check(Path::new("1/environ"), Path::new("/proc/1/environ")).unwrap_err().rule;
-        assert_eq!(rule, "/proc/*/environ");
+        assert_eq!(rule, "/proc/**/environ");
+        let thread = p.check(Path::new("x"), Path::new("/proc/7/task/9/environ")).unwrap_err().rule;
+        assert_eq!(thread, "/proc/**/environ");
     }
 
     #[test]

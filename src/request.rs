@@ -204,7 +204,17 @@ fn truncate_for_message(s: &str) -> String {
     }
 }
 
+/// Longest path accepted, in bytes: Linux's `PATH_MAX`. Longer ones cannot name a file.
+pub const MAX_PATH_BYTES: usize = 4096;
+
 fn validate_path(path: &str) -> Result<(), ReadError> {
+    if path.len() > MAX_PATH_BYTES {
+        return Err(ReadError::invalid_param(format!(
+            "`path` is {} bytes long; no path can be longer than {MAX_PATH_BYTES} bytes",
+            path.len()
+        ))
+        .with_hint("give a shorter path, relative to the workspace root"));
+    }
     if path.is_empty() {
         return Err(ReadError::invalid_param("`path` is empty")
             .with_hint("name a file or directory, e.g. \"path\": \"README.md\", or \".\" for the root"));
@@ -312,6 +322,8 @@ mod tests {
         assert!(window(ReadRequest { limit: Some(0), ..ReadRequest::new("a") }).is_err());
         assert!(window(ReadRequest::new("")).unwrap_err().message.contains("empty"));
         assert!(window(ReadRequest::new("a\0b")).unwrap_err().message.contains("NUL"));
+        let long = window(ReadRequest::new("x".repeat(5000))).unwrap_err().message;
+        assert!(long.contains("5000 bytes") && long.len() < 200, "{long}");
         let mixed = ReadRequest { offset: Some(2), start_byte: Some(0), ..ReadRequest::new("a") };
         assert!(window(mixed).unwrap_err().message.contains("cannot be combined"));
         let backwards = ReadRequest { start_byte: Some(9), end_byte: Some(3), ..ReadRequest::new("a") };

@@ -138,21 +138,18 @@ impl Roots {
             Err(e) => return Err(self.open_error(&e, resolved, shown)),
         };
         let metadata = file.metadata().map_err(|e| ReadError::from_io(&e, shown))?;
+        // The type first: a pipe or socket has no path to locate (its "real path" is `pipe:[N]`).
+        if !metadata.is_dir() && !metadata.is_file() {
+            let t = metadata.file_type();
+            let what = special_kind(t.is_fifo(), t.is_socket(), t.is_char_device(), t.is_block_device());
+            return Err(not_regular(what, shown));
+        }
         let real = real_path_of(&file)
             .or_else(|| std::fs::canonicalize(self.roots[root].real.join(&resolved.beneath)).ok())
             .ok_or_else(|| ReadError::new(ErrorCode::IoError, format!("{shown}: cannot tell where the file is")))?;
         let (root, real_relative) = self.locate(&real).ok_or_else(|| outside_root(shown))?;
-        let handle = if metadata.is_dir() {
-            Handle::Directory(Dir::from_std_file(file))
-        } else if metadata.is_file() {
-            Handle::File(file, metadata)
-        } else {
-            let t = metadata.file_type();
-            return Err(not_regular(
-                special_kind(t.is_fifo(), t.is_socket(), t.is_char_device(), t.is_block_device()),
-                shown,
-            ));
-        };
+        let handle =
+            if metadata.is_dir() { Handle::Directory(Dir::from_std_file(file)) } else { Handle::File(file, metadata) };
         Ok(Opened { handle, root, real_relative })
     }
 
@@ -205,14 +202,10 @@ impl Roots {
     /// open it again through that root's handle (still confined).
     fn open_through_absolute_symlink(&self, resolved: &Resolved, shown: &str) -> Result<(File, usize), ReadError> {
         let joined = self.roots[resolved.root].real.join(&resolved.beneath);
-        let real = match std::fs::canonicalize(&joined) {
-            Ok(real) => real,
-            Err(e) if self.locate(&deepest_existing_ancestor(&joined)).is_some() => {
-                return Err(self.open_error(&e, resolved, shown));
-            }
-            Err(_) => return Err(outside_root(shown).with_hint(SYMLINK_OUT_HINT)),
-        };
-        let (root, relative) = self.locate(&real).ok_or_else(|| outside_root(shown).with_hint(SYMLINK_OUT_HINT))?;
+        // Where the path leads, following every link even when the end does not exist, so that a dangling link
+        // out of the roots is OUTSIDE_ROOT (saying NOT_FOUND would tell which outside files exist).
+        let leads_to = follow_links(&joined).ok_or_else(|| outside_root(shown).with_hint(SYMLINK_OUT_HINT))?;
+        let (root, relative) = self.locate(&leads_to).ok_or_else(|| outside_root(shown).with_hint(SYMLINK_OUT_HINT))?;
         match self.open_beneath(root, &relative) {
             Ok(file) => Ok((file, root)),
             Err(e) if is_escape(&e) => Err(outside_root(shown).with_hint(SYMLINK_OUT_HINT)),
@@ -265,9 +258,38 @@ fn real_path_of(file: &File) -> Option<PathBuf> {
     std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok().filter(|p| p.is_absolute())
 }
 
-/// The real path of the deepest ancestor of `path` (or `path` itself) that exists.
-fn deepest_existing_ancestor(path: &Path) -> PathBuf {
-    path.ancestors().find_map(|p| std::fs::canonicalize(p).ok()).unwrap_or_else(|| PathBuf::from("/"))
+/// Links followed at most while working out where a path leads (Linux allows 40).
+const MAX_LINK_HOPS: usize = 40;
+
+/// Where `path` leads with every symbolic link followed, like `realpath -m`: a missing tail is kept as written.
+/// `None` for a loop. Used only to classify a refused open; the open itself stays confined by the kernel.
+fn follow_links(path: &Path) -> Option<PathBuf> {
+    let mut pending: Vec<std::ffi::OsString> = path.components().rev().map(|c| c.as_os_str().to_owned()).collect();
+    let mut resolved = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(component) = pending.pop() {
+        match component.to_str() {
+            Some("/") | Some(".") => continue,
+            Some("..") => {
+                resolved.pop();
+                continue;
+            }
+            _ => {}
+        }
+        let candidate = resolved.join(&component);
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                hops += 1;
+                let target = std::fs::read_link(&candidate).ok().filter(|_| hops <= MAX_LINK_HOPS)?;
+                if target.is_absolute() {
+                    resolved = PathBuf::from("/");
+                }
+                pending.extend(target.components().rev().map(|c| c.as_os_str().to_owned()));
+            }
+            _ => resolved = candidate,
+        }
+    }
+    Some(resolved)
 }
 
 fn dot_if_empty(relative: &Path) -> &Path {
@@ -369,6 +391,31 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("work_secrets/x"), root.join("abs_out")).unwrap();
         let err = roots.open(&roots.resolve("abs_out").unwrap(), "abs_out").unwrap_err();
         assert_eq!(err.code, ErrorCode::OutsideRoot);
+    }
+
+    #[test]
+    fn dangling_links_are_classified_by_where_they_lead() {
+        let (dir, root, roots) = setup();
+        std::os::unix::fs::symlink("../outside/nope", root.join("out_rel")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("nope"), root.join("out_abs")).unwrap();
+        std::os::unix::fs::symlink(root.join("nope"), root.join("in_abs")).unwrap();
+        for (link, code) in
+            [("out_rel", ErrorCode::OutsideRoot), ("out_abs", ErrorCode::OutsideRoot), ("in_abs", ErrorCode::NotFound)]
+        {
+            assert_eq!(roots.open(&roots.resolve(link).unwrap(), link).unwrap_err().code, code, "{link}");
+        }
+    }
+
+    #[test]
+    fn follow_links_resolves_chains_and_detects_loops() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        std::os::unix::fs::symlink("b", base.join("a")).unwrap();
+        std::os::unix::fs::symlink("sub/../c", base.join("b")).unwrap();
+        std::fs::create_dir(base.join("sub")).unwrap();
+        assert_eq!(follow_links(&base.join("a/x")), Some(base.join("c/x")));
+        std::os::unix::fs::symlink("loop", base.join("loop")).unwrap();
+        assert_eq!(follow_links(&base.join("loop")), None);
     }
 
     #[test]

@@ -57,7 +57,7 @@ impl Reader {
     /// Reads one request. Never panics on any input; every failure is an `Error` result.
     pub fn read(&self, request: &ReadRequest) -> ReadResult {
         let mut trace = Trace::default();
-        let result = self.try_read(request, &mut trace).unwrap_or_else(ReadResult::Error);
+        let result = self.try_read(request, &mut trace).unwrap_or_else(|e| ReadResult::Error(e.clipped()));
         self.audit(request, &trace, &result);
         result
     }
@@ -79,7 +79,7 @@ impl Reader {
     }
 
     fn rejected(&self, error: ReadError) -> ReadResult {
-        let result = ReadResult::Error(error);
+        let result = ReadResult::Error(error.clipped());
         self.audit(&ReadRequest::default(), &Trace::default(), &result);
         result
     }
