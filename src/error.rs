@@ -100,12 +100,13 @@ impl ReadError {
         self
     }
 
-    /// Shortens the message, hint and suggestions so that no input (a huge path, say) can make an error long.
-    pub fn clipped(mut self) -> Self {
-        self.message = clip(&self.message, MAX_MESSAGE_CHARS);
-        self.hint = self.hint.map(|h| clip(&h, MAX_MESSAGE_CHARS));
+    /// Shortens the message and the hint to `max_bytes` each and every suggestion to a third of that, so that no
+    /// input (a huge path, say) can make an error long.
+    pub fn clipped(mut self, max_bytes: usize) -> Self {
+        self.message = clip(&self.message, max_bytes);
+        self.hint = self.hint.map(|h| clip(&h, max_bytes));
         for suggestion in &mut self.suggestions {
-            *suggestion = clip(suggestion, MAX_MESSAGE_CHARS);
+            *suggestion = clip(suggestion, max_bytes / 3);
         }
         self
     }
@@ -134,18 +135,18 @@ impl ReadError {
     }
 }
 
-/// Characters kept of an error message, a hint or a suggestion.
-pub const MAX_MESSAGE_CHARS: usize = 1000;
+/// Bytes kept at most of an error message or hint (less when the output cap is small).
+pub const MAX_MESSAGE_BYTES: usize = 1000;
 
-/// Keeps the start and the end of a long text, with `…` between.
-fn clip(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
+/// Keeps the start and the end of a long text within `max_bytes`, with `…` between.
+fn clip(text: &str, max_bytes: usize) -> String {
+    if text.len() <= max_bytes {
         return text.to_string();
     }
-    let half = max_chars / 2;
-    let head: String = text.chars().take(half).collect();
-    let tail: String = text.chars().rev().take(half).collect::<Vec<_>>().into_iter().rev().collect();
-    format!("{head}…{tail}")
+    let half = max_bytes.saturating_sub('…'.len_utf8()) / 2;
+    let head_end = (0..=half).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+    let tail_start = (text.len() - half..=text.len()).find(|i| text.is_char_boundary(*i)).unwrap_or(text.len());
+    format!("{}…{}", &text[..head_end], &text[tail_start..])
 }
 
 impl fmt::Display for ReadError {
@@ -181,10 +182,10 @@ mod tests {
 
     #[test]
     fn clipped_errors_stay_short() {
-        let e = ReadError::invalid_param("x".repeat(100_000)).with_hint("y".repeat(5000)).clipped();
-        assert_eq!(e.message.chars().count(), MAX_MESSAGE_CHARS + 1);
-        assert!(e.hint.unwrap().contains('…'));
-        assert_eq!(ReadError::invalid_param("short").clipped().message, "short");
+        let e = ReadError::invalid_param("日".repeat(100_000)).with_hint("y".repeat(5000)).clipped(MAX_MESSAGE_BYTES);
+        assert!(e.message.len() <= MAX_MESSAGE_BYTES && e.message.contains('…'), "{}", e.message.len());
+        assert!(e.hint.unwrap().len() <= MAX_MESSAGE_BYTES);
+        assert_eq!(ReadError::invalid_param("short").clipped(10).message, "short");
     }
 
     #[test]

@@ -251,9 +251,10 @@ fn line_window(offset: Option<i64>, limit: Option<i64>, limits: &Limits) -> Resu
 fn byte_window(start: Option<i64>, end: Option<i64>) -> Result<Window, ReadError> {
     let start = non_negative("start_byte", start)?;
     let end = non_negative("end_byte", end)?;
-    if let (Some(s), Some(e)) = (start, end)
-        && e <= s
+    if let Some(e) = end
+        && e <= start.unwrap_or(0)
     {
+        let s = start.unwrap_or(0);
         return Err(ReadError::invalid_range(format!(
             "end_byte {e} must be greater than start_byte {s} (the range is end-exclusive)"
         ))

@@ -153,6 +153,12 @@ impl Roots {
         Ok(Opened { handle, root, real_relative })
     }
 
+    /// Where a root-relative path leads with every symbolic link followed: the root it lies beneath and the path
+    /// relative to that root, or `None` when it leads out of every root (or loops).
+    pub fn leads_to(&self, root: usize, relative: &Path) -> Option<(usize, PathBuf)> {
+        follow_links(&self.roots[root].real.join(relative)).and_then(|path| self.locate(&path))
+    }
+
     /// Metadata of a root-relative path without following a final symlink, confined like every open.
     pub fn symlink_metadata(&self, root: usize, relative: &Path) -> io::Result<cap_std::fs::Metadata> {
         match &self.roots[root].dir {

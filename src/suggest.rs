@@ -47,7 +47,7 @@ pub fn near_misses(roots: &Roots, policy: &Policy, resolved: &Resolved) -> NearM
                 let with_rest = parent.join(&sibling).join(&rest);
                 let reachable = !rest.as_os_str().is_empty()
                     && roots.symlink_metadata(root, &with_rest).is_ok()
-                    && policy.check(&with_rest, &absolute_of(roots.real_path(root), &with_rest)).is_ok();
+                    && offerable(roots, policy, root, &with_rest);
                 let chosen = if reachable { with_rest } else { parent.join(&sibling) };
                 roots.display_in(root, &chosen)
             })
@@ -81,7 +81,16 @@ fn ranked_siblings(roots: &Roots, policy: &Policy, root: usize, parent: &Path, m
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    Some(scored.into_iter().take(MAX_SUGGESTIONS).map(|(_, name)| name).collect())
+    let reachable = |name: &String| offerable(roots, policy, root, &parent.join(name));
+    Some(scored.into_iter().map(|(_, name)| name).filter(reachable).take(MAX_SUGGESTIONS).collect())
+}
+
+/// A path may be offered only if reading it could succeed: a link leading out of the roots, or to a denied file,
+/// would only earn a refusal (and naming it would hint at what lies outside).
+fn offerable(roots: &Roots, policy: &Policy, root: usize, relative: &Path) -> bool {
+    roots
+        .leads_to(root, relative)
+        .is_some_and(|(real_root, real)| policy.check(&real, &absolute_of(roots.real_path(real_root), &real)).is_ok())
 }
 
 fn extension(name: &str) -> Option<&str> {
@@ -138,6 +147,17 @@ mod tests {
         let (dir, roots, policy) = setup(&["a.txt"]);
         std::os::unix::fs::symlink(outside.path(), dir.path().join("linkdir")).unwrap();
         assert_eq!(miss(&roots, &policy, "linkdir/secret_plan.tx"), NearMiss::default());
+    }
+
+    #[test]
+    fn never_suggests_a_link_leading_out() {
+        let outside = tempfile::tempdir().unwrap();
+        let (dir, roots, policy) = setup(&["link_in.txt"]);
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("link_out")).unwrap();
+        std::fs::write(dir.path().join(".env"), "K=1").unwrap();
+        std::os::unix::fs::symlink(".env", dir.path().join("link_env")).unwrap();
+        assert_eq!(miss(&roots, &policy, "link_up").suggestions, Vec::<String>::new());
+        assert_eq!(miss(&roots, &policy, "link_in.tx").suggestions, vec!["link_in.txt"]);
     }
 
     #[test]

@@ -85,7 +85,9 @@ fn utf16_boundary(bytes: &[u8], cut: usize, high_byte: fn(&[u8]) -> u8) -> usize
     let unit_at = |i: usize| bytes.get(i..i + 2).map(high_byte);
     let before_is_high = cut.checked_sub(2).and_then(unit_at).is_some_and(|h| (0xD8..=0xDB).contains(&h));
     let at_is_low = unit_at(cut).is_some_and(|h| (0xDC..=0xDF).contains(&h));
-    if before_is_high && at_is_low { cut - 2 } else { cut }
+    // A high surrogate followed by a lone trailing byte decodes as one unit too.
+    let at_is_partial = bytes.len() == cut + 1;
+    if before_is_high && (at_is_low || at_is_partial) { cut - 2 } else { cut }
 }
 
 /// Shift_JIS, EUC-*, GBK, gb18030, Big5: no byte below 0x30 is ever part of a multi-byte character, so the position
@@ -172,6 +174,8 @@ mod tests {
         // An unpaired high surrogate is its own unit.
         let lone: Vec<u8> = [0xD800u16, 0x41].iter().flat_map(|u| u.to_le_bytes()).collect();
         assert_eq!(last_boundary(codec, &lone, 2, 2, true), 2);
+        // A high surrogate and a lone trailing byte are one unit.
+        assert_eq!(last_boundary(codec, b"\x00\xD8\x00", 2, 2, true), 0);
     }
 
     #[test]

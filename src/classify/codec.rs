@@ -154,93 +154,49 @@ fn char_boundary_after(text: &str, max_chars: usize) -> Option<usize> {
     text.char_indices().nth(max_chars).map(|(i, _)| i)
 }
 
-/// Output bytes short of the limit where bulk decoding hands over to byte-by-byte decoding.
-const EXACT_MARGIN: usize = 32;
-
-/// Decodes with `encoding_rs`. Bulk decoding may stop a few bytes short of a full output buffer (decoders reserve
-/// room for their widest character), so the last stretch before the limit is decoded one source byte at a time:
-/// that makes the cut exact and keeps `consumed` equal to the bytes whose characters were shown.
+/// Decodes with `encoding_rs` within `max_bytes` of output. When everything does not fit, the cut is the largest
+/// character boundary whose prefix fits (found by binary search: the decoded length grows with the prefix). Because a
+/// boundary splits the input exactly where the decoder would, the prefix decodes to exactly the text shown, and the
+/// next window continues at `consumed` with nothing lost or repeated.
 fn decode_whatwg(encoding: &'static Encoding, src: &[u8], max_bytes: usize) -> Decoded {
+    let (text, invalid) = decode_all(encoding, src);
+    if text.len() <= max_bytes {
+        return Decoded { text, consumed: src.len(), invalid, cut: false };
+    }
+    let codec = Codec::Whatwg(encoding);
+    // `src` starts on a character boundary, so a cut's offset in `src` serves for code unit alignment.
+    let boundary = |cut: usize| super::boundary::last_boundary(codec, src, cut, cut as u64, true);
+    // Invariant: the prefix up to boundary(lo) fits; the one up to boundary(hi) does not.
+    let (mut lo, mut hi) = (0, src.len());
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if decode_all(encoding, &src[..boundary(mid)]).0.len() <= max_bytes {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let consumed = boundary(lo);
+    let (text, invalid) = decode_all(encoding, &src[..consumed]);
+    Decoded { text, consumed, invalid, cut: true }
+}
+
+/// Decodes all of `src` as complete content, counting the bytes that were invalid.
+fn decode_all(encoding: &'static Encoding, src: &[u8]) -> (String, u64) {
     let mut decoder = encoding.new_decoder_without_bom_handling();
-    let mut out = Decoded::default();
-    let bulk_limit = max_bytes.saturating_sub(EXACT_MARGIN);
-    let mut scratch = vec![0u8; 8192];
+    let capacity = decoder.max_utf8_buffer_length_without_replacement(src.len()).unwrap_or(src.len());
+    let mut text = String::with_capacity(capacity);
+    let mut invalid = 0;
+    let mut read = 0;
     loop {
-        let room = bulk_limit.saturating_sub(out.text.len());
-        let dst_len = room.min(scratch.len());
-        if dst_len == 0 {
-            break;
-        }
-        let step = decode_step(&mut decoder, &src[out.consumed..], &mut scratch[..dst_len], true);
-        out.text.push_str(&step.text);
-        out.consumed += step.read;
-        out.invalid += step.invalid;
-        if step.input_empty {
-            return out;
-        }
-        if step.read == 0 && step.text.is_empty() {
-            // The decoder wants more room than the bulk phase has left.
-            break;
-        }
-    }
-    // Byte by byte up to the limit. A byte that completes nothing leaves the decoder holding a partial character;
-    // `committed` only moves past bytes whose characters are in the output.
-    let mut committed = out.consumed;
-    let mut small = [0u8; 64];
-    while out.consumed < src.len() {
-        let last = out.consumed + 1 == src.len();
-        let step = decode_step(&mut decoder, &src[out.consumed..out.consumed + 1], &mut small, last);
-        if out.text.len() + step.text.len() > max_bytes {
-            out.cut = true;
-            break;
-        }
-        out.consumed += 1;
-        if !step.text.is_empty() || step.invalid > 0 {
-            out.text.push_str(&step.text);
-            out.invalid += step.invalid;
-            committed = out.consumed;
-        }
-    }
-    if out.cut {
-        out.consumed = committed;
-    }
-    out
-}
-
-/// What one call (or run of calls until input or output runs out) of the decoder produced.
-struct Step {
-    text: String,
-    read: usize,
-    invalid: u64,
-    input_empty: bool,
-}
-
-/// Decodes `src` into `scratch` (zero-filled or earlier output, so always valid UTF-8), turning malformed sequences
-/// into U+FFFD as long as there is room, until the input is used up or the output is full.
-fn decode_step(decoder: &mut encoding_rs::Decoder, src: &[u8], scratch: &mut [u8], last: bool) -> Step {
-    scratch.fill(0);
-    let mut step = Step { text: String::new(), read: 0, invalid: 0, input_empty: false };
-    let capacity = scratch.len();
-    loop {
-        let room = capacity.saturating_sub(step.text.len());
-        if room == 0 {
-            return step;
-        }
-        let Ok(dst) = std::str::from_utf8_mut(&mut scratch[..room]) else {
-            return step;
-        };
-        let (result, read, written) = decoder.decode_to_str_without_replacement(&src[step.read..], dst, last);
-        step.text.push_str(&dst[..written]);
-        step.read += read;
+        let (result, n) = decoder.decode_to_string_without_replacement(&src[read..], &mut text, true);
+        read += n;
         match result {
-            DecoderResult::InputEmpty => {
-                step.input_empty = true;
-                return step;
-            }
-            DecoderResult::OutputFull => return step,
+            DecoderResult::InputEmpty => return (text, invalid),
+            DecoderResult::OutputFull => text.reserve(src.len() - read + 16),
             DecoderResult::Malformed(bad, _) => {
-                step.text.push('\u{FFFD}');
-                step.invalid += u64::from(bad);
+                text.push('\u{FFFD}');
+                invalid += u64::from(bad);
             }
         }
     }
@@ -322,6 +278,18 @@ mod tests {
                 let rest = whole(codec, &bytes[d.consumed..]);
                 assert_eq!(format!("{}{rest}", d.text), text, "{codec:?} {max_chars}");
             }
+        }
+    }
+
+    #[test]
+    fn damaged_utf8_prefix_is_exactly_what_was_shown() {
+        let codec = Codec::Whatwg(UTF_8);
+        let src = b"\xC2\xC2\x00";
+        for limit in [DecodeLimit { max_chars: 1, max_bytes: usize::MAX }, DecodeLimit { max_chars: 9, max_bytes: 3 }] {
+            let d = codec.decode(src, limit, true);
+            assert_eq!(d.text, "\u{FFFD}");
+            assert_eq!(d.consumed, 1);
+            assert_eq!(whole(codec, &src[..d.consumed]), d.text);
         }
     }
 

@@ -9,7 +9,7 @@ mod text;
 use crate::audit::{self, AuditEntry, AuditLog};
 use crate::classify::Codec;
 use crate::config::{Config, ConfigError, Limits};
-use crate::error::{ErrorCode, ReadError};
+use crate::error::{ErrorCode, MAX_MESSAGE_BYTES, ReadError};
 use crate::policy::{Denial, Policy, absolute_of};
 use crate::request::ReadRequest;
 use crate::resolve::{Handle, Opened, Resolved, Roots};
@@ -57,7 +57,7 @@ impl Reader {
     /// Reads one request. Never panics on any input; every failure is an `Error` result.
     pub fn read(&self, request: &ReadRequest) -> ReadResult {
         let mut trace = Trace::default();
-        let result = self.try_read(request, &mut trace).unwrap_or_else(|e| ReadResult::Error(e.clipped()));
+        let result = self.try_read(request, &mut trace).unwrap_or_else(|e| ReadResult::Error(self.clip(e)));
         self.audit(request, &trace, &result);
         result
     }
@@ -79,9 +79,14 @@ impl Reader {
     }
 
     fn rejected(&self, error: ReadError) -> ReadResult {
-        let result = ReadResult::Error(error.clipped());
+        let result = ReadResult::Error(self.clip(error));
         self.audit(&ReadRequest::default(), &Trace::default(), &result);
         result
+    }
+
+    /// Errors stay well inside the output cap whatever the input echoed in them.
+    fn clip(&self, error: ReadError) -> ReadError {
+        error.clipped(MAX_MESSAGE_BYTES.min(self.limits.max_output_bytes / 4))
     }
 
     fn try_read(&self, request: &ReadRequest, trace: &mut Trace) -> Result<ReadResult, ReadError> {
@@ -101,6 +106,9 @@ impl Reader {
         // The file really opened may differ from the path asked (symlinks): policy sees both.
         self.check_policy(opened.root, &opened.real_relative, &shown)?;
         self.check_ignored(&opened, &shown)?;
+        // Results name the file as resolved (symlinks and `..` followed), relative to its root.
+        let shown = self.roots.display_in(opened.root, &opened.real_relative);
+        trace.shown = Some(shown.clone());
         match opened.handle {
             Handle::File(file, metadata) => {
                 let target = text::Target { file: &file, metadata: &metadata, shown, deadline };

@@ -164,7 +164,7 @@ fn read_bytes(
     let next_start = (end < size).then_some(end);
     let next_call = next_start.map(|s| {
         let next_end = if window.cap_hit { requested[1] } else { s + (requested[1] - requested[0]) };
-        format!("start_byte={s} end_byte={}", next_end.min(size))
+        format!("start_byte={s} end_byte={}", next_end.clamp(s + 1, size))
     });
     let percent = if size == 0 { 0.0 } else { ((end - start) as f64 * 1000.0 / size as f64).round() / 10.0 };
     let mut footer = Footer::new(format!("bytes {start}-{end} of {size}"));

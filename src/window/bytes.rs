@@ -30,7 +30,8 @@ pub struct ByteWindow {
 pub fn read_range(source: &Source<'_>, codec: Codec, requested: [u64; 2], max_out: usize) -> io::Result<ByteWindow> {
     let size = source.end;
     let start = boundary_at_or_before(source, codec, requested[0].max(source.data_start))?;
-    let mut end = requested[1].min(size);
+    // Neither end may fall inside the byte order mark.
+    let mut end = requested[1].clamp(source.data_start, size);
     if end < size {
         end = boundary_at_or_before(source, codec, end)?;
     }
