@@ -91,8 +91,9 @@ impl Reader {
 
     fn try_read(&self, request: &ReadRequest, trace: &mut Trace) -> Result<ReadResult, ReadError> {
         let deadline = Instant::now() + Duration::from_millis(self.limits.timeout_ms);
-        let window = request.window(&self.limits)?;
+        // Every field's own validity (INVALID_PARAM) before how the fields relate (INVALID_RANGE).
         let forced = request.encoding.as_deref().map(parse_encoding).transpose()?;
+        let window = request.window(&self.limits)?;
         let resolved = self.roots.resolve(&request.path)?;
         let shown = self.roots.display_in(resolved.root, &resolved.relative);
         trace.root = Some(resolved.root);
