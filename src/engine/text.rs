@@ -40,7 +40,7 @@ pub fn read(
         .read_at(0, &mut block)
         .map_err(io_error(&target.shown))?;
     block.truncate(sniffed);
-    let format = match classify::classify(&block, (sniffed as u64) < SNIFF_LEN as u64, forced) {
+    let format = match classify::classify(&block, sniffed < SNIFF_LEN, forced) {
         Content::Text(format) => format,
         Content::Binary { description, hint } => return Err(binary_error(target, size, &description, hint)),
     };
