@@ -70,12 +70,14 @@ pub struct ReadError {
     pub hint: Option<String>,
     /// Paths the model may have meant (inside the roots only).
     pub suggestions: Vec<String>,
+    /// What was gathered before the failure (the lines read before a `TIMEOUT`), shown before the error.
+    pub partial: Option<String>,
 }
 
 impl ReadError {
     /// An error with a code and message and nothing else.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ReadError { code, message: message.into(), hint: None, suggestions: Vec::new() }
+        ReadError { code, message: message.into(), hint: None, suggestions: Vec::new(), partial: None }
     }
 
     /// Shorthand for an `INVALID_PARAM` error.
@@ -91,6 +93,12 @@ impl ReadError {
     /// Attaches the next step.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
+        self
+    }
+
+    /// Attaches what was gathered before the failure.
+    pub fn with_partial(mut self, partial: String) -> Self {
+        self.partial = Some(partial).filter(|p| !p.is_empty());
         self
     }
 

@@ -47,9 +47,10 @@ impl From<ReadError> for ReadResult {
     }
 }
 
-/// The model-facing text of an error: `CODE: message`, then the next step on its own line.
+/// The model-facing text of an error: what was gathered (if anything), `CODE: message`, then the next step.
 pub fn render_error(e: &ReadError) -> String {
-    let mut out = format!("{}: {}", e.code, e.message);
+    let mut out = e.partial.clone().unwrap_or_default();
+    out.push_str(&format!("{}: {}", e.code, e.message));
     if !e.suggestions.is_empty() {
         out.push_str(&format!("\nDid you mean: {}?", e.suggestions.join(", ")));
     }

@@ -78,7 +78,11 @@ fn read_lines(
     let mut renderer = LineRenderer::new(format.codec, limits.max_line_chars, limits.max_output_bytes);
     let start = window_start(source, request.offset).map_err(&io_err)?;
     let keep_max = renderer.keep_max();
-    let summary = scan::scan(source, start, request.limit, keep_max, |line| renderer.push(line)).map_err(&io_err)?;
+    let summary = match scan::scan(source, start, request.limit, keep_max, |line| renderer.push(line)) {
+        Ok(summary) => summary,
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Err(timed_out(renderer, limits)),
+        Err(e) => return Err(io_err(e)),
+    };
     let total = summary.total_lines;
     if total == 0 {
         let size = meta.size_bytes;
@@ -129,6 +133,20 @@ fn window_start(source: &Source<'_>, offset: i64) -> std::io::Result<Start> {
     }
     let from_end = offset.unsigned_abs();
     Ok(Start::Byte(tail::start_of_last_lines(source, from_end)?))
+}
+
+/// A line read stopped by its time budget: the lines gathered so far, then the error (no path in the message, so
+/// the whole stays within the output cap: the lines use at most the cap less the footer reserve).
+fn timed_out(renderer: LineRenderer, limits: &Limits) -> ReadError {
+    let seconds = limits.timeout_ms as f64 / 1000.0;
+    ReadError::new(
+        ErrorCode::Timeout,
+        format!(
+            "stopped at the {seconds} s time budget; any lines above were read before it ran out, and the total line count is unknown"
+        ),
+    )
+    .with_hint("read a byte range (start_byte/end_byte), which does not scan the whole file")
+    .with_partial(renderer.into_output())
 }
 
 fn past_end(path: &str, offset: i64, total: u64) -> ReadError {
@@ -247,4 +265,30 @@ fn binary_error(target: &Target<'_>, size: u64, description: &str, hint: Option<
 /// Names an I/O error met while reading `path`.
 fn io_error(path: &str) -> impl Fn(std::io::Error) -> ReadError + '_ {
     move |e| ReadError::from_io(&e, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::render_error;
+    use crate::window::scan::CapturedLine;
+
+    #[test]
+    fn timeout_returns_the_lines_gathered_before_the_error() {
+        let limits = Limits::default();
+        let mut renderer = LineRenderer::new(Codec::Whatwg(encoding_rs::UTF_8), 100, limits.max_output_bytes);
+        renderer.push(CapturedLine { number: 1, start: 0, content_end: 5, kept: b"first" });
+        let error = timed_out(renderer, &limits);
+        assert_eq!(error.code, ErrorCode::Timeout);
+        let output = render_error(&error);
+        assert!(output.starts_with("1: first\nTIMEOUT: stopped at the 30 s time budget"), "{output}");
+        assert!(output.ends_with("Next: read a byte range (start_byte/end_byte), which does not scan the whole file"));
+    }
+
+    #[test]
+    fn timeout_before_any_line_has_no_partial() {
+        let limits = Limits::default();
+        let renderer = LineRenderer::new(Codec::Whatwg(encoding_rs::UTF_8), 100, limits.max_output_bytes);
+        assert_eq!(timed_out(renderer, &limits).partial, None);
+    }
 }
