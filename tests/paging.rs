@@ -528,8 +528,9 @@ fn expected_outcome(r: &ReadRequest, size: u64, total: u64) -> Expect {
         if r.start_byte.is_some_and(|s| s < 0) || r.end_byte.is_some_and(|e| e < 0) {
             return Expect::Error(InvalidParam);
         }
-        if let (Some(s), Some(e)) = (r.start_byte, r.end_byte)
-            && e <= s
+        // An omitted start_byte is 0, so `end_byte: 0` alone is an empty range too.
+        if let Some(e) = r.end_byte
+            && e <= r.start_byte.unwrap_or(0)
         {
             return Expect::Error(InvalidRange);
         }
