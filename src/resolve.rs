@@ -425,6 +425,34 @@ mod tests {
     }
 
     #[test]
+    fn a_root_given_through_a_symlink_accepts_both_spellings() {
+        let (dir, root, _) = setup();
+        let alias = dir.path().join("alias");
+        std::os::unix::fs::symlink(&root, &alias).unwrap();
+        let roots = Roots::new(std::slice::from_ref(&alias)).unwrap();
+        for asked in [alias.join("inside.txt"), root.join("inside.txt")] {
+            let resolved = roots.resolve(asked.to_str().unwrap()).unwrap();
+            let opened = roots.open(&resolved, "inside.txt").unwrap();
+            assert_eq!(opened.real_relative, PathBuf::from("inside.txt"));
+        }
+    }
+
+    #[test]
+    fn relative_paths_use_the_first_root_and_later_roots_are_shown_absolute() {
+        let (dir, root, _) = setup();
+        let second = dir.path().join("work_secrets");
+        let roots = Roots::new(&[root.clone(), second.clone()]).unwrap();
+        let first = roots.open(&roots.resolve("inside.txt").unwrap(), "inside.txt").unwrap();
+        assert_eq!((first.root, roots.display_in(first.root, &first.real_relative)), (0, "inside.txt".to_string()));
+        let other = second.join("x");
+        let opened = roots.open(&roots.resolve(other.to_str().unwrap()).unwrap(), "x").unwrap();
+        let real_second = std::fs::canonicalize(&second).unwrap();
+        assert_eq!(opened.root, 1);
+        assert_eq!(roots.display_in(1, &opened.real_relative), real_second.join("x").to_string_lossy());
+        assert_eq!(roots.resolve("x").unwrap().root, 0);
+    }
+
+    #[test]
     fn missing_root_is_a_config_error() {
         let err = Roots::new(&[PathBuf::from("/definitely/not/here")]).unwrap_err();
         assert!(err.to_string().contains("/definitely/not/here"));

@@ -1187,26 +1187,10 @@ fn path_suggestions_lead_inside_the_root() {
 // 3. Rendering
 // ---------------------------------------------------------------------------------------------------------------
 
-/// Encodings a request may force (and a few labels that are not encodings).
-const FORCED: &[&str] = &[
-    "utf-8",
-    "utf-16le",
-    "utf-16be",
-    "utf-32le",
-    "utf-32be",
-    "windows-1252",
-    "shift_jis",
-    "gbk",
-    "gb18030",
-    "euc-kr",
-    "euc-jp",
-    "big5",
-    "iso-2022-jp",
-    "x-user-defined",
-    "latin1",
-    "replacement",
-    "utf-7",
-];
+/// Encodings a request may force: every codec, and a few labels that are not encodings.
+fn forced_labels() -> Vec<&'static str> {
+    CODEC_LABELS.iter().copied().chain(["latin1", "replacement", "utf-7"]).collect()
+}
 
 /// One stretch of generated file content.
 #[derive(Debug, Clone)]
@@ -1267,7 +1251,7 @@ fn wrap() -> impl Strategy<Value = Wrap> {
             b"\xef\xbb\xbf".as_slice(), b"\xff\xfe", b"\xfe\xff", b"\xff\xfe\0\0", b"\0\0\xfe\xff",
         ])
         .prop_map(Wrap::Bom),
-        3 => (prop::sample::select(FORCED), any::<bool>()).prop_map(|(label, bom)| Wrap::Encode(label, bom)),
+        3 => (prop::sample::select(forced_labels()), any::<bool>()).prop_map(|(label, bom)| Wrap::Encode(label, bom)),
     ]
 }
 
@@ -1336,7 +1320,7 @@ fn render_request() -> impl Strategy<Value = ReadRequest> {
         request_int(-60..60),
         request_int(-3..60),
         byte_range(),
-        prop_oneof![5 => Just(None), 4 => prop::sample::select(FORCED).prop_map(|s| Some(s.to_string()))],
+        prop_oneof![5 => Just(None), 4 => prop::sample::select(forced_labels()).prop_map(|s| Some(s.to_string()))],
     )
         .prop_map(|(mode, offset, limit, (start_byte, end_byte), encoding)| {
             let (offset, limit, start_byte, end_byte) = match mode {
