@@ -4,9 +4,12 @@
 //!   model would see (or the JSON result with `--json`).
 //! - `agent-read` with a JSON request on standard input prints one JSON result on standard output.
 //! - `agent-read --schema [--schema-format openai|anthropic|mcp]` prints the tool definition.
+//! - `agent-read mcp [--root DIR]...` serves the tool as an MCP server on standard input and output.
 //!
 //! Exit status: 0 when a result was printed (for JSON output, errors included), 1 when a plain-text read failed
 //! (the error went to standard error), 2 for a usage or configuration error.
+
+mod mcp;
 
 use agent_read::tool::{self, SchemaFormat};
 use agent_read::{Config, ReadRequest, ReadResult, Reader};
@@ -26,6 +29,9 @@ const MAX_REQUEST_BYTES: u64 = 1024 * 1024;
     after_help = "Without PATH, one JSON request is read from standard input and one JSON result is printed."
 )]
 struct Cli {
+    /// Another mode than reading one path.
+    #[command(subcommand)]
+    command: Option<Mode>,
     /// File or directory to read (relative to the first root, or absolute inside a root).
     path: Option<String>,
     /// 1-based first line; negative counts from the end (-100: the last 100 lines).
@@ -47,28 +53,28 @@ struct Cli {
     #[arg(long)]
     json: bool,
     /// A directory reads are confined to (repeatable; default: the working directory).
-    #[arg(long = "root", value_name = "DIR")]
+    #[arg(long = "root", value_name = "DIR", global = true)]
     roots: Vec<PathBuf>,
     /// TOML configuration file (roots, limits, policy, audit log).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", global = true)]
     config: Option<PathBuf>,
     /// Deny paths matching this glob, on top of the configured ones (repeatable).
-    #[arg(long = "deny", value_name = "GLOB")]
+    #[arg(long = "deny", value_name = "GLOB", global = true)]
     deny: Vec<String>,
     /// Allow only paths matching this glob (repeatable; replaces the configured allow list).
-    #[arg(long = "allow", value_name = "GLOB")]
+    #[arg(long = "allow", value_name = "GLOB", global = true)]
     allow: Vec<String>,
     /// Drop the built-in deny list of secrets (.env, *.pem, .ssh/, ...).
-    #[arg(long)]
+    #[arg(long, global = true)]
     no_default_deny: bool,
     /// Deny what .gitignore/.ignore files inside the root ignore.
-    #[arg(long)]
+    #[arg(long, global = true)]
     respect_ignore: bool,
     /// Append one JSON line per read (time, root, path, outcome, bytes; never content) to FILE.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", global = true)]
     audit_log: Option<PathBuf>,
     /// Time budget of one read in milliseconds (default 30000).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", global = true)]
     timeout_ms: Option<u64>,
     /// Print the tool definition (name, description, JSON Schema of the request) and exit.
     #[arg(long)]
@@ -76,6 +82,13 @@ struct Cli {
     /// Shape of the tool definition printed by --schema.
     #[arg(long, value_name = "FORMAT", value_parser = ["plain", "openai", "anthropic", "mcp"])]
     schema_format: Option<String>,
+}
+
+/// Modes other than reading one path.
+#[derive(Debug, clap::Subcommand)]
+enum Mode {
+    /// Serve the `read` tool as an MCP server on standard input and output (a file named `mcp` is `./mcp`).
+    Mcp,
 }
 
 impl Cli {
@@ -99,6 +112,12 @@ fn main() -> ExitCode {
         Ok(reader) => reader,
         Err(message) => return usage_error(&message),
     };
+    if let Some(Mode::Mcp) = cli.command {
+        return match mcp::serve_stdio(reader) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => usage_error(&message),
+        };
+    }
     match cli.path.clone() {
         Some(path) => read_path(&reader, &cli, path),
         None if cli.has_request_flags() => {

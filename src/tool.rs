@@ -69,6 +69,26 @@ pub fn parameters_schema() -> Value {
     schema
 }
 
+/// The JSON Schema of a result (the MCP `outputSchema`): every result has `ok`, `kind` and `output`; the rest
+/// depends on the kind (see the README's "Results").
+pub fn output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "ok": {"type": "boolean", "description": "false only for errors"},
+            "kind": {"type": "string", "enum": ["text", "directory", "error"]},
+            "output": {"type": "string", "description": "the text the model should see"},
+            "meta": {"type": "object", "description": "what the window shows and what it left out"},
+            "entries": {"type": "array", "items": {"type": "object"}, "description": "directory entries"},
+            "error": {"type": "string"},
+            "error_code": {"type": "string"},
+            "hint": {"type": "string", "description": "the next step"},
+            "suggestions": {"type": "array", "items": {"type": "string"}}
+        },
+        "required": ["ok", "kind", "output"]
+    })
+}
+
 /// The tool definition in the given shape.
 pub fn definition(format: SchemaFormat) -> Value {
     let parameters = parameters_schema();
@@ -111,6 +131,27 @@ mod tests {
         assert_eq!(props_sorted, expected);
         assert_eq!(schema["required"], json!(["path"]));
         assert_eq!(schema["additionalProperties"], json!(false));
+    }
+
+    #[test]
+    fn output_schema_requires_the_envelope_every_result_has() {
+        let schema = output_schema();
+        assert_eq!(schema["required"], json!(["ok", "kind", "output"]));
+        let result = crate::ReadResult::Error(crate::ReadError::invalid_param("x"));
+        let value = serde_json::to_value(&result).unwrap();
+        for key in schema["properties"].as_object().unwrap().keys() {
+            if let Some(field) = value.get(key) {
+                let expected = schema["properties"][key]["type"].as_str().unwrap();
+                let actual = match field {
+                    Value::Bool(_) => "boolean",
+                    Value::String(_) => "string",
+                    Value::Array(_) => "array",
+                    Value::Object(_) => "object",
+                    _ => "other",
+                };
+                assert_eq!(actual, expected, "{key}");
+            }
+        }
     }
 
     #[test]
