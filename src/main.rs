@@ -108,16 +108,20 @@ fn main() -> ExitCode {
         let text = serde_json::to_string_pretty(&tool::definition(format)).unwrap_or_default();
         return print_stdout(&text, ExitCode::SUCCESS);
     }
-    let reader = match build_reader(&cli) {
-        Ok(reader) => reader,
+    let config = match build_config(&cli) {
+        Ok(config) => config,
         Err(message) => return usage_error(&message),
     };
     if let Some(Mode::Mcp) = cli.command {
-        return match mcp::serve_stdio(reader) {
+        return match mcp::serve_stdio(config) {
             Ok(()) => ExitCode::SUCCESS,
             Err(message) => usage_error(&message),
         };
     }
+    let reader = match Reader::new(config) {
+        Ok(reader) => reader,
+        Err(e) => return usage_error(&e.to_string()),
+    };
     match cli.path.clone() {
         Some(path) => read_path(&reader, &cli, path),
         None if cli.has_request_flags() => {
@@ -127,7 +131,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn build_reader(cli: &Cli) -> Result<Reader, String> {
+fn build_config(cli: &Cli) -> Result<Config, String> {
     let mut config = match &cli.config {
         Some(path) => Config::load(path).map_err(|e| e.to_string())?,
         None => Config::default(),
@@ -147,7 +151,7 @@ fn build_reader(cli: &Cli) -> Result<Reader, String> {
     if let Some(ms) = cli.timeout_ms {
         config.limits.timeout_ms = ms;
     }
-    Reader::new(config).map_err(|e| e.to_string())
+    Ok(config)
 }
 
 fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {

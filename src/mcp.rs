@@ -4,37 +4,45 @@
 //! the same [`Reader`] as the command line, and the result is the same JSON — as `structuredContent`, with the model
 //! text as text content. Reads run on tokio's blocking pool behind a semaphore, so a slow read never stalls the
 //! protocol loop or the other requests.
+//!
+//! Roots: when the client offers MCP Roots, the server reads beneath the client's roots (asked for after
+//! initialization and again on every `roots/list_changed`), keeping the configured policy and limits; otherwise it
+//! uses `--root`. A client root that is not a local directory is skipped with a line on standard error.
 
 use agent_read::tool::{self, SchemaFormat};
-use agent_read::{ReadResult, Reader};
+use agent_read::{Config, ReadResult, Reader};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
 use tokio::sync::Semaphore;
 
 /// Reads that may run at once; further calls wait their turn.
 const MAX_CONCURRENT_READS: usize = 16;
 
-/// The server: one reader shared by every call.
+/// The server: one reader shared by every call, replaced when the client's roots change.
 #[derive(Clone)]
 struct ReadServer {
-    reader: Arc<Reader>,
+    config: Arc<Config>,
+    reader: Arc<RwLock<Arc<Reader>>>,
     permits: Arc<Semaphore>,
     tool: Arc<Tool>,
 }
 
 impl ReadServer {
-    fn new(reader: Reader) -> Result<Self, String> {
+    fn new(config: Config) -> Result<Self, String> {
+        let reader = Reader::new(config.clone()).map_err(|e| e.to_string())?;
         let mut definition = tool::definition(SchemaFormat::Mcp);
         definition["outputSchema"] = tool::output_schema();
         let tool: Tool = serde_json::from_value(definition).map_err(|e| format!("tool definition: {e}"))?;
         Ok(ReadServer {
-            reader: Arc::new(reader),
+            config: Arc::new(config),
+            reader: Arc::new(RwLock::new(Arc::new(reader))),
             permits: Arc::new(Semaphore::new(MAX_CONCURRENT_READS)),
             tool: Arc::new(tool),
         })
@@ -43,13 +51,64 @@ impl ReadServer {
     async fn read(&self, arguments: Value) -> Result<ReadResult, ErrorData> {
         let permit =
             self.permits.clone().acquire_owned().await.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let reader = self.reader.clone();
+        let reader = self.current_reader();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
             reader.read_json(&arguments)
         })
         .await
         .map_err(|e| ErrorData::internal_error(format!("the read task failed: {e}"), None))
+    }
+}
+
+impl ReadServer {
+    fn current_reader(&self) -> Arc<Reader> {
+        match self.reader.read() {
+            Ok(reader) => reader.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Asks the client for its roots and reads beneath them from now on (when at least one is usable).
+    // MCP Roots is deprecated by SEP-2577 in the newest protocol, but the SPEC asks for it and the clients people
+    // use today (Claude Code, Cursor, VS Code) still offer roots this way.
+    #[allow(deprecated)]
+    async fn adopt_client_roots(&self, peer: &Peer<RoleServer>) {
+        let offers_roots = peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
+        if !offers_roots {
+            return;
+        }
+        let listed = match peer.list_roots().await {
+            Ok(listed) => listed,
+            Err(e) => return eprintln!("agent-read: the client's roots could not be listed ({e}); keeping --root"),
+        };
+        let roots: Vec<PathBuf> = listed.roots.iter().filter_map(|root| usable_root(&root.uri)).collect();
+        if roots.is_empty() {
+            return eprintln!("agent-read: the client offered no usable root; keeping --root");
+        }
+        let config = Config { roots, ..self.config.as_ref().clone() };
+        match Reader::new(config) {
+            Ok(reader) => match self.reader.write() {
+                Ok(mut current) => *current = Arc::new(reader),
+                Err(poisoned) => *poisoned.into_inner() = Arc::new(reader),
+            },
+            Err(e) => eprintln!("agent-read: the client's roots cannot be used ({e}); keeping the previous roots"),
+        }
+    }
+}
+
+/// The local directory a client root names, or `None` (with a line on standard error) when it is not one.
+fn usable_root(uri: &str) -> Option<PathBuf> {
+    let Some(encoded) = uri.strip_prefix("file://") else {
+        eprintln!("agent-read: ignoring client root {uri}: not a file:// URI");
+        return None;
+    };
+    let path = PathBuf::from(percent_encoding::percent_decode_str(encoded).decode_utf8_lossy().into_owned());
+    if path.is_dir() {
+        Some(path)
+    } else {
+        eprintln!("agent-read: ignoring client root {uri}: not an existing directory");
+        None
     }
 }
 
@@ -67,6 +126,14 @@ impl ServerHandler for ReadServer {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("agent-read", env!("CARGO_PKG_VERSION")))
             .with_instructions("One read-only tool, `read`: bounded, paged windows of files and directories.")
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.adopt_client_roots(&context.peer).await;
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.adopt_client_roots(&context.peer).await;
     }
 
     async fn list_tools(
@@ -100,8 +167,8 @@ impl ServerHandler for ReadServer {
 }
 
 /// Serves the `read` tool on standard input and output until the client disconnects.
-pub fn serve_stdio(reader: Reader) -> Result<(), String> {
-    let server = ReadServer::new(reader)?;
+pub fn serve_stdio(config: Config) -> Result<(), String> {
+    let server = ReadServer::new(config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(MAX_CONCURRENT_READS)

@@ -144,3 +144,70 @@ async fn concurrent_calls_all_answer() {
     }
     client.cancel().await.unwrap();
 }
+
+/// A client that offers MCP Roots: the roots it lists can be changed, and it tells the server when they do.
+#[derive(Clone)]
+struct RootsClient {
+    roots: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+#[allow(deprecated)] // MCP Roots: deprecated by SEP-2577, still what today's clients offer (see src/mcp.rs).
+impl rmcp::ClientHandler for RootsClient {
+    fn get_info(&self) -> rmcp::model::ClientInfo {
+        let capabilities =
+            rmcp::model::ClientCapabilities::builder().enable_roots().enable_roots_list_changed().build();
+        rmcp::model::ClientInfo::new(capabilities, rmcp::model::Implementation::new("roots-test", "1"))
+            .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        let uris = self.roots.lock().unwrap().clone();
+        Ok(rmcp::model::ListRootsResult::new(uris.into_iter().map(rmcp::model::Root::new).collect()))
+    }
+}
+
+/// Waits (bounded) until a read of `path` gives the expected error code or success.
+async fn eventually(client: &RunningService<RoleClient, RootsClient>, path: &str, ok: bool) -> Value {
+    for _ in 0..100 {
+        let Value::Object(arguments) = json!({"path": path}) else { unreachable!() };
+        let result =
+            client.call_tool(CallToolRequestParams::new("read").with_arguments(arguments)).await.expect("tools/call");
+        let structured = result.structured_content.expect("structuredContent");
+        if structured["ok"] == ok {
+            return structured;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("{path} never became ok={ok}");
+}
+
+#[tokio::test]
+async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_changes() {
+    let cli_root = workspace();
+    let first = tempfile::tempdir().unwrap();
+    std::fs::write(first.path().join("from_first.txt"), "first root\n").unwrap();
+    let second = tempfile::tempdir().unwrap();
+    std::fs::write(second.path().join("from_second.txt"), "second root\n").unwrap();
+    let not_a_dir = first.path().join("from_first.txt");
+    let uri = |p: &Path| format!("file://{}", p.display());
+    let roots = std::sync::Arc::new(std::sync::Mutex::new(vec![uri(first.path()), uri(&not_a_dir)]));
+    let handler = RootsClient { roots: roots.clone() };
+    let binary = env!("CARGO_BIN_EXE_agent-read");
+    let command = tokio::process::Command::new(binary).configure(|cmd| {
+        cmd.arg("mcp").arg("--root").arg(cli_root.path()).stderr(std::process::Stdio::null());
+    });
+    let client = handler.serve(TokioChildProcess::new(command).unwrap()).await.expect("initialize");
+    // The client's root (the file among them is skipped) replaces --root.
+    let read = eventually(&client, "from_first.txt", true).await;
+    assert_eq!(read["output"], "1: first root\n(lines 1-1 of 1 · 11 B · end of file)");
+    assert_eq!(eventually(&client, "notes.txt", false).await["error_code"], "NOT_FOUND");
+    // roots/list_changed: the server asks again and follows.
+    *roots.lock().unwrap() = vec![uri(second.path())];
+    client.notify_roots_list_changed().await.expect("notify");
+    eventually(&client, "from_second.txt", true).await;
+    assert_eq!(eventually(&client, "from_first.txt", false).await["error_code"], "NOT_FOUND");
+    client.cancel().await.unwrap();
+}
