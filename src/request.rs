@@ -44,20 +44,40 @@ pub const FIELDS: &[&str] = &["path", "offset", "limit", "start_byte", "end_byte
 /// Accepted spellings of fields other than their schema name.
 const ALIASES: &[(&str, &str)] = &[("file_path", "path")];
 
+/// A window of lines (or directory entries), after validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineWindow {
+    /// 1-based start, or negative from the end (never 0).
+    pub offset: i64,
+    /// Lines to return, already clamped to the configured maximum.
+    pub limit: u64,
+    /// The limit the request asked for, when it was clamped.
+    pub clamped_from: Option<u64>,
+    /// Whether the request named a limit (then the next call repeats it).
+    pub explicit_limit: bool,
+}
+
+impl LineWindow {
+    /// The limit applied, when the requested one was clamped to it.
+    pub fn clamped_to(&self) -> Option<u64> {
+        self.clamped_from.map(|_| self.limit)
+    }
+
+    /// The exact next call for a window continuing at `next_offset` (repeating the limit when one was asked).
+    pub fn next_call(&self, next_offset: u64) -> String {
+        if self.explicit_limit {
+            format!("offset={next_offset} limit={}", self.limit)
+        } else {
+            format!("offset={next_offset}")
+        }
+    }
+}
+
 /// What part of the target to return, after validation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Window {
-    /// Lines (or directory entries) starting at `offset` (never 0; negative counts from the end).
-    Lines {
-        /// 1-based start, or negative from the end.
-        offset: i64,
-        /// Lines to return, already clamped to the configured maximum.
-        limit: u64,
-        /// The limit the request asked for, when it was clamped.
-        clamped_from: Option<u64>,
-        /// Whether the request named a limit (then the next call repeats it).
-        explicit_limit: bool,
-    },
+    /// Lines (or directory entries).
+    Lines(LineWindow),
     /// The bytes `[start, end)` of the file; either end may be open.
     Bytes {
         /// First byte, when given.
@@ -245,7 +265,7 @@ fn line_window(offset: Option<i64>, limit: Option<i64>, limits: &Limits) -> Resu
             if asked > limits.max_lines { (limits.max_lines, Some(asked)) } else { (asked, None) }
         }
     };
-    Ok(Window::Lines { offset, limit, clamped_from, explicit_limit: explicit })
+    Ok(Window::Lines(LineWindow { offset, limit, clamped_from, explicit_limit: explicit }))
 }
 
 fn byte_window(start: Option<i64>, end: Option<i64>) -> Result<Window, ReadError> {
@@ -333,9 +353,17 @@ mod tests {
         let clamped = window(ReadRequest { limit: Some(1_000_000), ..ReadRequest::new("a") }).unwrap();
         assert_eq!(
             clamped,
-            Window::Lines { offset: 1, limit: limits.max_lines, clamped_from: Some(1_000_000), explicit_limit: true }
+            Window::Lines(LineWindow {
+                offset: 1,
+                limit: limits.max_lines,
+                clamped_from: Some(1_000_000),
+                explicit_limit: true
+            })
         );
         let default = window(ReadRequest::new("a")).unwrap();
-        assert_eq!(default, Window::Lines { offset: 1, limit: 2000, clamped_from: None, explicit_limit: false });
+        assert_eq!(
+            default,
+            Window::Lines(LineWindow { offset: 1, limit: 2000, clamped_from: None, explicit_limit: false })
+        );
     }
 }

@@ -132,8 +132,9 @@ impl Roots {
 
     /// Opens a resolved path without blocking, confined beneath its root.
     pub fn open(&self, resolved: &Resolved, shown: &str) -> Result<Opened, ReadError> {
-        let (file, root) = match self.open_beneath(resolved.root, &resolved.beneath) {
-            Ok(file) => (file, resolved.root),
+        // Which root, and which path beneath it, the open finally went through.
+        let (file, root, beneath) = match self.open_beneath(resolved.root, &resolved.beneath) {
+            Ok(file) => (file, resolved.root, resolved.beneath.clone()),
             Err(e) if is_escape(&e) => self.open_through_absolute_symlink(resolved, shown)?,
             Err(e) => return Err(self.open_error(&e, resolved, shown)),
         };
@@ -145,7 +146,7 @@ impl Roots {
             return Err(not_regular(what, shown));
         }
         let real = real_path_of(&file)
-            .or_else(|| std::fs::canonicalize(self.roots[root].real.join(&resolved.beneath)).ok())
+            .or_else(|| std::fs::canonicalize(self.roots[root].real.join(&beneath)).ok())
             .ok_or_else(|| ReadError::new(ErrorCode::IoError, format!("{shown}: cannot tell where the file is")))?;
         let (root, real_relative) = self.locate(&real).ok_or_else(|| outside_root(shown))?;
         let handle =
@@ -206,14 +207,18 @@ impl Roots {
 
     /// The kernel refuses absolute symlink targets beneath a root. Look the real path up; if it lies beneath a root,
     /// open it again through that root's handle (still confined).
-    fn open_through_absolute_symlink(&self, resolved: &Resolved, shown: &str) -> Result<(File, usize), ReadError> {
+    fn open_through_absolute_symlink(
+        &self,
+        resolved: &Resolved,
+        shown: &str,
+    ) -> Result<(File, usize, PathBuf), ReadError> {
         let joined = self.roots[resolved.root].real.join(&resolved.beneath);
         // Where the path leads, following every link even when the end does not exist, so that a dangling link
         // out of the roots is OUTSIDE_ROOT (saying NOT_FOUND would tell which outside files exist).
         let leads_to = follow_links(&joined).ok_or_else(|| outside_root(shown).with_hint(SYMLINK_OUT_HINT))?;
         let (root, relative) = self.locate(&leads_to).ok_or_else(|| outside_root(shown).with_hint(SYMLINK_OUT_HINT))?;
         match self.open_beneath(root, &relative) {
-            Ok(file) => Ok((file, root)),
+            Ok(file) => Ok((file, root, relative)),
             Err(e) if is_escape(&e) => Err(outside_root(shown).with_hint(SYMLINK_OUT_HINT)),
             Err(e) => Err(self.open_error(&e, resolved, shown)),
         }

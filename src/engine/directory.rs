@@ -38,7 +38,7 @@ const MAX_ENTRIES: usize = 1_000_000;
 /// Lists one page of a directory.
 pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<DirectoryResult, ReadError> {
     let shown = listing.shown.clone();
-    let Window::Lines { offset, limit, clamped_from, explicit_limit } = window else {
+    let Window::Lines(lines) = window else {
         return Err(ReadError::invalid_param(format!(
             "{shown} is a directory; start_byte/end_byte apply to files only"
         ))
@@ -63,12 +63,12 @@ pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<Di
     if total == 0 {
         return Ok(empty_directory(shown));
     }
-    let first = first_index(offset, total).ok_or_else(|| past_end(&shown, offset, total))?;
+    let first = first_index(lines.offset, total).ok_or_else(|| past_end(&shown, lines.offset, total))?;
     let budget = limits.max_output_bytes - FOOTER_RESERVE;
     let mut output = String::new();
     let mut entries = Vec::new();
     let mut cap_hit = false;
-    for (name, file_type) in names.iter().skip(first as usize).take(limit as usize) {
+    for (name, file_type) in names.iter().skip(first as usize).take(lines.limit as usize) {
         let entry = describe(listing.dir, name, *file_type);
         let relative = listing.relative.join(name);
         let denied = listing.policy.check(&relative, &absolute_of(listing.root, &relative)).is_err();
@@ -89,12 +89,9 @@ pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<Di
     let next_offset = (last < total).then_some(last + 1);
     let mut footer = Footer::new(format!("entries {}-{last} of {total}", first + 1));
     footer.notice_if(listing_cut, || format!("listing stopped at {MAX_ENTRIES} entries"));
-    footer.notice_if(clamped_from.is_some(), || format!("limit clamped to {}", limits.max_lines));
+    footer.notice_if(lines.clamped_from.is_some(), || format!("limit clamped to {}", limits.max_lines));
     footer.notice_if(cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
-    let next_call = next_offset.map(|n| match explicit_limit {
-        true => format!("offset={n} limit={limit}"),
-        false => format!("offset={n}"),
-    });
+    let next_call = next_offset.map(|n| lines.next_call(n));
     render::append_footer(&mut output, &footer.finish(next_call, "end of directory"));
     let meta = DirectoryMeta {
         path: shown,
@@ -103,7 +100,7 @@ pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<Di
         offset: first + 1,
         next_offset,
         byte_cap_hit: cap_hit,
-        limit_clamped_to: clamped_from.map(|_| limit),
+        limit_clamped_to: lines.clamped_to(),
     };
     Ok(DirectoryResult { output, meta, entries })
 }
@@ -180,9 +177,10 @@ mod tests {
     use super::*;
 
     use crate::policy::PolicyConfig;
+    use crate::request::LineWindow;
 
     fn lines(offset: i64, limit: u64) -> Window {
-        Window::Lines { offset, limit, clamped_from: None, explicit_limit: true }
+        Window::Lines(LineWindow { offset, limit, clamped_from: None, explicit_limit: true })
     }
 
     fn list_dir(path: &Path, window: Window) -> Result<DirectoryResult, ReadError> {

@@ -4,7 +4,7 @@ use crate::classify::{self, Codec, Content, EncodingSource, SNIFF_LEN, TextForma
 use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
 use crate::render::{self, FOOTER_RESERVE, Footer, LineRenderer, human_size};
-use crate::request::Window;
+use crate::request::{LineWindow, Window};
 use crate::result::{TextMeta, TextResult};
 use crate::window::scan::{self, ScanSummary, Start};
 use crate::window::{Source, bytes, tail};
@@ -51,25 +51,15 @@ pub fn read(
     let source = Source::new(target.file, format.bom_len as u64, end, format.codec.newline_layout())
         .with_deadline(target.deadline);
     match window {
-        Window::Lines { offset, limit, clamped_from, explicit_limit } => {
-            let lines = LineRequest { offset, limit, clamped: clamped_from.map(|_| limit), explicit_limit };
-            read_lines(&source, &format, lines, meta, limits)
-        }
+        Window::Lines(lines) => read_lines(&source, &format, lines, meta, limits),
         Window::Bytes { start, end: end_byte } => read_bytes(&source, &format, [start, end_byte], meta, limits),
     }
-}
-
-struct LineRequest {
-    offset: i64,
-    limit: u64,
-    clamped: Option<u64>,
-    explicit_limit: bool,
 }
 
 fn read_lines(
     source: &Source<'_>,
     format: &TextFormat,
-    request: LineRequest,
+    request: LineWindow,
     mut meta: TextMeta,
     limits: &Limits,
 ) -> Result<TextResult, ReadError> {
@@ -98,16 +88,13 @@ fn read_lines(
     let next_offset = (last < total).then_some(last + 1);
     let mut footer = Footer::new(format!("lines {first}-{last} of {total}"));
     footer.notice(human_size(meta.size_bytes));
-    footer.notice_if(request.clamped.is_some(), || format!("limit clamped to {}", limits.max_lines));
+    footer.notice_if(request.clamped_from.is_some(), || format!("limit clamped to {}", limits.max_lines));
     footer.notice_if(renderer.cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
     footer.notice_if(renderer.truncated > 0, || format!("{} long line(s) cut", renderer.truncated));
     encoding_notices(&mut footer, format, renderer.invalid);
     line_ending_notice(&mut footer, &summary);
     footer.notice_if(next_offset.is_none() && !summary.trailing_newline, || "no final newline".to_string());
-    let next_call = next_offset.map(|n| match request.explicit_limit {
-        true => format!("offset={n} limit={}", request.limit),
-        false => format!("offset={n}"),
-    });
+    let next_call = next_offset.map(|n| request.next_call(n));
     meta.invalid_bytes = (renderer.invalid > 0).then_some(renderer.invalid);
     meta.more_before = first > 1;
     meta.more_after = last < total;
@@ -120,7 +107,7 @@ fn read_lines(
     meta.truncated_lines = Some(renderer.truncated);
     let mut output = renderer.into_output();
     render::append_footer(&mut output, &footer.finish(next_call, "end of file"));
-    meta.limit_clamped_to = request.clamped;
+    meta.limit_clamped_to = request.clamped_to();
     meta.line_ending = Some(summary.endings.describe());
     meta.trailing_newline = Some(summary.trailing_newline);
     Ok(TextResult { output, meta })
