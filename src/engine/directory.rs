@@ -223,6 +223,24 @@ mod tests {
     }
 
     #[test]
+    fn listing_past_its_deadline_is_a_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), "").unwrap();
+        let handle = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
+        let policy = Policy::new(&PolicyConfig::default()).unwrap();
+        let listing = Listing {
+            dir: &handle,
+            relative: Path::new(""),
+            root: dir.path(),
+            policy: &policy,
+            shown: "d".into(),
+            deadline: Instant::now(),
+        };
+        let err = list(&listing, lines(1, 10), &Limits::default()).unwrap_err();
+        assert_eq!(err.code, crate::error::ErrorCode::Timeout);
+    }
+
+    #[test]
     fn empty_directory_has_a_notice() {
         let dir = tempfile::tempdir().unwrap();
         let r = list_dir(dir.path(), lines(1, 10)).unwrap();
