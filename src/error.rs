@@ -30,6 +30,8 @@ pub enum ErrorCode {
     TooLarge,
     /// The read ran past its time budget.
     Timeout,
+    /// The caller cancelled the read before it finished.
+    Cancelled,
     /// Any other input/output failure.
     IoError,
 }
@@ -48,6 +50,7 @@ impl ErrorCode {
             ErrorCode::Binary => "BINARY",
             ErrorCode::TooLarge => "TOO_LARGE",
             ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::IoError => "IO_ERROR",
         }
     }
@@ -122,6 +125,9 @@ impl ReadError {
     /// Maps an operating-system error met while opening or reading `shown_path`.
     pub fn from_io(err: &std::io::Error, shown_path: &str) -> Self {
         use std::io::ErrorKind;
+        if crate::budget::is_cancelled(err) {
+            return Self::new(ErrorCode::Cancelled, format!("{shown_path}: the read was cancelled by its caller"));
+        }
         match err.kind() {
             ErrorKind::NotFound => Self::new(ErrorCode::NotFound, format!("{shown_path}: no such file or directory")),
             ErrorKind::PermissionDenied => {

@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod budget;
 pub mod classify;
 pub mod config;
 pub mod engine;
@@ -33,6 +34,7 @@ pub mod suggest;
 pub mod tool;
 pub mod window;
 
+pub use budget::Cancel;
 pub use config::{Config, ConfigError, Limits};
 pub use engine::Reader;
 pub use error::{ErrorCode, ReadError};

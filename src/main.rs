@@ -4,7 +4,8 @@
 //!   model would see (or the JSON result with `--json`).
 //! - `agent-read` with a JSON request on standard input prints one JSON result on standard output.
 //! - `agent-read --schema [--schema-format openai|anthropic|mcp]` prints the tool definition.
-//! - `agent-read mcp [--root DIR]...` serves the tool as an MCP server on standard input and output.
+//! - `agent-read mcp [--root DIR]...` serves the tool as an MCP server on standard input and output;
+//!   `agent-read mcp --http ADDR [--allow-host HOST]... [--stateless]` serves it over streamable HTTP.
 //!
 //! Exit status: 0 when a result was printed (for JSON output, errors included), 1 when a plain-text read failed
 //! (the error went to standard error), 2 for a usage or configuration error.
@@ -87,8 +88,24 @@ struct Cli {
 /// Modes other than reading one path.
 #[derive(Debug, clap::Subcommand)]
 enum Mode {
-    /// Serve the `read` tool as an MCP server on standard input and output (a file named `mcp` is `./mcp`).
-    Mcp,
+    /// Serve the `read` tool as an MCP server, on standard input and output unless --http is given (a file named
+    /// `mcp` is `./mcp`).
+    Mcp(McpArgs),
+}
+
+/// How to serve MCP.
+#[derive(Debug, clap::Args)]
+struct McpArgs {
+    /// Serve over streamable HTTP at http://ADDR/mcp. ADDR is IP:PORT, localhost:PORT, or a port on 127.0.0.1.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// Accept requests whose Host header is HOST, besides loopback names (repeatable; `*` accepts any host).
+    #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
+    allowed_hosts: Vec<String>,
+    /// HTTP without sessions: every request stands alone (JSON responses), so instances can run behind any load
+    /// balancer; client roots are not asked for.
+    #[arg(long, requires = "http")]
+    stateless: bool,
 }
 
 impl Cli {
@@ -112,8 +129,19 @@ fn main() -> ExitCode {
         Ok(config) => config,
         Err(message) => return usage_error(&message),
     };
-    if let Some(Mode::Mcp) = cli.command {
-        return match mcp::serve_stdio(config) {
+    if let Some(Mode::Mcp(args)) = &cli.command {
+        let served = match &args.http {
+            None => mcp::serve_stdio(config),
+            Some(listen) => {
+                let options = mcp::http::HttpOptions {
+                    listen: listen.clone(),
+                    allowed_hosts: args.allowed_hosts.clone(),
+                    stateless: args.stateless,
+                };
+                mcp::http::serve_http(config, &options)
+            }
+        };
+        return match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(message) => usage_error(&message),
         };

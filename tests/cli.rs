@@ -1720,3 +1720,42 @@ fn schema_formats_wrap_the_same_parameters() {
     assert_eq!(mcp["annotations"]["readOnlyHint"], true);
     assert_eq!(mcp["annotations"]["destructiveHint"], false);
 }
+
+#[test]
+fn mcp_http_with_a_malformed_address_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    Command::cargo_bin("agent-read")
+        .unwrap()
+        .args(["mcp", "--http", "example.com:80", "--root"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--http expects IP:PORT"));
+}
+
+#[test]
+fn mcp_http_on_a_busy_port_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = busy.local_addr().unwrap().to_string();
+    Command::cargo_bin("agent-read")
+        .unwrap()
+        .args(["mcp", "--http", &address, "--root"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!("cannot listen on {address}")));
+}
+
+#[test]
+fn http_only_flags_need_http() {
+    for flag in [&["--stateless"][..], &["--allow-host", "example.com"][..]] {
+        Command::cargo_bin("agent-read")
+            .unwrap()
+            .arg("mcp")
+            .args(flag)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("--http"));
+    }
+}

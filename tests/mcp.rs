@@ -211,3 +211,48 @@ async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_c
     assert_eq!(eventually(&client, "from_first.txt", false).await["error_code"], "NOT_FOUND");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_cancelled_request_stops_its_read() {
+    use rmcp::model::{CallToolRequest, ClientRequest};
+    use rmcp::service::PeerRequestOptions;
+    let dir = workspace();
+    // Text up front, then a 64 GiB hole: a full scan of it takes many seconds.
+    let huge = dir.path().join("huge.log");
+    std::fs::write(&huge, "line\n".repeat(20_000)).unwrap();
+    std::fs::File::options().write(true).open(&huge).unwrap().set_len(64 << 30).unwrap();
+    let audit = tempfile::tempdir().unwrap();
+    let audit_log = audit.path().join("audit.jsonl");
+    let binary = env!("CARGO_BIN_EXE_agent-read");
+    let command = tokio::process::Command::new(binary).configure(|cmd| {
+        cmd.arg("mcp")
+            .arg("--root")
+            .arg(dir.path())
+            .arg("--audit-log")
+            .arg(&audit_log)
+            .arg("--timeout-ms")
+            .arg("600000");
+    });
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.expect("initialize");
+    let Value::Object(arguments) = json!({"path": "huge.log"}) else { unreachable!() };
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("read").with_arguments(arguments),
+    ));
+    let handle = client.send_cancellable_request(request, PeerRequestOptions::no_options()).await.expect("send");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    handle.cancel(Some("no longer needed".into())).await.expect("cancel");
+    // The read stops at its next chunk and the audit log says so (without cancellation it would run for minutes).
+    let mut outcome = String::new();
+    for _ in 0..200 {
+        outcome = std::fs::read_to_string(&audit_log).unwrap_or_default();
+        if !outcome.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(outcome.contains(r#""outcome":"CANCELLED""#), "audit log after cancelling: {outcome:?}");
+    // The server goes on answering.
+    let after = call(&client, json!({"path": "notes.txt", "limit": 1})).await;
+    assert_eq!(after.is_error, Some(false));
+    client.cancel().await.unwrap();
+}

@@ -4,17 +4,16 @@
 //! alone (no `stat` per entry); only the entries of the returned page are measured, so a page of a huge directory
 //! costs one listing and one sort. Entries the policy denies are listed but marked, so the model does not try them.
 
+use crate::budget::Budget;
 use crate::config::Limits;
 use crate::error::ReadError;
 use crate::policy::{Policy, absolute_of};
 use crate::render::{self, FOOTER_RESERVE, Footer, human_size};
 use crate::request::Window;
 use crate::result::{DirEntry, DirectoryMeta, DirectoryResult, EntryKind};
-use crate::window::check_deadline;
 use cap_std::fs::{Dir, FileType, FileTypeExt};
 use std::ffi::OsString;
 use std::path::Path;
-use std::time::Instant;
 
 /// An open directory and what listing it needs to know.
 pub struct Listing<'a> {
@@ -28,8 +27,8 @@ pub struct Listing<'a> {
     pub policy: &'a Policy,
     /// The path as shown to the model.
     pub shown: String,
-    /// When the read's time budget runs out.
-    pub deadline: Instant,
+    /// When the listing must stop.
+    pub budget: Budget,
 }
 
 /// Entries listed at most; a larger directory is listed up to here and says so.
@@ -53,7 +52,7 @@ pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<Di
             break;
         }
         if names.len() % 4096 == 0 {
-            check_deadline(Some(listing.deadline)).map_err(io_err)?;
+            listing.budget.check().map_err(io_err)?;
         }
         let entry = entry.map_err(io_err)?;
         names.push((entry.file_name(), entry.file_type().ok()));
@@ -176,8 +175,10 @@ fn empty_directory(shown: String) -> DirectoryResult {
 mod tests {
     use super::*;
 
+    use crate::budget::Cancel;
     use crate::policy::PolicyConfig;
     use crate::request::LineWindow;
+    use std::time::Instant;
 
     fn lines(offset: i64, limit: u64) -> Window {
         Window::Lines(LineWindow { offset, limit, clamped_from: None, explicit_limit: true })
@@ -186,9 +187,9 @@ mod tests {
     fn list_dir(path: &Path, window: Window) -> Result<DirectoryResult, ReadError> {
         let dir = Dir::open_ambient_dir(path, cap_std::ambient_authority()).unwrap();
         let policy = Policy::new(&PolicyConfig::default()).unwrap();
-        let deadline = Instant::now() + std::time::Duration::from_secs(30);
+        let budget = Budget::new(Instant::now() + std::time::Duration::from_secs(30), Cancel::new());
         let listing =
-            Listing { dir: &dir, relative: Path::new(""), root: path, policy: &policy, shown: "d".into(), deadline };
+            Listing { dir: &dir, relative: Path::new(""), root: path, policy: &policy, shown: "d".into(), budget };
         list(&listing, window, &Limits::default())
     }
 
@@ -222,8 +223,7 @@ mod tests {
         assert!(r.output.starts_with(".env  (5 B)  (denied)\n"), "{}", r.output);
     }
 
-    #[test]
-    fn listing_past_its_deadline_is_a_timeout() {
+    fn list_stopped(budget: Budget) -> ReadError {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a"), "").unwrap();
         let handle = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
@@ -234,10 +234,23 @@ mod tests {
             root: dir.path(),
             policy: &policy,
             shown: "d".into(),
-            deadline: Instant::now(),
+            budget,
         };
-        let err = list(&listing, lines(1, 10), &Limits::default()).unwrap_err();
+        list(&listing, lines(1, 10), &Limits::default()).unwrap_err()
+    }
+
+    #[test]
+    fn listing_past_its_deadline_is_a_timeout() {
+        let err = list_stopped(Budget::new(Instant::now(), Cancel::new()));
         assert_eq!(err.code, crate::error::ErrorCode::Timeout);
+    }
+
+    #[test]
+    fn cancelled_listing_stops() {
+        let cancel = Cancel::new();
+        cancel.cancel();
+        let err = list_stopped(Budget::new(Instant::now() + std::time::Duration::from_secs(30), cancel));
+        assert_eq!(err.code, crate::error::ErrorCode::Cancelled);
     }
 
     #[test]

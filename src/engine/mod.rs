@@ -7,6 +7,7 @@ mod directory;
 mod text;
 
 use crate::audit::{self, AuditEntry, AuditLog};
+use crate::budget::{Budget, Cancel};
 use crate::classify::Codec;
 use crate::config::{Config, ConfigError, Limits};
 use crate::error::{ErrorCode, MAX_MESSAGE_BYTES, ReadError};
@@ -56,16 +57,27 @@ impl Reader {
 
     /// Reads one request. Never panics on any input; every failure is an `Error` result.
     pub fn read(&self, request: &ReadRequest) -> ReadResult {
+        self.read_cancellable(request, &Cancel::new())
+    }
+
+    /// Reads one request until done or until `cancel` is given; a cancelled read ends with `CANCELLED` within one
+    /// chunk's work (64 KiB) or a few thousand directory entries.
+    pub fn read_cancellable(&self, request: &ReadRequest, cancel: &Cancel) -> ReadResult {
         let mut trace = Trace::default();
-        let result = self.try_read(request, &mut trace).unwrap_or_else(|e| ReadResult::Error(self.clip(e)));
+        let result = self.try_read(request, cancel, &mut trace).unwrap_or_else(|e| ReadResult::Error(self.clip(e)));
         self.audit(request, &trace, &result);
         result
     }
 
     /// Parses an untrusted JSON request and reads it.
     pub fn read_json(&self, request: &Value) -> ReadResult {
+        self.read_json_cancellable(request, &Cancel::new())
+    }
+
+    /// Parses an untrusted JSON request and reads it until done or until `cancel` is given.
+    pub fn read_json_cancellable(&self, request: &Value, cancel: &Cancel) -> ReadResult {
         match ReadRequest::from_json(request) {
-            Ok(request) => self.read(&request),
+            Ok(request) => self.read_cancellable(&request, cancel),
             Err(error) => self.rejected(error),
         }
     }
@@ -89,8 +101,8 @@ impl Reader {
         error.clipped(MAX_MESSAGE_BYTES.min(self.limits.max_output_bytes / 4))
     }
 
-    fn try_read(&self, request: &ReadRequest, trace: &mut Trace) -> Result<ReadResult, ReadError> {
-        let deadline = Instant::now() + Duration::from_millis(self.limits.timeout_ms);
+    fn try_read(&self, request: &ReadRequest, cancel: &Cancel, trace: &mut Trace) -> Result<ReadResult, ReadError> {
+        let budget = Budget::new(Instant::now() + Duration::from_millis(self.limits.timeout_ms), cancel.clone());
         // Every field's own validity (INVALID_PARAM) before how the fields relate (INVALID_RANGE).
         let forced = request.encoding.as_deref().map(parse_encoding).transpose()?;
         let window = request.window(&self.limits)?;
@@ -112,7 +124,7 @@ impl Reader {
         trace.shown = Some(shown.clone());
         match opened.handle {
             Handle::File(file, metadata) => {
-                let target = text::Target { file: &file, metadata: &metadata, shown, deadline };
+                let target = text::Target { file: &file, metadata: &metadata, shown, budget };
                 text::read(&target, window, forced, &self.limits).map(ReadResult::Text)
             }
             Handle::Directory(dir) => {
@@ -122,7 +134,7 @@ impl Reader {
                     root: self.roots.real_path(opened.root),
                     policy: &self.policy,
                     shown,
-                    deadline,
+                    budget,
                 };
                 directory::list(&listing, window, &self.limits).map(ReadResult::Directory)
             }
@@ -188,6 +200,40 @@ mod tests {
     fn reader_is_shareable_between_threads() {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<Reader>();
+    }
+
+    #[test]
+    fn a_cancelled_read_stops_mid_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.log");
+        // Text up front (so it classifies as text), then a 64 GiB hole: scanning it all takes many seconds.
+        std::fs::write(&path, "line\n".repeat(20_000)).unwrap();
+        std::fs::File::options().write(true).open(&path).unwrap().set_len(64 << 30).unwrap();
+        let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
+        let cancel = Cancel::new();
+        let started = Instant::now();
+        let result = std::thread::scope(|scope| {
+            let read = scope.spawn(|| reader.read_cancellable(&ReadRequest::new("huge.log"), &cancel));
+            std::thread::sleep(Duration::from_millis(100));
+            cancel.cancel();
+            read.join().unwrap()
+        });
+        let ReadResult::Error(error) = result else { panic!("the read was not stopped: {}", result.output()) };
+        assert_eq!(error.code, ErrorCode::Cancelled, "{}", error.message);
+        assert!(started.elapsed() < Duration::from_secs(20), "stopped only after {:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_read_cancelled_before_it_starts_opens_nothing_long() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
+        let cancel = Cancel::new();
+        cancel.cancel();
+        let result = reader.read_json_cancellable(&serde_json::json!({"path": "a.txt"}), &cancel);
+        assert_eq!(result.output(), "CANCELLED: a.txt: the read was cancelled by its caller");
+        // Cancelling one read does not touch the next.
+        assert_eq!(reader.read(&ReadRequest::new("a.txt")).output(), "1: one\n(lines 1-1 of 1 · 4 B · end of file)");
     }
 
     #[test]

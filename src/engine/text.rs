@@ -1,5 +1,6 @@
 //! A regular file through classify → window → render.
 
+use crate::budget::Budget;
 use crate::classify::{self, Codec, Content, EncodingSource, SNIFF_LEN, TextFormat};
 use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
@@ -9,7 +10,6 @@ use crate::result::{TextMeta, TextResult};
 use crate::window::scan::{self, ScanSummary, Start};
 use crate::window::{Source, bytes, tail};
 use std::fs::{File, Metadata};
-use std::time::Instant;
 
 /// Files that report size 0 (like `/proc` files) are read up to this many bytes.
 const ZERO_SIZE_READ_CAP: u64 = 64 * 1024 * 1024;
@@ -22,8 +22,8 @@ pub struct Target<'a> {
     pub metadata: &'a Metadata,
     /// The path as shown to the model.
     pub shown: String,
-    /// When the read's time budget runs out.
-    pub deadline: Instant,
+    /// When the read must stop.
+    pub budget: Budget,
 }
 
 /// Reads the window of a text file; binary content is a `BINARY` error.
@@ -49,7 +49,7 @@ pub fn read(
         return Ok(empty_file(meta, size));
     }
     let source = Source::new(target.file, format.bom_len as u64, end, format.codec.newline_layout())
-        .with_deadline(target.deadline);
+        .with_budget(target.budget.clone());
     match window {
         Window::Lines(lines) => read_lines(&source, &format, lines, meta, limits),
         Window::Bytes { start, end: end_byte } => read_bytes(&source, &format, [start, end_byte], meta, limits),

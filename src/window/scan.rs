@@ -107,7 +107,7 @@ pub fn scan(
         newlines_before_chunk += chunk_lf;
         pos += n as u64;
     }
-    let trailing_newline = Source { end: pos, ..*source }.ends_with_newline()?;
+    let trailing_newline = Source { end: pos, budget: source.budget.clone(), ..*source }.ends_with_newline()?;
     let has_partial_line = pos > source.data_start && !trailing_newline;
     if let Phase::Capture = phase
         && has_partial_line

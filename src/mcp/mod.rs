@@ -1,16 +1,20 @@
-//! The MCP face: `agent-read mcp` serves the `read` tool over stdio with the official Rust SDK (`rmcp`).
+//! The MCP face: `agent-read mcp` serves the `read` tool with the official Rust SDK (`rmcp`), on standard input and
+//! output or over streamable HTTP ([`http`]).
 //!
 //! Thin by design: the tool's name, description and input schema come from [`agent_read::tool`], every call goes to
 //! the same [`Reader`] as the command line, and the result is the same JSON — as `structuredContent`, with the model
-//! text as text content. Reads run on tokio's blocking pool behind a semaphore, so a slow read never stalls the
-//! protocol loop or the other requests.
+//! text as text content. Reads run on tokio's blocking pool behind a semaphore shared by every session, so a slow read
+//! never stalls the protocol loop or the other requests; a cancelled (or abandoned) request stops its read.
 //!
 //! Roots: when the client offers MCP Roots, the server reads beneath the client's roots (asked for after
 //! initialization and again on every `roots/list_changed`), keeping the configured policy and limits; otherwise it
-//! uses `--root`. A client root that is not a local directory is skipped with a line on standard error.
+//! uses `--root`. A client root that is not a local directory is skipped with a line on standard error. Over HTTP each
+//! session has its own roots: one client's roots never widen another's.
+
+pub mod http;
 
 use agent_read::tool::{self, SchemaFormat};
-use agent_read::{Config, ReadResult, Reader};
+use agent_read::{Cancel, Config, ReadResult, Reader};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -25,7 +29,7 @@ use tokio::sync::Semaphore;
 /// Reads that may run at once; further calls wait their turn.
 const MAX_CONCURRENT_READS: usize = 16;
 
-/// The server: one reader shared by every call, replaced when the client's roots change.
+/// The server of one client: one reader shared by its calls, replaced when the client's roots change.
 #[derive(Clone)]
 struct ReadServer {
     config: Arc<Config>,
@@ -48,16 +52,34 @@ impl ReadServer {
         })
     }
 
+    /// The server for a new client (an HTTP session): the configured roots, its own reader slot, the shared permits.
+    fn for_new_client(&self) -> Self {
+        ReadServer { reader: Arc::new(RwLock::new(self.current_reader())), ..self.clone() }
+    }
+
+    /// Runs one read on the blocking pool. Dropping the returned future (the request was cancelled, or its client
+    /// went away) cancels the read, which then stops at its next chunk instead of running to the end.
     async fn read(&self, arguments: Value) -> Result<ReadResult, ErrorData> {
         let permit =
             self.permits.clone().acquire_owned().await.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let reader = self.current_reader();
+        let cancel = Cancel::new();
+        let _cancel_when_dropped = CancelOnDrop(cancel.clone());
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            reader.read_json(&arguments)
+            reader.read_json_cancellable(&arguments, &cancel)
         })
         .await
         .map_err(|e| ErrorData::internal_error(format!("the read task failed: {e}"), None))
+    }
+}
+
+/// Gives its signal when dropped: ties a blocking read's life to the async request waiting for it.
+struct CancelOnDrop(Cancel);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
     }
 }
 
@@ -169,13 +191,17 @@ impl ServerHandler for ReadServer {
 /// Serves the `read` tool on standard input and output until the client disconnects.
 pub fn serve_stdio(config: Config) -> Result<(), String> {
     let server = ReadServer::new(config)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .max_blocking_threads(MAX_CONCURRENT_READS)
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    runtime.block_on(async move {
+    runtime()?.block_on(async move {
         let service = server.serve(rmcp::transport::stdio()).await.map_err(|e| format!("MCP start-up failed: {e}"))?;
         service.waiting().await.map(|_| ()).map_err(|e| format!("MCP server stopped: {e}"))
     })
+}
+
+/// The async runtime: its blocking pool is as large as the reads allowed at once.
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(MAX_CONCURRENT_READS)
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
 }

@@ -1,0 +1,164 @@
+//! The MCP face over streamable HTTP: `agent-read mcp --http ADDR` serves the tool at `http://ADDR/mcp`.
+//!
+//! Loopback by default: a bare port listens on 127.0.0.1, and only loopback `Host` headers are accepted (DNS
+//! rebinding protection) unless `--allow-host` names more. In session mode (the default) each client gets a session
+//! with its own roots; `--stateless` answers every request on its own, with plain JSON responses, so any number of
+//! instances can sit behind any load balancer.
+
+use super::{ReadServer, runtime};
+use agent_read::Config;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+/// Where the HTTP path is mounted.
+pub const MCP_PATH: &str = "/mcp";
+
+/// `Host` headers accepted whatever `--allow-host` says.
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// How to serve over HTTP, as given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    /// `HOST:PORT` or a bare port (which listens on 127.0.0.1).
+    pub listen: String,
+    /// More `Host` header values to accept (`*` accepts any).
+    pub allowed_hosts: Vec<String>,
+    /// Serve without sessions.
+    pub stateless: bool,
+}
+
+/// Serves the `read` tool over streamable HTTP until interrupted (Ctrl-C or SIGTERM).
+pub fn serve_http(config: Config, options: &HttpOptions) -> Result<(), String> {
+    let address = listen_address(&options.listen)?;
+    let base = ReadServer::new(config)?;
+    let http_config = http_config(options);
+    let stop = http_config.cancellation_token.clone();
+    runtime()?.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .map_err(|e| format!("cannot listen on {address}: {e}; choose another address or port"))?;
+        let bound = listener.local_addr().map_err(|e| format!("cannot read the listening address: {e}"))?;
+        let service: StreamableHttpService<ReadServer, LocalSessionManager> = StreamableHttpService::new(
+            move || Ok(base.for_new_client()),
+            Arc::new(LocalSessionManager::default()),
+            http_config,
+        );
+        let router =
+            axum::Router::new().nest_service(MCP_PATH, service).layer(axum::middleware::from_fn(session_ended_is_204));
+        warn_if_unreachable(bound, options);
+        let mode = if options.stateless { "stateless" } else { "sessions" };
+        eprintln!("agent-read: serving MCP over streamable HTTP at http://{bound}{MCP_PATH} ({mode})");
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                interrupted().await;
+                // Ends open sessions and their event streams, so the shutdown does not wait on idle clients.
+                stop.cancel();
+            })
+            .await
+            .map_err(|e| format!("the HTTP server stopped: {e}"))
+    })
+}
+
+/// rmcp answers a session's DELETE with 202 Accepted; the session is gone by then, and clients (the Python SDK)
+/// expect 200 or 204 — anything else they log as a failed termination. Say 204 No Content.
+async fn session_ended_is_204(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let is_delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if is_delete && response.status() == axum::http::StatusCode::ACCEPTED {
+        *response.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    }
+    response
+}
+
+/// The socket address to listen on: `HOST:PORT`, `localhost:PORT`, or a bare port on 127.0.0.1.
+pub fn listen_address(listen: &str) -> Result<SocketAddr, String> {
+    let loopback = |port| SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port);
+    if let Ok(port) = listen.parse::<u16>() {
+        return Ok(loopback(port));
+    }
+    if let Some(port) = listen.strip_prefix("localhost:").and_then(|port| port.parse::<u16>().ok()) {
+        return Ok(loopback(port));
+    }
+    listen.parse::<SocketAddr>().map_err(|_| {
+        format!("--http expects IP:PORT (127.0.0.1:8080, [::1]:8080), localhost:PORT or a port number; got `{listen}`")
+    })
+}
+
+fn http_config(options: &HttpOptions) -> StreamableHttpServerConfig {
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(!options.stateless)
+        .with_json_response(options.stateless);
+    if options.allowed_hosts.iter().any(|host| host == "*") {
+        return config.disable_allowed_hosts();
+    }
+    let hosts = LOOPBACK_HOSTS.iter().map(|host| host.to_string()).chain(options.allowed_hosts.iter().cloned());
+    config.with_allowed_hosts(hosts)
+}
+
+/// A server listening beyond loopback that accepts only loopback `Host` headers refuses every remote client: say so.
+fn warn_if_unreachable(bound: SocketAddr, options: &HttpOptions) {
+    if !bound.ip().is_loopback() && options.allowed_hosts.is_empty() {
+        eprintln!(
+            "agent-read: listening on {bound}, but only loopback Host headers are accepted; add --allow-host NAME \
+             for each name remote clients use (the server has no authentication: expose it only behind one)"
+        );
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn interrupted() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_ports_and_localhost_listen_on_loopback() {
+        assert_eq!(listen_address("8080").unwrap(), "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(listen_address("localhost:0").unwrap(), "127.0.0.1:0".parse().unwrap());
+        assert_eq!(listen_address("[::1]:9000").unwrap(), "[::1]:9000".parse().unwrap());
+        assert_eq!(listen_address("0.0.0.0:80").unwrap(), "0.0.0.0:80".parse().unwrap());
+    }
+
+    #[test]
+    fn malformed_addresses_say_what_is_expected() {
+        for bad in ["", "host", "example.com:80", "127.0.0.1", "70000", "localhost:x"] {
+            let err = listen_address(bad).unwrap_err();
+            assert!(err.contains("--http expects IP:PORT"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn allowed_hosts_extend_loopback_and_star_accepts_any() {
+        let options = HttpOptions { allowed_hosts: vec!["example.com".into()], ..HttpOptions::default() };
+        assert_eq!(http_config(&options).allowed_hosts, ["localhost", "127.0.0.1", "::1", "example.com"]);
+        let any = HttpOptions { allowed_hosts: vec!["*".into()], ..HttpOptions::default() };
+        assert!(http_config(&any).allowed_hosts.is_empty());
+    }
+
+    #[test]
+    fn stateless_mode_drops_sessions_and_answers_json() {
+        let config = http_config(&HttpOptions { stateless: true, ..HttpOptions::default() });
+        assert!(!config.legacy_session_mode && config.json_response);
+        let config = http_config(&HttpOptions::default());
+        assert!(config.legacy_session_mode && !config.json_response);
+    }
+}

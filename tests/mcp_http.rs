@@ -1,0 +1,260 @@
+//! The MCP face over streamable HTTP, tested as a real client would use it: `agent-read mcp --http` runs as a child
+//! process and `rmcp`'s own HTTP client talks to it, in session mode and in stateless mode.
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// A running `agent-read mcp --http` child, killed when dropped.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    /// Starts the server on a free loopback port and waits for the line that names its address.
+    fn start(root: &Path, extra: &[&str]) -> HttpServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agent-read"))
+            .args(["mcp", "--http", "127.0.0.1:0"])
+            .args(extra)
+            .arg("--root")
+            .arg(root)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn agent-read mcp --http");
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|word| word.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no address in the start-up line: {line:?}"))
+            .to_string();
+        // Keep draining standard error so the server never blocks on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        HttpServer { child, url }
+    }
+
+    async fn connect(&self) -> RunningService<RoleClient, ()> {
+        ().serve(StreamableHttpClientTransport::from_uri(self.url.as_str())).await.expect("initialize over HTTP")
+    }
+
+    /// The `host:port` the server listens on.
+    fn authority(&self) -> &str {
+        self.url.trim_start_matches("http://").trim_end_matches("/mcp")
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn call<C: rmcp::service::Service<RoleClient>>(
+    client: &RunningService<RoleClient, C>,
+    arguments: Value,
+) -> CallToolResult {
+    let Value::Object(arguments) = arguments else { panic!("arguments must be an object") };
+    client.call_tool(CallToolRequestParams::new("read").with_arguments(arguments)).await.expect("tools/call")
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    let value = serde_json::to_value(&result.content).unwrap();
+    value[0]["text"].as_str().expect("text content").to_string()
+}
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.path().join("notes.txt"), lines).unwrap();
+    std::fs::write(dir.path().join(".env"), "TOKEN=do-not-show\n").unwrap();
+    dir
+}
+
+/// The whole life of a client: schemas, a read, paging, a failure as a tool result.
+async fn exercise(server: &HttpServer) {
+    let client = server.connect().await;
+    let info = serde_json::to_value(client.peer_info().expect("server info")).unwrap();
+    assert_eq!(info["serverInfo"]["name"], "agent-read");
+    assert_eq!(info["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let tool = serde_json::to_value(&tools[0]).unwrap();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tool["inputSchema"], agent_read::tool::parameters_schema());
+    assert_eq!(tool["outputSchema"], agent_read::tool::output_schema());
+    let first = call(&client, json!({"path": "notes.txt", "limit": 10})).await;
+    assert_eq!(first.is_error, Some(false));
+    let next = first.structured_content.as_ref().expect("structuredContent")["meta"]["next_offset"].clone();
+    assert_eq!(next, 11);
+    let second = call(&client, json!({"path": "notes.txt", "offset": next, "limit": 10})).await;
+    assert!(text_of(&second).starts_with("11: line 11\n"), "{}", text_of(&second));
+    let denied = call(&client, json!({"path": ".env"})).await;
+    assert_eq!(denied.is_error, Some(true));
+    assert!(text_of(&denied).starts_with("DENIED: .env: denied by the read policy"), "{}", text_of(&denied));
+    assert!(!text_of(&denied).contains("do-not-show"));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn session_mode_serves_a_whole_client_life() {
+    let dir = workspace();
+    let server = HttpServer::start(dir.path(), &[]);
+    assert!(server.url.starts_with("http://127.0.0.1:") && server.url.ends_with("/mcp"), "{}", server.url);
+    exercise(&server).await;
+}
+
+#[tokio::test]
+async fn stateless_mode_serves_a_whole_client_life() {
+    let dir = workspace();
+    let server = HttpServer::start(dir.path(), &["--stateless"]);
+    exercise(&server).await;
+}
+
+#[tokio::test]
+async fn many_concurrent_clients_all_get_their_answers() {
+    let dir = workspace();
+    let server = HttpServer::start(dir.path(), &[]);
+    let client = std::sync::Arc::new(server.connect().await);
+    let tasks: Vec<_> = (1..=30)
+        .map(|line| {
+            let client = client.clone();
+            tokio::spawn(async move { call(&client, json!({"path": "notes.txt", "offset": line, "limit": 1})).await })
+        })
+        .collect();
+    for (i, task) in tasks.into_iter().enumerate() {
+        let text = text_of(&task.await.unwrap());
+        assert!(text.starts_with(&format!("{}: line {}\n", i + 1, i + 1)), "{text}");
+    }
+}
+
+/// One raw HTTP/1.1 exchange; returns the whole response.
+fn raw_exchange(authority: &str, head: &str, body: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    let request = format!("{head}Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+}
+
+fn raw_post(authority: &str, host_header: &str, body: &str) -> String {
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host_header}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n"
+    );
+    raw_exchange(authority, &head, body)
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+#[tokio::test]
+async fn foreign_host_headers_are_refused_and_allow_host_admits_them() {
+    let dir = workspace();
+    let server = HttpServer::start(dir.path(), &["--stateless"]);
+    let refused = raw_post(server.authority(), "attacker.example", INITIALIZE);
+    assert!(refused.starts_with("HTTP/1.1 403"), "{refused}");
+    let loopback = raw_post(server.authority(), server.authority(), INITIALIZE);
+    assert!(loopback.starts_with("HTTP/1.1 200"), "{loopback}");
+    let allowing = HttpServer::start(dir.path(), &["--stateless", "--allow-host", "files.internal"]);
+    let admitted = raw_post(allowing.authority(), "files.internal", INITIALIZE);
+    assert!(admitted.starts_with("HTTP/1.1 200"), "{admitted}");
+    assert!(admitted.contains(r#""name":"agent-read""#), "{admitted}");
+}
+
+#[tokio::test]
+async fn other_paths_are_not_found_and_malformed_json_is_a_protocol_error() {
+    let dir = workspace();
+    let server = HttpServer::start(dir.path(), &["--stateless"]);
+    let mut stream = std::net::TcpStream::connect(server.authority()).unwrap();
+    write!(stream, "GET /other HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", server.authority()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 404"), "{response}");
+    let malformed = raw_post(server.authority(), server.authority(), "{not json");
+    assert!(malformed.starts_with("HTTP/1.1 4"), "{malformed}");
+}
+
+#[tokio::test]
+async fn ending_a_session_answers_204_and_the_session_is_gone() {
+    let dir = workspace();
+    let server = HttpServer::start(dir.path(), &[]);
+    let initialized = raw_post(server.authority(), server.authority(), INITIALIZE);
+    let session = initialized
+        .lines()
+        .find_map(|line| {
+            line.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| line[15..].trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no session id in {initialized}"));
+    let head = |method: &str| {
+        format!(
+            "{method} /mcp HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n",
+            server.authority()
+        )
+    };
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let initialized_note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    raw_exchange(server.authority(), &head("POST"), initialized_note);
+    let before = raw_exchange(server.authority(), &head("POST"), list);
+    assert!(before.starts_with("HTTP/1.1 200") && before.contains(r#""name":"read""#), "{before}");
+    let ended = raw_exchange(server.authority(), &head("DELETE"), "");
+    assert!(ended.starts_with("HTTP/1.1 204"), "{ended}");
+    let after = raw_exchange(server.authority(), &head("POST"), list);
+    assert!(after.starts_with("HTTP/1.1 404"), "the session outlived its DELETE: {after}");
+}
+
+/// A client offering MCP Roots.
+#[derive(Clone)]
+struct RootsClient(String);
+
+#[allow(deprecated)] // MCP Roots: deprecated by SEP-2577, still what today's clients offer (see src/mcp/mod.rs).
+impl rmcp::ClientHandler for RootsClient {
+    fn get_info(&self) -> rmcp::model::ClientInfo {
+        let capabilities = rmcp::model::ClientCapabilities::builder().enable_roots().build();
+        rmcp::model::ClientInfo::new(capabilities, rmcp::model::Implementation::new("roots-test", "1"))
+            .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ListRootsResult::new(vec![rmcp::model::Root::new(self.0.clone())]))
+    }
+}
+
+#[tokio::test]
+async fn each_session_keeps_its_own_roots() {
+    let cli_root = workspace();
+    let client_root = tempfile::tempdir().unwrap();
+    std::fs::write(client_root.path().join("mine.txt"), "the client's own\n").unwrap();
+    let server = HttpServer::start(cli_root.path(), &[]);
+    let transport = StreamableHttpClientTransport::from_uri(server.url.as_str());
+    let with_roots = RootsClient(format!("file://{}", client_root.path().display()))
+        .serve(transport)
+        .await
+        .expect("initialize with roots");
+    let mut adopted = false;
+    for _ in 0..100 {
+        if call(&with_roots, json!({"path": "mine.txt"})).await.is_error == Some(false) {
+            adopted = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(adopted, "the session never adopted the client's root");
+    // Another session, without roots, still reads beneath --root and cannot see the first client's root.
+    let plain = server.connect().await;
+    assert_eq!(call(&plain, json!({"path": "notes.txt", "limit": 1})).await.is_error, Some(false));
+    let other = call(&plain, json!({"path": "mine.txt"})).await;
+    assert_eq!(other.structured_content.unwrap()["error_code"], "NOT_FOUND");
+}
