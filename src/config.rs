@@ -11,6 +11,8 @@
 //! max_line_chars = 2000
 //! max_output_bytes = 51200
 //! timeout_ms = 30000
+//! max_image_side = 2000        # pixels; larger images are downscaled
+//! max_image_bytes = 3750000    # larger image attachments are re-encoded smaller
 //!
 //! [policy]
 //! default_deny = true          # the built-in secret globs (.env, *.pem, .ssh/, …)
@@ -39,6 +41,10 @@ pub struct Limits {
     pub max_output_bytes: usize,
     /// Time budget of one read, in milliseconds; past it the read stops with `TIMEOUT`.
     pub timeout_ms: u64,
+    /// Longest side of an image attachment in pixels; larger images are downscaled to it.
+    pub max_image_side: u32,
+    /// Largest image attachment in bytes (before base64); larger ones are re-encoded smaller.
+    pub max_image_bytes: u64,
 }
 
 impl Default for Limits {
@@ -49,6 +55,9 @@ impl Default for Limits {
             max_line_chars: 2000,
             max_output_bytes: 50 * 1024,
             timeout_ms: 30_000,
+            max_image_side: 2000,
+            // Base64 makes it 5,000,000 bytes: the per-image limit of the major model APIs.
+            max_image_bytes: 3_750_000,
         }
     }
 }
@@ -64,6 +73,12 @@ impl Limits {
         }
         if self.max_line_chars < 16 {
             return Err(ConfigError::new("limits.max_line_chars must be at least 16"));
+        }
+        if self.max_image_side < 16 {
+            return Err(ConfigError::new("limits.max_image_side must be at least 16"));
+        }
+        if self.max_image_bytes < 16 * 1024 {
+            return Err(ConfigError::new("limits.max_image_bytes must be at least 16384"));
         }
         if self.max_output_bytes < MIN_OUTPUT_BYTES {
             return Err(ConfigError::new(format!("limits.max_output_bytes must be at least {MIN_OUTPUT_BYTES}")));

@@ -25,6 +25,7 @@ pub mod classify;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod media;
 pub mod policy;
 pub mod render;
 pub mod request;

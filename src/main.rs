@@ -47,6 +47,9 @@ struct Cli {
     /// Byte-range mode: end byte (exclusive).
     #[arg(long, allow_negative_numbers = true)]
     end_byte: Option<i64>,
+    /// PDF pages to read: "3", "1-5", "2,4-6", "8-".
+    #[arg(long)]
+    pages: Option<String>,
     /// Force a text encoding (WHATWG label: utf-8, utf-16le, windows-1252, shift_jis, ...).
     #[arg(long)]
     encoding: Option<String>,
@@ -115,6 +118,7 @@ impl Cli {
             || self.start_byte.is_some()
             || self.end_byte.is_some()
             || self.encoding.is_some()
+            || self.pages.is_some()
     }
 }
 
@@ -189,6 +193,7 @@ fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
         limit: cli.limit,
         start_byte: cli.start_byte,
         end_byte: cli.end_byte,
+        pages: cli.pages.clone(),
         encoding: cli.encoding.clone(),
     };
     let result = reader.read(&request);

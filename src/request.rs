@@ -33,13 +33,17 @@ pub struct ReadRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub end_byte: Option<i64>,
+    /// PDFs: the pages to read, e.g. "3", "1-5", "2,4-6", "8-" (to the end). Default: from the first page, as many as
+    /// fit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<String>,
     /// Force a text encoding instead of detecting it (WHATWG labels: utf-8, utf-16le, windows-1252, shift_jis, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encoding: Option<String>,
 }
 
 /// The request fields, in schema order, as listed in error messages.
-pub const FIELDS: &[&str] = &["path", "offset", "limit", "start_byte", "end_byte", "encoding"];
+pub const FIELDS: &[&str] = &["path", "offset", "limit", "start_byte", "end_byte", "pages", "encoding"];
 
 /// Accepted spellings of fields other than their schema name.
 const ALIASES: &[(&str, &str)] = &[("file_path", "path")];
@@ -133,6 +137,7 @@ impl ReadRequest {
                 "limit" => request.limit = Some(integer_field(key, val)?),
                 "start_byte" => request.start_byte = Some(integer_field(key, val)?),
                 "end_byte" => request.end_byte = Some(integer_field(key, val)?),
+                "pages" => request.pages = Some(pages_field(key, val)?),
                 _ => request.encoding = Some(string_field(key, val)?),
             }
         }
@@ -166,12 +171,8 @@ fn canonical_field(key: &str) -> Result<&'static str, ReadError> {
     if let Some((_, field)) = ALIASES.iter().find(|(alias, _)| *alias == key) {
         return Ok(field);
     }
-    Err(ReadError::invalid_param(format!("unknown field `{key}`; valid fields: {}", FIELDS.join(", "))).with_hint(
-        match key {
-            "pages" => "PDF pages are not supported by this build; remove `pages`".to_string(),
-            _ => "remove the field or correct its name".to_string(),
-        },
-    ))
+    Err(ReadError::invalid_param(format!("unknown field `{key}`; valid fields: {}", FIELDS.join(", ")))
+        .with_hint("remove the field or correct its name"))
 }
 
 fn missing_path(map: &Map<String, Value>) -> ReadError {
@@ -179,6 +180,15 @@ fn missing_path(map: &Map<String, Value>) -> ReadError {
     let what = if null_path { "`path` is null" } else { "missing required field `path`" };
     ReadError::invalid_param(format!("{what}; it names the file or directory to read"))
         .with_hint(r#"send e.g. {"path": "src/main.rs"}"#)
+}
+
+/// `pages` as a string ("2,4-6"), or a single page number.
+fn pages_field(key: &str, val: &Value) -> Result<String, ReadError> {
+    match val {
+        Value::Number(n) if n.is_u64() => Ok(n.to_string()),
+        other => string_field(key, other)
+            .map_err(|e| e.with_hint(r#"send the pages as a string: "3", "1-5", "2,4-6" or "8-""#)),
+    }
 }
 
 fn string_field(key: &str, val: &Value) -> Result<String, ReadError> {

@@ -13,6 +13,8 @@ pub enum ReadResult {
     Text(TextResult),
     /// A page of a directory listing.
     Directory(DirectoryResult),
+    /// A file returned whole as an attachment (an image; a PDF when asked for as a document).
+    Attachment(AttachmentResult),
     /// A failed read, with what to do next.
     Error(ReadError),
 }
@@ -28,6 +30,7 @@ impl ReadResult {
         match self {
             ReadResult::Text(t) => t.output.clone(),
             ReadResult::Directory(d) => d.output.clone(),
+            ReadResult::Attachment(a) => a.output.clone(),
             ReadResult::Error(e) => render_error(e),
         }
     }
@@ -81,6 +84,10 @@ pub struct TextMeta {
     pub mtime: Option<String>,
     /// The encoding the content was decoded with.
     pub encoding: &'static str,
+    /// What the lines are when they are not the file's own: `notebook` (cells rendered as text) or `pdf` (pages of
+    /// extracted text). Line numbers and byte offsets then count the rendering.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rendered_from: Option<&'static str>,
     /// How that encoding was chosen: `bom`, `detected`, `guessed`, `fallback` or `forced`.
     pub encoding_source: crate::classify::EncodingSource,
     /// Whether a byte order mark was found and removed.
@@ -196,11 +203,66 @@ pub struct DirEntry {
     pub size: Option<u64>,
 }
 
+/// A file returned as an attachment, with a short description for the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AttachmentResult {
+    /// What the attachment is: type, size, dimensions and any rescaling (with the factor to map coordinates back).
+    pub output: String,
+    /// The attachments (one today).
+    pub attachments: Vec<Attachment>,
+    /// Facts about the file and what was done to it.
+    pub meta: AttachmentMeta,
+}
+
+/// One attachment: the bytes a model API takes, base64-encoded, and their type.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Attachment {
+    /// MIME type of `data`, from its content (never from the file name).
+    pub mime: String,
+    /// The attachment's bytes, base64 (standard alphabet, padded).
+    pub data: String,
+    /// Width in pixels (images).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub width: Option<u32>,
+    /// Height in pixels (images).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub height: Option<u32>,
+    /// Size of the attachment's bytes before base64.
+    pub size_bytes: u64,
+}
+
+/// The envelope of an attachment.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct AttachmentMeta {
+    /// The path as resolved, relative to its root when inside one.
+    pub path: String,
+    /// File size in bytes.
+    pub size_bytes: u64,
+    /// Last modification time, RFC 3339 (UTC), when the file system reports one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtime: Option<String>,
+    /// MIME type of the file, from its content.
+    pub mime: String,
+    /// The image's own width in pixels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_width: Option<u32>,
+    /// The image's own height in pixels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_height: Option<u32>,
+    /// Returned size ÷ original size, when the image was downscaled (coordinates in the attachment ÷ scale =
+    /// coordinates in the original).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
+    /// Whether the attachment was re-encoded (downscaled or converted) rather than the file's own bytes.
+    pub reencoded: bool,
+}
+
 #[derive(Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 enum Tagged<'a> {
     Text(&'a TextResult),
     Directory(&'a DirectoryResult),
+    Attachment(&'a AttachmentResult),
     Error(ErrorFields<'a>),
 }
 
@@ -227,6 +289,7 @@ impl Serialize for ReadResult {
         let result = match self {
             ReadResult::Text(t) => Tagged::Text(t),
             ReadResult::Directory(d) => Tagged::Directory(d),
+            ReadResult::Attachment(a) => Tagged::Attachment(a),
             ReadResult::Error(e) => Tagged::Error(ErrorFields {
                 output: render_error(e),
                 error: &e.message,

@@ -76,10 +76,15 @@ pub fn output_schema() -> Value {
         "type": "object",
         "properties": {
             "ok": {"type": "boolean", "description": "false only for errors"},
-            "kind": {"type": "string", "enum": ["text", "directory", "error"]},
+            "kind": {"type": "string", "enum": ["text", "directory", "attachment", "error"]},
             "output": {"type": "string", "description": "the text the model should see"},
             "meta": {"type": "object", "description": "what the window shows and what it left out"},
             "entries": {"type": "array", "items": {"type": "object"}, "description": "directory entries"},
+            "attachments": {
+                "type": "array",
+                "items": {"type": "object"},
+                "description": "images (and PDFs as documents): mime, width, height, size_bytes; data (base64) outside MCP"
+            },
             "error": {"type": "string"},
             "error_code": {"type": "string"},
             "hint": {"type": "string", "description": "the next step"},

@@ -1691,7 +1691,10 @@ fn schema_prints_name_description_and_parameters() {
     assert!(description.contains("read-only"), "side effects are stated: {description}");
     let params = &plain["parameters"];
     assert_eq!(params["type"], "object");
-    assert_eq!(sorted_keys(&params["properties"]), ["encoding", "end_byte", "limit", "offset", "path", "start_byte"]);
+    assert_eq!(
+        sorted_keys(&params["properties"]),
+        ["encoding", "end_byte", "limit", "offset", "pages", "path", "start_byte"]
+    );
     assert_eq!(params["required"], json!(["path"]));
     assert_eq!(params["additionalProperties"], false);
     assert_eq!(params["properties"]["limit"]["minimum"], 1);

@@ -100,6 +100,7 @@ impl Tally {
         self.add(match result {
             ReadResult::Text(_) => "text",
             ReadResult::Directory(_) => "directory",
+            ReadResult::Attachment(_) => "attachment",
             ReadResult::Error(e) => e.code.as_str(),
         });
     }
@@ -1033,8 +1034,8 @@ fn check_path(fx: &PathFixture, case: PathCase, tally: &Tally) -> Result<(), Tes
         prop_assert!(!fx.denied(&real), "ok, but {} is denied", real.display());
         let metadata = std::fs::metadata(&real).map_err(|e| TestCaseError::fail(e.to_string()))?;
         match &result {
-            ReadResult::Text(_) => {
-                prop_assert!(metadata.is_file(), "text from a non-regular file {}", real.display());
+            ReadResult::Text(_) | ReadResult::Attachment(_) => {
+                prop_assert!(metadata.is_file(), "a file's result from a non-regular file {}", real.display());
             }
             ReadResult::Directory(_) => {
                 prop_assert!(metadata.is_dir(), "listing of a non-directory {}", real.display());
@@ -1094,6 +1095,9 @@ fn check_read_from_inside(fx: &PathFixture, result: &ReadResult) -> Result<(), T
                 names
             );
         }
+        ReadResult::Attachment(a) => {
+            prop_assert!(false, "the fixture holds no image, yet {} was attached", a.meta.path)
+        }
         ReadResult::Error(_) => {}
     }
     Ok(())
@@ -1139,6 +1143,7 @@ fn check_shown_path(fx: &PathFixture, case: &PathCase, result: &ReadResult) -> R
     let shown = match result {
         ReadResult::Text(t) => &t.meta.path,
         ReadResult::Directory(d) => &d.meta.path,
+        ReadResult::Attachment(a) => &a.meta.path,
         ReadResult::Error(_) => return Ok(()),
     };
     let Some(read) = fx.physical(&case.path) else {
@@ -1340,6 +1345,7 @@ fn render_limits() -> impl Strategy<Value = Limits> {
             max_line_chars,
             max_output_bytes,
             timeout_ms: 10_000,
+            ..Limits::default()
         },
     )
 }
@@ -1419,6 +1425,7 @@ fn render_invariants(
     check_expectation(expect_request(request), &result, byte_mode)?;
     let text = match &result {
         ReadResult::Text(t) => t,
+        ReadResult::Attachment(_) => return Ok(()), // random bytes that happen to be an image: not what this checks
         ReadResult::Error(e) => {
             prop_assert!(
                 matches!(e.code, ErrorCode::InvalidParam | ErrorCode::InvalidRange | ErrorCode::Binary),

@@ -51,6 +51,10 @@ pub struct TextFormat {
 pub enum Content {
     /// Text in the given format.
     Text(TextFormat),
+    /// An image format models take as an attachment.
+    Image(ImageType),
+    /// A PDF document.
+    Pdf,
     /// Binary data; the string names the detected type (`ELF executable`, `PNG image`, …).
     Binary {
         /// The detected type.
@@ -58,6 +62,51 @@ pub enum Content {
         /// A next step when the data may be text after all (e.g. UTF-16 without a BOM).
         hint: Option<String>,
     },
+}
+
+/// An image format that models accept, told by its magic bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageType {
+    /// Portable Network Graphics.
+    Png,
+    /// JPEG.
+    Jpeg,
+    /// GIF (first frame shown by models).
+    Gif,
+    /// WebP.
+    WebP,
+}
+
+impl ImageType {
+    /// The MIME type (`image/png`, …).
+    pub fn mime(self) -> &'static str {
+        match self {
+            ImageType::Png => "image/png",
+            ImageType::Jpeg => "image/jpeg",
+            ImageType::Gif => "image/gif",
+            ImageType::WebP => "image/webp",
+        }
+    }
+
+    /// The short name used in descriptions (`PNG`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            ImageType::Png => "PNG",
+            ImageType::Jpeg => "JPEG",
+            ImageType::Gif => "GIF",
+            ImageType::WebP => "WebP",
+        }
+    }
+
+    fn from_mime(mime: &str) -> Option<ImageType> {
+        match mime {
+            "image/png" => Some(ImageType::Png),
+            "image/jpeg" => Some(ImageType::Jpeg),
+            "image/gif" => Some(ImageType::Gif),
+            "image/webp" => Some(ImageType::WebP),
+            _ => None,
+        }
+    }
 }
 
 /// Classifies a file from its first block. `whole` says the block is the entire file; `forced` is the encoding the
@@ -74,10 +123,18 @@ pub fn classify(block: &[u8], whole: bool, forced: Option<Codec>) -> Content {
     }
     let utf8_ok = is_utf8_prefix(block, whole);
     let controls = control_per_mille(block);
-    if let Some(kind) = infer::get(block).filter(|t| t.matcher_type() != infer::MatcherType::Text)
+    let magic = infer::get(block).filter(|t| t.matcher_type() != infer::MatcherType::Text);
+    // `%PDF-` at the very start is a PDF even when every byte is ASCII (uncompressed PDFs are).
+    if magic.is_some_and(|kind| kind.mime_type() == "application/pdf") {
+        return Content::Pdf;
+    }
+    if let Some(kind) = magic
         && (!utf8_ok || controls > 0)
     {
-        return Content::Binary { description: describe(&kind), hint: None };
+        return match ImageType::from_mime(kind.mime_type()) {
+            Some(image) => Content::Image(image),
+            None => Content::Binary { description: describe(&kind), hint: None },
+        };
     }
     if block.contains(&0) || controls > CONTROL_PER_MILLE_LIMIT {
         return Content::Binary { description: "binary data".to_string(), hint: utf16_without_bom_hint(block) };
@@ -233,7 +290,23 @@ mod tests {
         let mut elf = b"\x7fELF\x02\x01\x01\0".to_vec();
         elf.resize(64, 0);
         assert_eq!(binary_description(&elf), "ELF executable");
-        assert_eq!(binary_description(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), "PNG image");
+        let mut zip = b"PK\x03\x04".to_vec();
+        zip.resize(64, 0);
+        assert_eq!(binary_description(&zip), "ZIP archive");
+    }
+
+    #[test]
+    fn images_and_pdfs_are_told_by_their_magic_bytes() {
+        assert_eq!(classify(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", true, None), Content::Image(ImageType::Png));
+        assert_eq!(classify(b"\xFF\xD8\xFF\xE0\0\x10JFIF\0", true, None), Content::Image(ImageType::Jpeg));
+        assert_eq!(classify(b"GIF89a\x01\0\x01\0\x80\0\0", true, None), Content::Image(ImageType::Gif));
+        assert_eq!(classify(b"RIFF\x1a\0\0\0WEBPVP8L\x0d\0\0\0", true, None), Content::Image(ImageType::WebP));
+        // Uncompressed PDFs are all ASCII: still PDFs.
+        assert_eq!(classify(b"%PDF-1.4\n1 0 obj\n<<>>\nendobj\n", true, None), Content::Pdf);
+        // A forced encoding asks for text.
+        assert!(matches!(classify(b"\x89PNG\r\n\x1a\n\0", true, Some(Codec::Whatwg(UTF_8))), Content::Text(_)));
+        // A note that starts with GIF's magic but is clean text stays text.
+        assert!(matches!(classify(b"GIF89a is the format's name\n", true, None), Content::Text(_)));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! The engine knows nothing of the faces (command line, MCP): they hand it a request and print what it returns.
 
 mod directory;
+mod file;
 mod text;
 
 use crate::audit::{self, AuditEntry, AuditLog};
@@ -124,8 +125,8 @@ impl Reader {
         trace.shown = Some(shown.clone());
         match opened.handle {
             Handle::File(file, metadata) => {
-                let target = text::Target { file: &file, metadata: &metadata, shown, budget };
-                text::read(&target, window, forced, &self.limits).map(ReadResult::Text)
+                let target = file::Target { file: &file, metadata: &metadata, shown, budget };
+                file::read(&target, file::FileRequest { window, forced }, &self.limits)
             }
             Handle::Directory(dir) => {
                 let listing = directory::Listing {
@@ -166,6 +167,7 @@ impl Reader {
         let (outcome, kind) = match result {
             ReadResult::Text(_) => ("ok", "text"),
             ReadResult::Directory(_) => ("ok", "directory"),
+            ReadResult::Attachment(_) => ("ok", "attachment"),
             ReadResult::Error(e) => (e.code.as_str(), "error"),
         };
         log.record(&AuditEntry {

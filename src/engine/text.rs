@@ -1,7 +1,8 @@
-//! A regular file through classify → window → render.
+//! Text through window → render: a file's lines or bytes, or text rendered in memory (notebooks, PDF pages).
 
+use super::file::Target;
 use crate::budget::Budget;
-use crate::classify::{self, Codec, Content, EncodingSource, SNIFF_LEN, TextFormat};
+use crate::classify::{Codec, EncodingSource, TextFormat};
 use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
 use crate::render::{self, FOOTER_RESERVE, Footer, LineRenderer, human_size};
@@ -9,50 +10,52 @@ use crate::request::{LineWindow, Window};
 use crate::result::{TextMeta, TextResult};
 use crate::window::scan::{self, ScanSummary, Start};
 use crate::window::{Source, bytes, tail};
-use std::fs::{File, Metadata};
 
-/// Files that report size 0 (like `/proc` files) are read up to this many bytes.
-const ZERO_SIZE_READ_CAP: u64 = 64 * 1024 * 1024;
-
-/// An open regular file and how to name it to the model.
-pub struct Target<'a> {
-    /// The open file.
-    pub file: &'a File,
-    /// Its metadata, taken from the open handle.
-    pub metadata: &'a Metadata,
-    /// The path as shown to the model.
-    pub shown: String,
-    /// When the read must stop.
-    pub budget: Budget,
-}
-
-/// Reads the window of a text file; binary content is a `BINARY` error.
+/// Reads the window of text in `format` from `target`, whose first block (`sniffed` bytes) is already classified.
 pub fn read(
     target: &Target<'_>,
+    format: &TextFormat,
+    sniffed: usize,
     window: Window,
-    forced: Option<Codec>,
     limits: &Limits,
+    notices: &[String],
 ) -> Result<TextResult, ReadError> {
     let size = target.metadata.len();
-    let end = if size == 0 { ZERO_SIZE_READ_CAP } else { size };
-    let mut block = vec![0u8; SNIFF_LEN];
-    let sniffed = Source::new(target.file, 0, end, Codec::Whatwg(encoding_rs::UTF_8).newline_layout())
-        .read_at(0, &mut block)
-        .map_err(io_error(&target.shown))?;
-    block.truncate(sniffed);
-    let format = match classify::classify(&block, sniffed < SNIFF_LEN, forced) {
-        Content::Text(format) => format,
-        Content::Binary { description, hint } => return Err(binary_error(target, size, &description, hint)),
-    };
-    let meta = base_meta(target, &format);
+    let meta = base_meta(target, format);
     if sniffed <= format.bom_len {
         return Ok(empty_file(meta, size));
     }
-    let source = Source::new(target.file, format.bom_len as u64, end, format.codec.newline_layout())
+    let source = Source::new(target.file, format.bom_len as u64, target.read_end(), format.codec.newline_layout())
         .with_budget(target.budget.clone());
+    read_source(&source, format, window, meta, limits, notices)
+}
+
+/// Reads the window of text rendered in memory (a notebook's cells, a PDF's pages) exactly as a file's, with the
+/// rendering's own `notices` in the footer.
+pub fn read_rendered(
+    text: &str,
+    window: Window,
+    meta: TextMeta,
+    limits: &Limits,
+    budget: &Budget,
+    notices: &[String],
+) -> Result<TextResult, ReadError> {
+    let format = TextFormat { codec: Codec::Whatwg(encoding_rs::UTF_8), source: EncodingSource::Detected, bom_len: 0 };
+    let source = Source::in_memory(text.as_bytes(), format.codec.newline_layout()).with_budget(budget.clone());
+    read_source(&source, &format, window, meta, limits, notices)
+}
+
+fn read_source(
+    source: &Source<'_>,
+    format: &TextFormat,
+    window: Window,
+    meta: TextMeta,
+    limits: &Limits,
+    notices: &[String],
+) -> Result<TextResult, ReadError> {
     match window {
-        Window::Lines(lines) => read_lines(&source, &format, lines, meta, limits),
-        Window::Bytes { start, end: end_byte } => read_bytes(&source, &format, [start, end_byte], meta, limits),
+        Window::Lines(lines) => read_lines(source, format, lines, meta, limits, notices),
+        Window::Bytes { start, end: end_byte } => read_bytes(source, format, [start, end_byte], meta, limits, notices),
     }
 }
 
@@ -62,6 +65,7 @@ fn read_lines(
     request: LineWindow,
     mut meta: TextMeta,
     limits: &Limits,
+    notices: &[String],
 ) -> Result<TextResult, ReadError> {
     let path = meta.path.clone();
     let io_err = io_error(&path);
@@ -88,6 +92,7 @@ fn read_lines(
     let next_offset = (last < total).then_some(last + 1);
     let mut footer = Footer::new(format!("lines {first}-{last} of {total}"));
     footer.notice(human_size(meta.size_bytes));
+    notices.iter().for_each(|notice| _ = footer.notice(notice.clone()));
     footer.notice_if(request.clamped_from.is_some(), || format!("limit clamped to {}", limits.max_lines));
     footer.notice_if(renderer.cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
     footer.notice_if(renderer.truncated > 0, || format!("{} long line(s) cut", renderer.truncated));
@@ -149,8 +154,10 @@ fn read_bytes(
     range: [Option<u64>; 2],
     mut meta: TextMeta,
     limits: &Limits,
+    notices: &[String],
 ) -> Result<TextResult, ReadError> {
-    let size = meta.size_bytes;
+    // Byte offsets into rendered text count the rendering's bytes, not the file's.
+    let size = if source.is_in_memory() { source.end } else { meta.size_bytes };
     let max_out = limits.max_output_bytes - FOOTER_RESERVE;
     let requested_start = range[0].unwrap_or(0);
     if requested_start >= size {
@@ -174,6 +181,7 @@ fn read_bytes(
     let percent = if size == 0 { 0.0 } else { ((end - start) as f64 * 1000.0 / size as f64).round() / 10.0 };
     let mut footer = Footer::new(format!("bytes {start}-{end} of {size}"));
     footer.notice(format!("{percent}% of the file"));
+    notices.iter().for_each(|notice| _ = footer.notice(notice.clone()));
     footer.notice_if(start != requested[0], || format!("start moved to {start} (character boundary)"));
     footer.notice_if(window.cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
     encoding_notices(&mut footer, format, window.invalid);
@@ -191,7 +199,8 @@ fn read_bytes(
     Ok(TextResult { output, meta })
 }
 
-fn base_meta(target: &Target<'_>, format: &TextFormat) -> TextMeta {
+/// The envelope every text result starts from.
+pub fn base_meta(target: &Target<'_>, format: &TextFormat) -> TextMeta {
     TextMeta {
         path: target.shown.clone(),
         size_bytes: target.metadata.len(),
@@ -239,18 +248,8 @@ fn line_ending_notice(footer: &mut Footer, summary: &ScanSummary) {
     };
 }
 
-fn binary_error(target: &Target<'_>, size: u64, description: &str, hint: Option<String>) -> ReadError {
-    ReadError::new(
-        ErrorCode::Binary,
-        format!("{}: {description} ({}); not shown as text", target.shown, human_size(size)),
-    )
-    .with_hint(hint.unwrap_or_else(|| {
-        "binary content cannot be read as text; if it really is text in a legacy encoding, retry with encoding=\"<label>\"".to_string()
-    }))
-}
-
 /// Names an I/O error met while reading `path`.
-fn io_error(path: &str) -> impl Fn(std::io::Error) -> ReadError + '_ {
+pub fn io_error(path: &str) -> impl Fn(std::io::Error) -> ReadError + '_ {
     move |e| ReadError::from_io(&e, path)
 }
 

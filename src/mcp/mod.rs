@@ -134,10 +134,19 @@ fn usable_root(uri: &str) -> Option<PathBuf> {
     }
 }
 
-/// The tool result: the model text as text content, the JSON result as structured content, `isError` on failure.
+/// The tool result: the model text as text content (then each attachment as an image block), the JSON result as
+/// structured content, `isError` on failure.
 fn tool_result(result: &ReadResult) -> Result<CallToolResult, ErrorData> {
-    let structured = serde_json::to_value(result).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-    let content = vec![ContentBlock::text(result.output())];
+    let mut structured = serde_json::to_value(result).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    let mut content = vec![ContentBlock::text(result.output())];
+    if let ReadResult::Attachment(attached) = result {
+        content.extend(attached.attachments.iter().map(|a| ContentBlock::image(a.data.clone(), a.mime.clone())));
+        // The bytes travel once, in the image blocks: clients that show structured content to the model would
+        // otherwise pour megabytes of base64 into its context.
+        if let Some(list) = structured.get_mut("attachments").and_then(Value::as_array_mut) {
+            list.iter_mut().filter_map(Value::as_object_mut).for_each(|a| _ = a.remove("data"));
+        }
+    }
     let mut call = if result.is_ok() { CallToolResult::success(content) } else { CallToolResult::error(content) };
     call.structured_content = Some(structured);
     Ok(call)

@@ -24,10 +24,19 @@ use std::os::unix::fs::FileExt;
 /// the L2 cache between the kernel's copy and the scans; larger buffers measured slower on our machines.
 pub const CHUNK_LEN: usize = 64 * 1024;
 
-/// The text content of an open file: where it starts (after any BOM) and where reading stops.
+/// Where a source's bytes live.
+#[derive(Debug, Clone, Copy)]
+enum Backing<'f> {
+    /// An open file, read with `pread`.
+    File(&'f File),
+    /// Text rendered in memory (a notebook, a PDF's pages), windowed like a file.
+    Memory(&'f [u8]),
+}
+
+/// The text content of an open file (or of rendered text): where it starts (after any BOM) and where reading stops.
 #[derive(Debug)]
 pub struct Source<'f> {
-    file: &'f File,
+    backing: Backing<'f>,
     /// First byte of the text (after the byte order mark).
     pub data_start: u64,
     /// Reading stops here even if the file grows meanwhile: its size when opened.
@@ -41,7 +50,12 @@ pub struct Source<'f> {
 impl<'f> Source<'f> {
     /// Describes the text in `file` between `data_start` and `end`.
     pub fn new(file: &'f File, data_start: u64, end: u64, layout: NewlineLayout) -> Self {
-        Source { file, data_start, end: end.max(data_start), layout, budget: None }
+        Source { backing: Backing::File(file), data_start, end: end.max(data_start), layout, budget: None }
+    }
+
+    /// Describes text already in memory, so rendered documents are windowed exactly like files.
+    pub fn in_memory(text: &'f [u8], layout: NewlineLayout) -> Self {
+        Source { backing: Backing::Memory(text), data_start: 0, end: text.len() as u64, layout, budget: None }
     }
 
     /// The same source, bounded in time by `budget`.
@@ -49,14 +63,28 @@ impl<'f> Source<'f> {
         Source { budget: Some(budget), ..self }
     }
 
+    /// Whether the text is rendered in memory rather than read from a file.
+    pub fn is_in_memory(&self) -> bool {
+        matches!(self.backing, Backing::Memory(_))
+    }
+
     /// Reads at `offset` until `buf` is full or the file ends; returns the bytes read.
     pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         if let Some(budget) = &self.budget {
             budget.check()?;
         }
+        let file = match self.backing {
+            Backing::File(file) => file,
+            Backing::Memory(text) => {
+                let start = usize::try_from(offset).unwrap_or(usize::MAX).min(text.len());
+                let n = buf.len().min(text.len() - start);
+                buf[..n].copy_from_slice(&text[start..start + n]);
+                return Ok(n);
+            }
+        };
         let mut filled = 0;
         while filled < buf.len() {
-            match self.file.read_at(&mut buf[filled..], offset + filled as u64) {
+            match file.read_at(&mut buf[filled..], offset + filled as u64) {
                 Ok(0) => break,
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

@@ -1,0 +1,146 @@
+//! A regular file: sniff its first block, classify it, and send it down the road its content needs — text windows,
+//! notebooks (rendered, then windowed like text), images (attachments) or PDFs (pages of text).
+
+use super::text::{self, io_error};
+use crate::budget::Budget;
+use crate::classify::{self, Codec, Content, ImageType, SNIFF_LEN, TextFormat};
+use crate::config::Limits;
+use crate::error::{ErrorCode, ReadError};
+use crate::render::human_size;
+use crate::request::Window;
+use crate::result::{AttachmentMeta, ReadResult, TextMeta};
+use crate::window::Source;
+use std::fs::{File, Metadata};
+use std::io::Read;
+
+/// Files that report size 0 (like `/proc` files) are read up to this many bytes.
+const ZERO_SIZE_READ_CAP: u64 = 64 * 1024 * 1024;
+
+/// An open regular file and how to name it to the model.
+pub struct Target<'a> {
+    /// The open file.
+    pub file: &'a File,
+    /// Its metadata, taken from the open handle.
+    pub metadata: &'a Metadata,
+    /// The path as shown to the model.
+    pub shown: String,
+    /// When the read must stop.
+    pub budget: Budget,
+}
+
+impl Target<'_> {
+    /// Where reading stops: the size when opened, or a cap for files that report size 0.
+    pub fn read_end(&self) -> u64 {
+        match self.metadata.len() {
+            0 => ZERO_SIZE_READ_CAP,
+            size => size,
+        }
+    }
+
+    fn attachment_meta(&self, mime: &str) -> AttachmentMeta {
+        AttachmentMeta {
+            path: self.shown.clone(),
+            size_bytes: self.metadata.len(),
+            mtime: self.metadata.modified().ok().map(|t| humantime::format_rfc3339_seconds(t).to_string()),
+            mime: mime.to_string(),
+            ..AttachmentMeta::default()
+        }
+    }
+}
+
+/// What a request asks of a file, beyond its path.
+pub struct FileRequest {
+    /// Lines or bytes.
+    pub window: Window,
+    /// The encoding the request forced, if any (the caller wants text: media detection is skipped).
+    pub forced: Option<Codec>,
+}
+
+/// Reads a regular file according to what its content is.
+pub fn read(target: &Target<'_>, request: FileRequest, limits: &Limits) -> Result<ReadResult, ReadError> {
+    let mut block = vec![0u8; SNIFF_LEN];
+    let sniffed = Source::new(target.file, 0, target.read_end(), Codec::Whatwg(encoding_rs::UTF_8).newline_layout())
+        .read_at(0, &mut block)
+        .map_err(io_error(&target.shown))?;
+    block.truncate(sniffed);
+    match classify::classify(&block, sniffed < SNIFF_LEN, request.forced) {
+        Content::Text(format) if request.forced.is_none() && is_notebook(&target.shown) => {
+            read_notebook(target, &format, sniffed, request.window, limits)
+        }
+        Content::Text(format) => {
+            text::read(target, &format, sniffed, request.window, limits, &[]).map(ReadResult::Text)
+        }
+        Content::Image(kind) => read_image(target, kind, limits),
+        Content::Pdf => Err(binary_error(target, "PDF document", None)),
+        Content::Binary { description, hint } => Err(binary_error(target, &description, hint)),
+    }
+}
+
+/// Notebooks larger than this are shown as their JSON text: rendering needs the whole document in memory.
+const MAX_NOTEBOOK_BYTES: u64 = 64 * 1024 * 1024;
+
+fn is_notebook(shown: &str) -> bool {
+    shown.rsplit('.').next().is_some_and(|extension| extension.eq_ignore_ascii_case("ipynb"))
+}
+
+/// A notebook's cells rendered as text, then windowed like any text; invalid notebook JSON is read as plain text.
+fn read_notebook(
+    target: &Target<'_>,
+    format: &TextFormat,
+    sniffed: usize,
+    window: Window,
+    limits: &Limits,
+) -> Result<ReadResult, ReadError> {
+    let size = target.metadata.len();
+    let plain = |notice: String| text::read(target, format, sniffed, window, limits, &[notice]).map(ReadResult::Text);
+    if size > MAX_NOTEBOOK_BYTES {
+        return plain(format!("notebook over {} shown as JSON text", human_size(MAX_NOTEBOOK_BYTES)));
+    }
+    let mut json = Vec::new();
+    target.file.take(MAX_NOTEBOOK_BYTES).read_to_end(&mut json).map_err(io_error(&target.shown))?;
+    target.budget.check().map_err(io_error(&target.shown))?;
+    let Some(notebook) = crate::media::notebook::render(&json) else {
+        return plain("not valid notebook JSON: shown as plain text".to_string());
+    };
+    let mut notices = vec![format!("notebook: {} cell(s)", notebook.cells)];
+    if notebook.cut_outputs > 0 {
+        notices.push(format!("{} long output(s) cut", notebook.cut_outputs));
+    }
+    if notebook.image_outputs > 0 {
+        notices.push(format!("{} image output(s) described", notebook.image_outputs));
+    }
+    let meta = TextMeta { rendered_from: Some("notebook"), ..text::base_meta(target, format) };
+    text::read_rendered(&notebook.text, window, meta, limits, &target.budget, &notices).map(ReadResult::Text)
+}
+
+#[cfg(feature = "images")]
+fn read_image(target: &Target<'_>, kind: ImageType, limits: &Limits) -> Result<ReadResult, ReadError> {
+    let image = crate::media::image::ImageFile {
+        file: target.file,
+        kind,
+        meta: target.attachment_meta(kind.mime()),
+        budget: &target.budget,
+    };
+    crate::media::image::read(image, limits).map(ReadResult::Attachment)
+}
+
+#[cfg(not(feature = "images"))]
+fn read_image(target: &Target<'_>, kind: ImageType, _limits: &Limits) -> Result<ReadResult, ReadError> {
+    let _ = target.attachment_meta(kind.mime());
+    Err(binary_error(target, &format!("{} image", kind.name()), Some(without_feature("images"))))
+}
+
+/// The hint for a format this build was compiled without.
+#[allow(dead_code)] // Used only in builds without some media feature.
+fn without_feature(feature: &str) -> String {
+    format!("this build of agent-read cannot show it (built without the `{feature}` feature)")
+}
+
+fn binary_error(target: &Target<'_>, description: &str, hint: Option<String>) -> ReadError {
+    let size = human_size(target.metadata.len());
+    ReadError::new(ErrorCode::Binary, format!("{}: {description} ({size}); not shown as text", target.shown)).with_hint(
+        hint.unwrap_or_else(|| {
+            "binary content cannot be read as text; if it really is text in a legacy encoding, retry with encoding=\"<label>\"".to_string()
+        }),
+    )
+}
