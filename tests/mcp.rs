@@ -256,3 +256,66 @@ async fn a_cancelled_request_stops_its_read() {
     assert_eq!(after.is_error, Some(false));
     client.cancel().await.unwrap();
 }
+
+/// A 120×80 opaque gradient, as PNG bytes.
+fn gradient_png() -> Vec<u8> {
+    let picture = image::RgbImage::from_fn(120, 80, |x, y| image::Rgb([(x * 2) as u8, (y * 3) as u8, (x + y) as u8]));
+    let mut bytes = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(picture).write_to(&mut bytes, image::ImageFormat::Png).expect("encode PNG");
+    bytes.into_inner()
+}
+
+#[tokio::test]
+async fn an_image_is_a_text_block_then_an_image_block_and_its_bytes_travel_once() {
+    use base64::Engine;
+    let dir = workspace();
+    let bytes = gradient_png();
+    std::fs::write(dir.path().join("chart.png"), &bytes).unwrap();
+    let client = connect(dir.path()).await;
+    let result = call(&client, json!({"path": "chart.png"})).await;
+    assert_eq!(result.is_error, Some(false));
+    let content = serde_json::to_value(&result.content).unwrap();
+    let blocks = content.as_array().expect("content is a list");
+    assert_eq!(blocks.len(), 2, "text then image");
+    assert_eq!(blocks[0]["type"], "text");
+    assert!(text_of(&result).starts_with("PNG image · 120×80 · "), "{}", text_of(&result));
+    assert_eq!(blocks[1]["type"], "image");
+    assert_eq!(blocks[1]["mimeType"], "image/png");
+    let data = blocks[1]["data"].as_str().expect("image data");
+    assert_eq!(base64::engine::general_purpose::STANDARD.decode(data).expect("base64"), bytes);
+    let structured = result.structured_content.clone().expect("structuredContent");
+    assert_eq!(structured["ok"], true);
+    assert_eq!(structured["kind"], "attachment");
+    assert_eq!(structured["output"].as_str(), Some(text_of(&result).as_str()));
+    let attached = &structured["attachments"][0];
+    assert_eq!(attached["mime"], "image/png");
+    assert_eq!((attached["width"].as_u64(), attached["height"].as_u64()), (Some(120), Some(80)));
+    assert_eq!(attached["size_bytes"], bytes.len() as u64);
+    assert!(attached.get("data").is_none(), "no base64 in structuredContent: {attached}");
+    assert!(!structured.to_string().contains(&data[..64]), "the bytes travel only in the image block");
+    assert_eq!(structured["meta"]["reencoded"], false);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_corrupt_image_is_an_error_result_without_an_image_block() {
+    let dir = workspace();
+    let bytes = gradient_png();
+    std::fs::write(dir.path().join("half.png"), &bytes[..bytes.len() / 2]).unwrap();
+    let client = connect(dir.path()).await;
+    let result = call(&client, json!({"path": "half.png"})).await;
+    assert_eq!(result.is_error, Some(true));
+    let content = serde_json::to_value(&result.content).unwrap();
+    assert_eq!(content.as_array().map(Vec::len), Some(1), "one text block: {content}");
+    assert!(
+        text_of(&result).starts_with("BINARY: half.png: a PNG image that cannot be decoded"),
+        "{}",
+        text_of(&result)
+    );
+    let structured = result.structured_content.expect("structuredContent");
+    assert_eq!(structured["error_code"], "BINARY");
+    assert!(structured.get("attachments").is_none(), "{structured}");
+    // The server goes on answering.
+    assert_eq!(call(&client, json!({"path": "notes.txt", "limit": 1})).await.is_error, Some(false));
+    client.cancel().await.unwrap();
+}

@@ -70,7 +70,9 @@ pub fn read(target: &Target<'_>, request: FileRequest, limits: &Limits) -> Resul
         Content::Text(format) => {
             text::read(target, &format, sniffed, request.window, limits, &[]).map(ReadResult::Text)
         }
-        Content::Image(kind) => read_image(target, kind, limits),
+        Content::Image(kind) => {
+            read_image(target, kind, limits).map(|result| note_ignored_window(result, &request.window))
+        }
         Content::Pdf => Err(binary_error(target, "PDF document", None)),
         Content::Binary { description, hint } => Err(binary_error(target, &description, hint)),
     }
@@ -128,6 +130,22 @@ fn read_image(target: &Target<'_>, kind: ImageType, limits: &Limits) -> Result<R
 fn read_image(target: &Target<'_>, kind: ImageType, _limits: &Limits) -> Result<ReadResult, ReadError> {
     let _ = target.attachment_meta(kind.mime());
     Err(binary_error(target, &format!("{} image", kind.name()), Some(without_feature("images"))))
+}
+
+/// Says so when a request windowed an attachment: it is always whole, and a silent ignore would mislead.
+fn note_ignored_window(mut result: ReadResult, window: &Window) -> ReadResult {
+    let windowed = match window {
+        Window::Lines(lines) => lines.offset != 1 || lines.explicit_limit,
+        Window::Bytes { .. } => true,
+    };
+    if let ReadResult::Attachment(attachment) = &mut result
+        && windowed
+    {
+        attachment
+            .output
+            .push_str(" · offset/limit and byte ranges do not apply to images: the whole image is attached");
+    }
+    result
 }
 
 /// The hint for a format this build was compiled without.

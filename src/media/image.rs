@@ -67,6 +67,9 @@ pub fn read(image: ImageFile<'_>, limits: &Limits) -> Result<AttachmentResult, R
         ));
     }
     budget.check().map_err(|e| ReadError::from_io(&e, &path))?;
+    if kind == ImageType::Jpeg && !jpeg_is_complete(&bytes) {
+        return Err(corrupt(&path, kind, "its data ends before the end-of-image marker"));
+    }
     let decoded = decode(&bytes, kind).map_err(|reason| corrupt(&path, kind, &reason))?;
     budget.check().map_err(|e| ReadError::from_io(&e, &path))?;
     let fits = width.max(height) <= limits.max_image_side && bytes.len() as u64 <= limits.max_image_bytes;
@@ -87,6 +90,14 @@ fn read_all(file: &std::fs::File, size: u64) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     file.take(MAX_IMAGE_FILE_BYTES).read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// Whether an end-of-image marker follows the last start-of-scan marker. The JPEG decoder fills a truncated scan
+/// with grey and calls it a success; inside entropy-coded data a 0xFF byte is always followed by 0x00 or a restart
+/// marker, so neither marker can appear there by chance (an embedded thumbnail's markers come before the main scan).
+fn jpeg_is_complete(bytes: &[u8]) -> bool {
+    let Some(last_scan) = memchr::memmem::rfind(bytes, &[0xFF, 0xDA]) else { return false };
+    memchr::memmem::find(&bytes[last_scan..], &[0xFF, 0xD9]).is_some()
 }
 
 /// Width and height from the header alone.
