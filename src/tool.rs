@@ -16,10 +16,15 @@ Read a text file or list a directory inside the workspace, one bounded window at
 
 Requires: `path`, relative to the workspace root (or absolute inside it). Optional: `offset` (1-based first line; \
 negative counts from the end, -100 = last 100 lines), `limit` (lines, default 2000), or `start_byte`/`end_byte` for \
-a byte range (e.g. the rest of a very long line), and `encoding` to override detection.
+a byte range (e.g. the rest of a very long line), `pages` for PDFs (\"3\", \"1-5\", \"2,4-6\", \"8-\"), and \
+`encoding` to override detection.
 
-Does not: modify anything, read outside the workspace roots, or show binary files as text (it names their type \
-instead, e.g. \"BINARY: ELF executable\"). Files of any size are fine: only the window is read into the answer.
+Images (PNG, JPEG, GIF, WebP) come back as an image attachment, downscaled when large (the output states the scale \
+to map coordinates back). PDFs come back as text, page by page. Jupyter notebooks come back as their cells \
+(source, then text outputs), paged like any text.
+
+Does not: modify anything, read outside the workspace roots, or show other binary files as text (it names their \
+type instead, e.g. \"BINARY: ELF executable\"). Files of any size are fine: only the window is read into the answer.
 
 Side effects: none; read-only and idempotent.
 
