@@ -5,9 +5,12 @@
 //! nothing depends on the repository's files. Paths shown by the tool are relative to the root, which keeps the
 //! snapshots (`tests/snapshots/cli__*.snap`) free of temporary paths.
 
+mod common;
+
 use assert_cmd::Command;
+use common::{Ws, output, parse_one_json};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The default output cap: 50 KiB, line prefixes and footer included.
@@ -17,53 +20,10 @@ const CAP: usize = 50 * 1024;
 // Helpers: a workspace on disk, and ways to run the binary against it.
 // ---------------------------------------------------------------------------------------------------------------
 
-/// A temporary workspace: `<tmp>/work` is the root reads are confined to; `<tmp>` is outside it.
-struct Ws {
-    _dir: tempfile::TempDir,
-    /// `<tmp>` (canonical), outside the root.
-    outer: PathBuf,
-    /// `<tmp>/work` (canonical), the root.
-    root: PathBuf,
-}
-
 impl Ws {
-    fn new() -> Ws {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let outer = dir.path().canonicalize().expect("canonical tempdir");
-        let root = outer.join("work");
-        std::fs::create_dir(&root).expect("create root");
-        Ws { _dir: dir, outer, root }
-    }
-
-    /// Writes a file beneath the root (creating parent directories).
-    fn file(&self, rel: &str, bytes: impl AsRef<[u8]>) -> &Ws {
-        write_file(&self.root.join(rel), bytes.as_ref());
-        self
-    }
-
-    /// Writes a file beneath `<tmp>`, outside the root; returns its absolute path.
-    fn outside_file(&self, rel: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
-        let path = self.outer.join(rel);
-        write_file(&path, bytes.as_ref());
-        path
-    }
-
-    /// Creates a directory beneath the root.
-    fn dir(&self, rel: &str) -> &Ws {
-        std::fs::create_dir_all(self.root.join(rel)).expect("create dir");
-        self
-    }
-
     /// Writes a TOML configuration file outside the root; returns its path.
     fn config(&self, toml: &str) -> PathBuf {
         self.outside_file("agent-read.toml", toml)
-    }
-
-    /// The binary, confined to the root, run from the root, with a generous timeout.
-    fn cmd(&self) -> Command {
-        let mut cmd = Command::cargo_bin("agent-read").expect("binary built");
-        cmd.current_dir(&self.root).arg("--root").arg(&self.root).timeout(Duration::from_secs(60));
-        cmd
     }
 
     /// Runs a plain-mode read (`agent-read PATH [flags]`) that must succeed; returns standard output without the
@@ -103,24 +63,6 @@ impl Ws {
         }
         self.request(request)
     }
-}
-
-fn write_file(path: &Path, bytes: &[u8]) {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).expect("create parent");
-    }
-    std::fs::write(path, bytes).expect("write file");
-}
-
-fn parse_one_json(stdout: &[u8]) -> Value {
-    let text = std::str::from_utf8(stdout).expect("stdout is UTF-8");
-    assert_eq!(text.matches('\n').count(), 1, "exactly one line of JSON expected: {text}");
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {text}"))
-}
-
-/// The `output` of a result.
-fn output(v: &Value) -> &str {
-    v["output"].as_str().unwrap_or_else(|| panic!("no output in {v}"))
 }
 
 /// The last line of an output: the footer.

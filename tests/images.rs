@@ -6,8 +6,10 @@
 //! `meta` and in the description) when not; corrupt or oversized images are clean, quick errors; plain-text mode
 //! prints the description only.
 
-use assert_cmd::Command;
+mod common;
+
 use base64::Engine;
+use common::Ws;
 use image::{DynamicImage, ImageFormat, Rgb, RgbImage, Rgba, RgbaImage};
 use serde_json::{Value, json};
 use std::io::Cursor;
@@ -21,38 +23,10 @@ const QUICK: Duration = Duration::from_secs(5);
 // Helpers: a workspace, the binary, fixtures.
 // ---------------------------------------------------------------------------------------------------------------
 
-/// A temporary workspace: `<tmp>/work` is the root; `<tmp>` holds configuration files.
-struct Ws {
-    _dir: tempfile::TempDir,
-    outer: PathBuf,
-    root: PathBuf,
-}
-
 impl Ws {
-    fn new() -> Ws {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let outer = dir.path().canonicalize().expect("canonical tempdir");
-        let root = outer.join("work");
-        std::fs::create_dir(&root).expect("create root");
-        Ws { _dir: dir, outer, root }
-    }
-
-    fn file(&self, rel: &str, bytes: impl AsRef<[u8]>) -> &Ws {
-        std::fs::write(self.root.join(rel), bytes.as_ref()).expect("write file");
-        self
-    }
-
     /// Writes a TOML configuration outside the root; returns its path.
     fn config(&self, name: &str, toml: &str) -> PathBuf {
-        let path = self.outer.join(name);
-        std::fs::write(&path, toml).expect("write config");
-        path
-    }
-
-    fn cmd(&self) -> Command {
-        let mut cmd = Command::cargo_bin("agent-read").expect("binary built");
-        cmd.current_dir(&self.root).arg("--root").arg(&self.root).timeout(Duration::from_secs(60));
-        cmd
+        self.outside_file(name, toml)
     }
 
     /// `agent-read PATH --json [--config FILE]`: must exit 0 with one line of JSON; returns it and the time taken.

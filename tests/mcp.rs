@@ -1,8 +1,11 @@
 //! The MCP face, tested as a real client would use it: `rmcp`'s own client drives `agent-read mcp` as a child
 //! process over stdio.
 
+mod common;
+
+use common::mcp::{call, text_of, workspace};
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
@@ -17,26 +20,6 @@ async fn connect(root: &Path) -> Client {
     });
     let transport = TokioChildProcess::new(command).expect("spawn agent-read mcp");
     ().serve(transport).await.expect("initialize")
-}
-
-async fn call(client: &Client, arguments: Value) -> CallToolResult {
-    let Value::Object(arguments) = arguments else { panic!("arguments must be an object") };
-    client.call_tool(CallToolRequestParams::new("read").with_arguments(arguments)).await.expect("tools/call")
-}
-
-fn text_of(result: &CallToolResult) -> String {
-    let value = serde_json::to_value(&result.content).unwrap();
-    value[0]["text"].as_str().expect("text content").to_string()
-}
-
-fn workspace() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let lines: String = (1..=30).map(|i| format!("line {i}\n")).collect();
-    std::fs::write(dir.path().join("notes.txt"), lines).unwrap();
-    std::fs::create_dir(dir.path().join("src")).unwrap();
-    std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
-    std::fs::write(dir.path().join(".env"), "TOKEN=do-not-show\n").unwrap();
-    dir
 }
 
 #[tokio::test]

@@ -1,11 +1,13 @@
 //! The MCP face over streamable HTTP, tested as a real client would use it: `agent-read mcp --http` runs as a child
 //! process and `rmcp`'s own HTTP client talks to it, in session mode and in stateless mode.
 
+mod common;
+
+use common::mcp::{call, text_of, workspace};
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -57,27 +59,6 @@ impl Drop for HttpServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-async fn call<C: rmcp::service::Service<RoleClient>>(
-    client: &RunningService<RoleClient, C>,
-    arguments: Value,
-) -> CallToolResult {
-    let Value::Object(arguments) = arguments else { panic!("arguments must be an object") };
-    client.call_tool(CallToolRequestParams::new("read").with_arguments(arguments)).await.expect("tools/call")
-}
-
-fn text_of(result: &CallToolResult) -> String {
-    let value = serde_json::to_value(&result.content).unwrap();
-    value[0]["text"].as_str().expect("text content").to_string()
-}
-
-fn workspace() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let lines: String = (1..=30).map(|i| format!("line {i}\n")).collect();
-    std::fs::write(dir.path().join("notes.txt"), lines).unwrap();
-    std::fs::write(dir.path().join(".env"), "TOKEN=do-not-show\n").unwrap();
-    dir
 }
 
 /// The whole life of a client: schemas, a read, paging, a failure as a tool result.
