@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::mcp::{call, text_of, workspace};
+use common::mcp::{RootsClient, call, text_of, workspace};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
@@ -128,30 +128,6 @@ async fn concurrent_calls_all_answer() {
     client.cancel().await.unwrap();
 }
 
-/// A client that offers MCP Roots: the roots it lists can be changed, and it tells the server when they do.
-#[derive(Clone)]
-struct RootsClient {
-    roots: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-}
-
-#[allow(deprecated)] // MCP Roots: deprecated by SEP-2577, still what today's clients offer (see src/mcp.rs).
-impl rmcp::ClientHandler for RootsClient {
-    fn get_info(&self) -> rmcp::model::ClientInfo {
-        let capabilities =
-            rmcp::model::ClientCapabilities::builder().enable_roots().enable_roots_list_changed().build();
-        rmcp::model::ClientInfo::new(capabilities, rmcp::model::Implementation::new("roots-test", "1"))
-            .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
-    }
-
-    async fn list_roots(
-        &self,
-        _context: rmcp::service::RequestContext<RoleClient>,
-    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
-        let uris = self.roots.lock().unwrap().clone();
-        Ok(rmcp::model::ListRootsResult::new(uris.into_iter().map(rmcp::model::Root::new).collect()))
-    }
-}
-
 /// Waits (bounded) until a read of `path` gives the expected error code or success.
 async fn eventually(client: &RunningService<RoleClient, RootsClient>, path: &str, ok: bool) -> Value {
     for _ in 0..100 {
@@ -177,7 +153,7 @@ async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_c
     let not_a_dir = first.path().join("from_first.txt");
     let uri = |p: &Path| format!("file://{}", p.display());
     let roots = std::sync::Arc::new(std::sync::Mutex::new(vec![uri(first.path()), uri(&not_a_dir)]));
-    let handler = RootsClient { roots: roots.clone() };
+    let handler = RootsClient::new(roots.clone());
     let binary = env!("CARGO_BIN_EXE_agent-read");
     let command = tokio::process::Command::new(binary).configure(|cmd| {
         cmd.arg("mcp").arg("--root").arg(cli_root.path()).stderr(std::process::Stdio::null());

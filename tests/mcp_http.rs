@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::mcp::{call, text_of, workspace};
+use common::mcp::{RootsClient, call, text_of, workspace};
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -193,26 +193,6 @@ async fn ending_a_session_answers_204_and_the_session_is_gone() {
     assert!(after.starts_with("HTTP/1.1 404"), "the session outlived its DELETE: {after}");
 }
 
-/// A client offering MCP Roots.
-#[derive(Clone)]
-struct RootsClient(String);
-
-#[allow(deprecated)] // MCP Roots: deprecated by SEP-2577, still what today's clients offer (see src/mcp/mod.rs).
-impl rmcp::ClientHandler for RootsClient {
-    fn get_info(&self) -> rmcp::model::ClientInfo {
-        let capabilities = rmcp::model::ClientCapabilities::builder().enable_roots().build();
-        rmcp::model::ClientInfo::new(capabilities, rmcp::model::Implementation::new("roots-test", "1"))
-            .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
-    }
-
-    async fn list_roots(
-        &self,
-        _context: rmcp::service::RequestContext<RoleClient>,
-    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
-        Ok(rmcp::model::ListRootsResult::new(vec![rmcp::model::Root::new(self.0.clone())]))
-    }
-}
-
 #[tokio::test]
 async fn each_session_keeps_its_own_roots() {
     let cli_root = workspace();
@@ -220,7 +200,7 @@ async fn each_session_keeps_its_own_roots() {
     std::fs::write(client_root.path().join("mine.txt"), "the client's own\n").unwrap();
     let server = HttpServer::start(cli_root.path(), &[]);
     let transport = StreamableHttpClientTransport::from_uri(server.url.as_str());
-    let with_roots = RootsClient(format!("file://{}", client_root.path().display()))
+    let with_roots = RootsClient::fixed(format!("file://{}", client_root.path().display()))
         .serve(transport)
         .await
         .expect("initialize with roots");

@@ -26,3 +26,39 @@ pub fn workspace() -> tempfile::TempDir {
     std::fs::write(dir.path().join(".env"), "TOKEN=do-not-show\n").unwrap();
     dir
 }
+
+/// A client that offers MCP Roots: the roots it lists can be changed, and it tells the server when they do.
+#[derive(Clone)]
+pub struct RootsClient {
+    roots: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl RootsClient {
+    /// A client offering `roots` (file:// URIs), changeable through the shared list.
+    pub fn new(roots: std::sync::Arc<std::sync::Mutex<Vec<String>>>) -> Self {
+        RootsClient { roots }
+    }
+
+    /// A client offering one root, for good.
+    pub fn fixed(uri: String) -> Self {
+        RootsClient::new(std::sync::Arc::new(std::sync::Mutex::new(vec![uri])))
+    }
+}
+
+#[allow(deprecated)] // MCP Roots: deprecated by SEP-2577, still what today's clients offer (see src/mcp/mod.rs).
+impl rmcp::ClientHandler for RootsClient {
+    fn get_info(&self) -> rmcp::model::ClientInfo {
+        let capabilities =
+            rmcp::model::ClientCapabilities::builder().enable_roots().enable_roots_list_changed().build();
+        rmcp::model::ClientInfo::new(capabilities, rmcp::model::Implementation::new("roots-test", "1"))
+            .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        let uris = self.roots.lock().unwrap().clone();
+        Ok(rmcp::model::ListRootsResult::new(uris.into_iter().map(rmcp::model::Root::new).collect()))
+    }
+}
