@@ -44,6 +44,16 @@ impl Budget {
         Budget { deadline, cancel }
     }
 
+    /// When the time budget runs out.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// The caller's cancel signal.
+    pub fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+
     /// Fails with a [`Cancelled`] error once the caller cancelled, or with `TimedOut` once the deadline passed.
     pub fn check(&self) -> io::Result<()> {
         if self.cancel.is_cancelled() {

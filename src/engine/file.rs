@@ -1,7 +1,7 @@
 //! A regular file: sniff its first block, classify it, and send it down the road its content needs — text windows,
 //! notebooks (rendered, then windowed like text), images (attachments) or PDFs (pages of text).
 
-use super::text::{self, io_error};
+use super::text::{self, Rendering, io_error};
 use crate::budget::Budget;
 use crate::classify::{self, Codec, Content, ImageType, SNIFF_LEN, TextFormat};
 use crate::config::Limits;
@@ -68,7 +68,7 @@ pub fn read(target: &Target<'_>, request: FileRequest, limits: &Limits) -> Resul
             read_notebook(target, &format, sniffed, request.window, limits)
         }
         Content::Text(format) => {
-            text::read(target, &format, sniffed, request.window, limits, &[]).map(ReadResult::Text)
+            text::read(target, &format, sniffed, request.window, limits, &Rendering::default()).map(ReadResult::Text)
         }
         Content::Image(kind) => {
             read_image(target, kind, limits).map(|result| note_ignored_window(result, &request.window))
@@ -94,7 +94,10 @@ fn read_notebook(
     limits: &Limits,
 ) -> Result<ReadResult, ReadError> {
     let size = target.metadata.len();
-    let plain = |notice: String| text::read(target, format, sniffed, window, limits, &[notice]).map(ReadResult::Text);
+    let plain = |notice: String| {
+        let rendering = Rendering { notices: vec![notice], ..Rendering::default() };
+        text::read(target, format, sniffed, window, limits, &rendering).map(ReadResult::Text)
+    };
     if size > MAX_NOTEBOOK_BYTES {
         return plain(format!("notebook over {} shown as JSON text", human_size(MAX_NOTEBOOK_BYTES)));
     }
@@ -112,7 +115,8 @@ fn read_notebook(
         notices.push(format!("{} image output(s) described", notebook.image_outputs));
     }
     let meta = TextMeta { rendered_from: Some("notebook"), ..text::base_meta(target, format) };
-    text::read_rendered(&notebook.text, window, meta, limits, &target.budget, &notices).map(ReadResult::Text)
+    let rendering = Rendering { notices, ..Rendering::default() };
+    text::read_rendered(&notebook.text, window, meta, limits, &target.budget, &rendering).map(ReadResult::Text)
 }
 
 #[cfg(feature = "images")]

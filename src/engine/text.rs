@@ -11,6 +11,15 @@ use crate::result::{TextMeta, TextResult};
 use crate::window::scan::{self, ScanSummary, Start};
 use crate::window::{Source, bytes, tail};
 
+/// What a rendering adds to a window: notices for the footer, and what the next call must repeat (`pages="3" `).
+#[derive(Debug, Default)]
+pub struct Rendering {
+    /// Footer notices, after the size.
+    pub notices: Vec<String>,
+    /// Prepended to the footer's next call.
+    pub call_prefix: String,
+}
+
 /// Reads the window of text in `format` from `target`, whose first block (`sniffed` bytes) is already classified.
 pub fn read(
     target: &Target<'_>,
@@ -18,7 +27,7 @@ pub fn read(
     sniffed: usize,
     window: Window,
     limits: &Limits,
-    notices: &[String],
+    rendering: &Rendering,
 ) -> Result<TextResult, ReadError> {
     let size = target.metadata.len();
     let meta = base_meta(target, format);
@@ -27,22 +36,22 @@ pub fn read(
     }
     let source = Source::new(target.file, format.bom_len as u64, target.read_end(), format.codec.newline_layout())
         .with_budget(target.budget.clone());
-    read_source(&source, format, window, meta, limits, notices)
+    read_source(&source, format, window, meta, limits, rendering)
 }
 
 /// Reads the window of text rendered in memory (a notebook's cells, a PDF's pages) exactly as a file's, with the
-/// rendering's own `notices` in the footer.
+/// rendering's notices and next-call prefix in the footer.
 pub fn read_rendered(
     text: &str,
     window: Window,
     meta: TextMeta,
     limits: &Limits,
     budget: &Budget,
-    notices: &[String],
+    rendering: &Rendering,
 ) -> Result<TextResult, ReadError> {
     let format = TextFormat { codec: Codec::Whatwg(encoding_rs::UTF_8), source: EncodingSource::Detected, bom_len: 0 };
     let source = Source::in_memory(text.as_bytes(), format.codec.newline_layout()).with_budget(budget.clone());
-    read_source(&source, &format, window, meta, limits, notices)
+    read_source(&source, &format, window, meta, limits, rendering)
 }
 
 fn read_source(
@@ -51,11 +60,13 @@ fn read_source(
     window: Window,
     meta: TextMeta,
     limits: &Limits,
-    notices: &[String],
+    rendering: &Rendering,
 ) -> Result<TextResult, ReadError> {
     match window {
-        Window::Lines(lines) => read_lines(source, format, lines, meta, limits, notices),
-        Window::Bytes { start, end: end_byte } => read_bytes(source, format, [start, end_byte], meta, limits, notices),
+        Window::Lines(lines) => read_lines(source, format, lines, meta, limits, rendering),
+        Window::Bytes { start, end: end_byte } => {
+            read_bytes(source, format, [start, end_byte], meta, limits, rendering)
+        }
     }
 }
 
@@ -65,7 +76,7 @@ fn read_lines(
     request: LineWindow,
     mut meta: TextMeta,
     limits: &Limits,
-    notices: &[String],
+    rendering: &Rendering,
 ) -> Result<TextResult, ReadError> {
     let path = meta.path.clone();
     let io_err = io_error(&path);
@@ -92,14 +103,14 @@ fn read_lines(
     let next_offset = (last < total).then_some(last + 1);
     let mut footer = Footer::new(format!("lines {first}-{last} of {total}"));
     footer.notice(human_size(meta.size_bytes));
-    notices.iter().for_each(|notice| _ = footer.notice(notice.clone()));
+    rendering.notices.iter().for_each(|notice| _ = footer.notice(notice.clone()));
     footer.notice_if(request.clamped_from.is_some(), || format!("limit clamped to {}", limits.max_lines));
     footer.notice_if(renderer.cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
     footer.notice_if(renderer.truncated > 0, || format!("{} long line(s) cut", renderer.truncated));
     encoding_notices(&mut footer, format, renderer.invalid);
     line_ending_notice(&mut footer, &summary);
     footer.notice_if(next_offset.is_none() && !summary.trailing_newline, || "no final newline".to_string());
-    let next_call = next_offset.map(|n| request.next_call(n));
+    let next_call = next_offset.map(|n| format!("{}{}", rendering.call_prefix, request.next_call(n)));
     meta.invalid_bytes = (renderer.invalid > 0).then_some(renderer.invalid);
     meta.more_before = first > 1;
     meta.more_after = last < total;
@@ -154,7 +165,7 @@ fn read_bytes(
     range: [Option<u64>; 2],
     mut meta: TextMeta,
     limits: &Limits,
-    notices: &[String],
+    rendering: &Rendering,
 ) -> Result<TextResult, ReadError> {
     // Byte offsets into rendered text count the rendering's bytes, not the file's.
     let size = if source.is_in_memory() { source.end } else { meta.size_bytes };
@@ -176,12 +187,12 @@ fn read_bytes(
     let next_start = (end < size).then_some(end);
     let next_call = next_start.map(|s| {
         let next_end = if window.cap_hit { requested[1] } else { s + (requested[1] - requested[0]) };
-        format!("start_byte={s} end_byte={}", next_end.clamp(s + 1, size))
+        format!("{}start_byte={s} end_byte={}", rendering.call_prefix, next_end.clamp(s + 1, size))
     });
     let percent = if size == 0 { 0.0 } else { ((end - start) as f64 * 1000.0 / size as f64).round() / 10.0 };
     let mut footer = Footer::new(format!("bytes {start}-{end} of {size}"));
     footer.notice(format!("{percent}% of the file"));
-    notices.iter().for_each(|notice| _ = footer.notice(notice.clone()));
+    rendering.notices.iter().for_each(|notice| _ = footer.notice(notice.clone()));
     footer.notice_if(start != requested[0], || format!("start moved to {start} (character boundary)"));
     footer.notice_if(window.cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
     encoding_notices(&mut footer, format, window.invalid);

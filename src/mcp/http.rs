@@ -7,6 +7,7 @@
 
 use super::{ReadServer, runtime};
 use agent_read::Config;
+use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -50,6 +51,10 @@ pub fn serve_http(config: Config, options: &HttpOptions) -> Result<(), String> {
         warn_if_unreachable(bound, options);
         let mode = if options.stateless { "stateless" } else { "sessions" };
         eprintln!("agent-read: serving MCP over streamable HTTP at http://{bound}{MCP_PATH} ({mode})");
+        // Without TCP_NODELAY a streamed answer (headers, then the event) waits on the client's delayed ACK: 40 ms.
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         axum::serve(listener, router)
             .with_graceful_shutdown(async move {
                 interrupted().await;
