@@ -104,6 +104,11 @@ pub struct Config {
     /// File that receives one JSON line per read (time, root, path, outcome, bytes returned; never content).
     #[serde(default)]
     pub audit_log: Option<PathBuf>,
+    /// A program that extracts PDF text in a child process when run as `PROGRAM __pdf-worker …` (the `agent-read`
+    /// binary names itself), so a hostile PDF cannot crash, hang or exhaust the caller. Without one, extraction runs
+    /// in a thread of this process, bounded but not isolated. Set in code, not read from TOML.
+    #[serde(skip)]
+    pub pdf_worker: Option<PathBuf>,
 }
 
 impl Config {

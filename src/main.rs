@@ -123,6 +123,12 @@ impl Cli {
 }
 
 fn main() -> ExitCode {
+    // The PDF text extraction worker (src/media/pdf.rs): hidden, started only by this program itself.
+    let mut raw_args = std::env::args_os();
+    if raw_args.nth(1).is_some_and(|first| first == agent_read::engine::PDF_WORKER_ARG) {
+        let rest: Vec<String> = raw_args.map(|arg| arg.to_string_lossy().into_owned()).collect();
+        return ExitCode::from(u8::try_from(agent_read::media::pdf::worker_main(&rest)).unwrap_or(1));
+    }
     let cli = Cli::parse();
     if cli.schema || cli.schema_format.is_some() {
         let format = cli.schema_format.as_deref().and_then(SchemaFormat::parse).unwrap_or(SchemaFormat::Plain);
@@ -183,6 +189,9 @@ fn build_config(cli: &Cli) -> Result<Config, String> {
     if let Some(ms) = cli.timeout_ms {
         config.limits.timeout_ms = ms;
     }
+    // PDFs are extracted in a child of this very program, so a hostile PDF cannot crash or exhaust the reader.
+    // Without a path to ourselves (rare), extraction runs in a thread: bounded, not isolated.
+    config.pdf_worker = std::env::current_exe().ok();
     Ok(config)
 }
 

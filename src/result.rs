@@ -8,6 +8,8 @@ use serde::{Serialize, Serializer};
 
 /// The outcome of one read.
 #[derive(Debug, Clone, PartialEq)]
+// One value per read, built once and moved a few times: boxing the text variant would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 pub enum ReadResult {
     /// A window of a text file.
     Text(TextResult),
@@ -88,6 +90,15 @@ pub struct TextMeta {
     /// extracted text). Line numbers and byte offsets then count the rendering.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rendered_from: Option<&'static str>,
+    /// Pages in the document (PDFs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_count: Option<u32>,
+    /// The pages shown, as `pages` reads them back: `1-7` (PDFs, page mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages_shown: Option<String>,
+    /// The `pages` of the next call; absent at the end (PDFs, page mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_pages: Option<String>,
     /// How that encoding was chosen: `bom`, `detected`, `guessed`, `fallback` or `forced`.
     pub encoding_source: crate::classify::EncodingSource,
     /// Whether a byte order mark was found and removed.

@@ -49,21 +49,67 @@ impl Target<'_> {
 }
 
 /// What a request asks of a file, beyond its path.
-pub struct FileRequest {
+pub struct FileRequest<'a> {
     /// Lines or bytes.
     pub window: Window,
     /// The encoding the request forced, if any (the caller wants text: media detection is skipped).
     pub forced: Option<Codec>,
+    /// PDF pages, as the request gave them.
+    pub pages: Option<&'a str>,
 }
 
+/// How media files are handled: where PDF extraction runs.
+#[derive(Debug)]
+pub struct Media {
+    /// Isolation of PDF text extraction.
+    #[cfg(feature = "pdf")]
+    pdf_isolation: crate::media::pdf::Isolation,
+}
+
+impl Media {
+    /// PDF extraction in a child process of `pdf_worker` when given, else in a thread.
+    pub fn new(pdf_worker: Option<std::path::PathBuf>) -> Media {
+        #[cfg(feature = "pdf")]
+        {
+            use crate::media::pdf::Isolation;
+            let pdf_isolation = match pdf_worker {
+                Some(program) => Isolation::Process { program, args: vec![PDF_WORKER_ARG.to_string()] },
+                None => Isolation::Thread,
+            };
+            Media { pdf_isolation }
+        }
+        #[cfg(not(feature = "pdf"))]
+        {
+            let _ = pdf_worker;
+            Media {}
+        }
+    }
+}
+
+/// The first argument that makes the `agent-read` binary run as a PDF extraction worker.
+pub const PDF_WORKER_ARG: &str = "__pdf-worker";
+
 /// Reads a regular file according to what its content is.
-pub fn read(target: &Target<'_>, request: FileRequest, limits: &Limits) -> Result<ReadResult, ReadError> {
+pub fn read(
+    target: &Target<'_>,
+    request: FileRequest<'_>,
+    limits: &Limits,
+    media: &Media,
+) -> Result<ReadResult, ReadError> {
     let mut block = vec![0u8; SNIFF_LEN];
     let sniffed = Source::new(target.file, 0, target.read_end(), Codec::Whatwg(encoding_rs::UTF_8).newline_layout())
         .read_at(0, &mut block)
         .map_err(io_error(&target.shown))?;
     block.truncate(sniffed);
-    match classify::classify(&block, sniffed < SNIFF_LEN, request.forced) {
+    let content = classify::classify(&block, sniffed < SNIFF_LEN, request.forced);
+    if request.pages.is_some() && content != Content::Pdf {
+        return Err(ReadError::invalid_param(format!(
+            "{}: `pages` applies to PDFs only, and this is not one",
+            target.shown
+        ))
+        .with_hint("remove `pages`; page through other files with offset and limit"));
+    }
+    match content {
         Content::Text(format) if request.forced.is_none() && is_notebook(&target.shown) => {
             read_notebook(target, &format, sniffed, request.window, limits)
         }
@@ -73,7 +119,7 @@ pub fn read(target: &Target<'_>, request: FileRequest, limits: &Limits) -> Resul
         Content::Image(kind) => {
             read_image(target, kind, limits).map(|result| note_ignored_window(result, &request.window))
         }
-        Content::Pdf => Err(binary_error(target, "PDF document", None)),
+        Content::Pdf => read_pdf(target, &request, limits, media),
         Content::Binary { description, hint } => Err(binary_error(target, &description, hint)),
     }
 }
@@ -134,6 +180,26 @@ fn read_image(target: &Target<'_>, kind: ImageType, limits: &Limits) -> Result<R
 fn read_image(target: &Target<'_>, kind: ImageType, _limits: &Limits) -> Result<ReadResult, ReadError> {
     let _ = target.attachment_meta(kind.mime());
     Err(binary_error(target, &format!("{} image", kind.name()), Some(without_feature("images"))))
+}
+
+#[cfg(feature = "pdf")]
+fn read_pdf(
+    target: &Target<'_>,
+    request: &FileRequest<'_>,
+    limits: &Limits,
+    media: &Media,
+) -> Result<ReadResult, ReadError> {
+    super::pdf::read(target, request.pages, request.window, limits, &media.pdf_isolation)
+}
+
+#[cfg(not(feature = "pdf"))]
+fn read_pdf(
+    target: &Target<'_>,
+    _request: &FileRequest<'_>,
+    _limits: &Limits,
+    _media: &Media,
+) -> Result<ReadResult, ReadError> {
+    Err(binary_error(target, "PDF document", Some(without_feature("pdf"))))
 }
 
 /// Says so when a request windowed an attachment: it is always whole, and a silent ignore would mislead.

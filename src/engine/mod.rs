@@ -5,6 +5,10 @@
 
 mod directory;
 mod file;
+
+pub use file::PDF_WORKER_ARG;
+#[cfg(feature = "pdf")]
+mod pdf;
 mod text;
 
 use crate::audit::{self, AuditEntry, AuditLog};
@@ -28,6 +32,7 @@ pub struct Reader {
     limits: Limits,
     policy: Policy,
     audit: Option<AuditLog>,
+    media: file::Media,
 }
 
 /// Where a request got to, for the audit log.
@@ -48,6 +53,7 @@ impl Reader {
             limits: config.limits,
             policy: Policy::new(&config.policy)?,
             audit,
+            media: file::Media::new(config.pdf_worker),
         })
     }
 
@@ -126,7 +132,12 @@ impl Reader {
         match opened.handle {
             Handle::File(file, metadata) => {
                 let target = file::Target { file: &file, metadata: &metadata, shown, budget };
-                file::read(&target, file::FileRequest { window, forced }, &self.limits)
+                let request = file::FileRequest { window, forced, pages: request.pages.as_deref() };
+                file::read(&target, request, &self.limits, &self.media)
+            }
+            Handle::Directory(_) if request.pages.is_some() => {
+                Err(ReadError::invalid_param(format!("{shown} is a directory; `pages` applies to PDFs only"))
+                    .with_hint("page a directory with offset and limit"))
             }
             Handle::Directory(dir) => {
                 let listing = directory::Listing {

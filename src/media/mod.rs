@@ -7,3 +7,5 @@
 #[cfg(feature = "images")]
 pub mod image;
 pub mod notebook;
+#[cfg(feature = "pdf")]
+pub mod pdf;

@@ -1,0 +1,199 @@
+//! PDFs as text: the chosen pages, each under a `── page N of T ──` header.
+//!
+//! Two ways to window them:
+//! - **pages** (no offset/limit): whole pages from the first chosen one until the output cap, then the exact next
+//!   call (`pages=8-`). Extraction stops once the cap is reached, so a 500-page PDF costs what its first pages cost.
+//!   A single page larger than the cap is cut, with the call that reads it by lines.
+//! - **lines** (offset/limit or a byte range): the rendered text of the chosen pages, windowed like any text; next
+//!   calls repeat `pages`.
+
+use super::file::Target;
+use super::text::{self, Rendering};
+use crate::classify::{Codec, EncodingSource, TextFormat};
+use crate::config::Limits;
+use crate::error::{ErrorCode, ReadError};
+use crate::media::pdf::{self, Extracted, Isolation, PageSelection, PdfError};
+use crate::render::{self, FOOTER_RESERVE, Footer, human_size};
+use crate::request::Window;
+use crate::result::{ReadResult, TextMeta, TextResult};
+
+/// Characters of text extracted at most for a line-mode read (the whole chosen range, bounded).
+const LINE_MODE_MAX_CHARS: usize = 16 * 1024 * 1024;
+
+/// Reads the chosen pages of a PDF.
+pub fn read(
+    target: &Target<'_>,
+    pages: Option<&str>,
+    window: Window,
+    limits: &Limits,
+    isolation: &Isolation,
+) -> Result<ReadResult, ReadError> {
+    let selection = match pages {
+        Some(spec) => PageSelection::parse(spec).map_err(|message| {
+            ReadError::invalid_param(message).with_hint(r#"send pages as "3", "1-5", "2,4-6" or "8-""#)
+        })?,
+        None => PageSelection::all(),
+    };
+    let line_mode = match window {
+        Window::Lines(lines) => lines.offset != 1 || lines.explicit_limit,
+        Window::Bytes { .. } => true,
+    };
+    let max_chars = if line_mode { LINE_MODE_MAX_CHARS } else { limits.max_output_bytes };
+    let budget = &target.budget;
+    let extracted = pdf::extract(target.file, &selection, max_chars, budget.deadline(), budget.cancel(), isolation)
+        .map_err(|error| pdf_error(&target.shown, error, limits))?;
+    if let (Some(_), Some(missing)) = (pages, selection.first_missing(extracted.page_count)) {
+        return Err(past_end(&target.shown, missing, extracted.page_count));
+    }
+    let meta = pdf_meta(target, &extracted);
+    if extracted.page_count == 0 || extracted.pages.is_empty() {
+        return Ok(ReadResult::Text(TextResult { output: "(PDF with no pages)".to_string(), meta }));
+    }
+    if line_mode {
+        let rendering = Rendering {
+            notices: line_mode_notices(&extracted),
+            call_prefix: format!("pages={} ", pages.unwrap_or("1-")),
+        };
+        let text = render_pages(&extracted);
+        return text::read_rendered(&text, window, meta, limits, budget, &rendering).map(ReadResult::Text);
+    }
+    Ok(ReadResult::Text(page_window(&extracted, &selection, meta, limits)))
+}
+
+/// Whole pages up to the cap; the first page is cut when it alone is larger.
+fn page_window(extracted: &Extracted, selection: &PageSelection, mut meta: TextMeta, limits: &Limits) -> TextResult {
+    let room = limits.max_output_bytes - FOOTER_RESERVE;
+    let total = extracted.page_count;
+    let mut output = String::new();
+    let mut shown = Vec::new();
+    let mut cut = false;
+    for page in &extracted.pages {
+        let piece = render_page(page.number, total, &page.text);
+        if output.len() + piece.len() > room {
+            if shown.is_empty() {
+                output = cut_page(&piece, page.number, room);
+                shown.push(page.number);
+                cut = true;
+            }
+            break;
+        }
+        output.push_str(&piece);
+        shown.push(page.number);
+    }
+    let last = shown.last().copied().unwrap_or(0);
+    let rest: Vec<u32> = selection.pages(total).filter(|p| *p > last).collect();
+    let next = (!rest.is_empty()).then(|| format!("pages={}", spec_of(&rest)));
+    let mut footer = Footer::new(format!("pages {} of {total}", spec_of(&shown)));
+    footer.notice(human_size(meta.size_bytes));
+    footer.notice_if(cut, || format!("page {last} cut at the output cap"));
+    footer.notice_if(extracted.pages.iter().any(|p| p.text.trim().is_empty()), || {
+        "pages without text may be scanned images".to_string()
+    });
+    output.truncate(output.trim_end().len());
+    render::append_footer(&mut output, &footer.finish(next, "end of document"));
+    meta.byte_cap_hit = cut || !rest.is_empty();
+    meta.more_after = !rest.is_empty();
+    meta.more_before = shown.first().is_some_and(|first| *first > 1);
+    meta.pages_shown = Some(spec_of(&shown));
+    meta.next_pages = (!rest.is_empty()).then(|| spec_of(&rest));
+    TextResult { output, meta }
+}
+
+fn render_page(number: u32, total: u32, text: &str) -> String {
+    let body = if text.trim().is_empty() { "(no text on this page)" } else { text.trim_end() };
+    format!("── page {number} of {total} ──\n{body}\n\n")
+}
+
+fn render_pages(extracted: &Extracted) -> String {
+    extracted.pages.iter().map(|page| render_page(page.number, extracted.page_count, &page.text)).collect()
+}
+
+/// The start of an oversized page, cut on a character boundary, with the call that reads all of it by lines.
+fn cut_page(piece: &str, number: u32, room: usize) -> String {
+    let marker = format!(
+        "\n… [page {number} is longer than the output cap; read it by lines: pages={number} offset=1 limit=200]\n"
+    );
+    let mut end = room.saturating_sub(marker.len()).min(piece.len());
+    while !piece.is_char_boundary(end) {
+        end -= 1;
+    }
+    // Cut after a line when one ends near the cap; otherwise mid-line.
+    let kept = match piece[..end].rfind('\n') {
+        Some(newline) if newline + 1 >= end * 4 / 5 => newline + 1,
+        _ => end,
+    };
+    format!("{}{}", &piece[..kept].trim_end_matches('\n'), marker)
+}
+
+/// `1-3,5,7-9`: page numbers (ascending) as the ranges `pages` reads back.
+fn spec_of(pages: &[u32]) -> String {
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    for &page in pages {
+        match ranges.last_mut() {
+            Some((_, end)) if *end + 1 == page => *end = page,
+            _ => ranges.push((page, page)),
+        }
+    }
+    let items: Vec<String> =
+        ranges.iter().map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") }).collect();
+    items.join(",")
+}
+
+fn line_mode_notices(extracted: &Extracted) -> Vec<String> {
+    let mut notices = vec![format!("PDF: {} page(s)", extracted.page_count)];
+    if !extracted.complete {
+        let last = extracted.pages.last().map_or(0, |p| p.number);
+        notices.push(format!("text stops at page {last} (extraction limit); choose later pages with pages="));
+    }
+    notices
+}
+
+fn pdf_meta(target: &Target<'_>, extracted: &Extracted) -> TextMeta {
+    let format = TextFormat { codec: Codec::Whatwg(encoding_rs::UTF_8), source: EncodingSource::Detected, bom_len: 0 };
+    TextMeta { rendered_from: Some("pdf"), page_count: Some(extracted.page_count), ..text::base_meta(target, &format) }
+}
+
+fn past_end(shown: &str, missing: u32, count: u32) -> ReadError {
+    ReadError::invalid_range(format!("page {missing} is past the end: {shown} has {count} page(s)")).with_hint(format!(
+        "choose pages between 1 and {count}, e.g. pages=\"{}-{count}\"",
+        count.saturating_sub(4).max(1)
+    ))
+}
+
+fn pdf_error(shown: &str, error: PdfError, limits: &Limits) -> ReadError {
+    match error {
+        PdfError::Encrypted => ReadError::new(ErrorCode::Binary, format!("{shown}: {error}"))
+            .with_hint("the PDF needs a password; ask the user for an unprotected copy"),
+        PdfError::Malformed(_) | PdfError::Crashed(_) => ReadError::new(ErrorCode::Binary, format!("{shown}: {error}"))
+            .with_hint("the PDF's text cannot be extracted; do not retry it"),
+        PdfError::TooLarge(_) => ReadError::new(ErrorCode::TooLarge, format!("{shown}: {error}"))
+            .with_hint("choose fewer pages with pages=, or skip this file"),
+        PdfError::Timeout => ReadError::new(
+            ErrorCode::Timeout,
+            format!("{shown}: PDF text extraction ran past the {} s time budget", limits.timeout_ms as f64 / 1000.0),
+        )
+        .with_hint("read fewer pages at once, e.g. pages=\"1-5\""),
+        PdfError::Io(err) => ReadError::from_io(&err, shown),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_lists_are_written_as_ranges() {
+        assert_eq!(spec_of(&[1, 2, 3, 5, 7, 8]), "1-3,5,7-8");
+        assert_eq!(spec_of(&[4]), "4");
+        assert_eq!(spec_of(&[]), "");
+    }
+
+    #[test]
+    fn an_oversized_page_is_cut_on_a_line_with_the_call_that_reads_it() {
+        let piece = render_page(3, 9, &"word ".repeat(100).repeat(50));
+        let cut = cut_page(&piece, 3, 1000);
+        assert!(cut.len() <= 1000, "{}", cut.len());
+        assert!(cut.starts_with("── page 3 of 9 ──\n"));
+        assert!(cut.ends_with("read it by lines: pages=3 offset=1 limit=200]\n"), "{cut}");
+    }
+}
