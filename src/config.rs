@@ -21,6 +21,7 @@
 //! respect_ignore = false       # deny what .gitignore/.ignore files ignore
 //!
 //! audit_log = "/var/log/agent-read.jsonl"   # one JSON line per read (never content)
+//! pdf_as_document = false      # true: PDFs come back whole, as a document attachment
 //! ```
 
 use crate::policy::PolicyConfig;
@@ -104,6 +105,10 @@ pub struct Config {
     /// File that receives one JSON line per read (time, root, path, outcome, bytes returned; never content).
     #[serde(default)]
     pub audit_log: Option<PathBuf>,
+    /// Return PDFs whole, as a document attachment, for models that read PDFs natively (text is still extracted when
+    /// a request names `pages` or a line window).
+    #[serde(default)]
+    pub pdf_as_document: bool,
     /// A program that extracts PDF text in a child process when run as `PROGRAM __pdf-worker …` (the `agent-read`
     /// binary names itself), so a hostile PDF cannot crash, hang or exhaust the caller. Without one, extraction runs
     /// in a thread of this process, bounded but not isolated. Set in code, not read from TOML.

@@ -77,6 +77,9 @@ struct Cli {
     /// Append one JSON line per read (time, root, path, outcome, bytes; never content) to FILE.
     #[arg(long, value_name = "FILE", global = true)]
     audit_log: Option<PathBuf>,
+    /// Return PDFs whole, as a document attachment (for models that read PDFs natively).
+    #[arg(long, global = true)]
+    pdf_as_document: bool,
     /// Time budget of one read in milliseconds (default 30000).
     #[arg(long, value_name = "MS", global = true)]
     timeout_ms: Option<u64>,
@@ -183,6 +186,7 @@ fn build_config(cli: &Cli) -> Result<Config, String> {
     }
     config.policy.default_deny &= !cli.no_default_deny;
     config.policy.respect_ignore |= cli.respect_ignore;
+    config.pdf_as_document |= cli.pdf_as_document;
     if let Some(path) = &cli.audit_log {
         config.audit_log = Some(path.clone());
     }

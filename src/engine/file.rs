@@ -64,11 +64,14 @@ pub struct Media {
     /// Isolation of PDF text extraction.
     #[cfg(feature = "pdf")]
     pdf_isolation: crate::media::pdf::Isolation,
+    /// Whether PDFs go out whole, as documents.
+    #[cfg(feature = "pdf")]
+    pdf_as_document: bool,
 }
 
 impl Media {
-    /// PDF extraction in a child process of `pdf_worker` when given, else in a thread.
-    pub fn new(pdf_worker: Option<std::path::PathBuf>) -> Media {
+    /// PDF extraction in a child process of `pdf_worker` when given, else in a thread; PDFs as documents when asked.
+    pub fn new(pdf_worker: Option<std::path::PathBuf>, pdf_as_document: bool) -> Media {
         #[cfg(feature = "pdf")]
         {
             use crate::media::pdf::Isolation;
@@ -76,11 +79,11 @@ impl Media {
                 Some(program) => Isolation::Process { program, args: vec![PDF_WORKER_ARG.to_string()] },
                 None => Isolation::Thread,
             };
-            Media { pdf_isolation }
+            Media { pdf_isolation, pdf_as_document }
         }
         #[cfg(not(feature = "pdf"))]
         {
-            let _ = pdf_worker;
+            let _ = (pdf_worker, pdf_as_document);
             Media {}
         }
     }
@@ -189,6 +192,10 @@ fn read_pdf(
     limits: &Limits,
     media: &Media,
 ) -> Result<ReadResult, ReadError> {
+    if media.pdf_as_document && request.pages.is_none() && !is_windowed(&request.window) {
+        let meta = target.attachment_meta("application/pdf");
+        return super::pdf::read_document(target, meta, limits, &media.pdf_isolation);
+    }
     super::pdf::read(target, request.pages, request.window, limits, &media.pdf_isolation)
 }
 
@@ -204,18 +211,22 @@ fn read_pdf(
 
 /// Says so when a request windowed an attachment: it is always whole, and a silent ignore would mislead.
 fn note_ignored_window(mut result: ReadResult, window: &Window) -> ReadResult {
-    let windowed = match window {
-        Window::Lines(lines) => lines.offset != 1 || lines.explicit_limit,
-        Window::Bytes { .. } => true,
-    };
     if let ReadResult::Attachment(attachment) = &mut result
-        && windowed
+        && is_windowed(window)
     {
         attachment
             .output
             .push_str(" · offset/limit and byte ranges do not apply to images: the whole image is attached");
     }
     result
+}
+
+/// Whether the request named a window (an offset, a limit or a byte range) rather than the default.
+pub fn is_windowed(window: &Window) -> bool {
+    match window {
+        Window::Lines(lines) => lines.offset != 1 || lines.explicit_limit,
+        Window::Bytes { .. } => true,
+    }
 }
 
 /// The hint for a format this build was compiled without.

@@ -53,7 +53,7 @@ impl Reader {
             limits: config.limits,
             policy: Policy::new(&config.policy)?,
             audit,
-            media: file::Media::new(config.pdf_worker),
+            media: file::Media::new(config.pdf_worker, config.pdf_as_document),
         })
     }
 

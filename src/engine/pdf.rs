@@ -15,7 +15,9 @@ use crate::error::{ErrorCode, ReadError};
 use crate::media::pdf::{self, Extracted, Isolation, PageSelection, PdfError};
 use crate::render::{self, FOOTER_RESERVE, Footer, human_size};
 use crate::request::Window;
-use crate::result::{ReadResult, TextMeta, TextResult};
+use crate::result::{Attachment, AttachmentMeta, AttachmentResult, ReadResult, TextMeta, TextResult};
+use base64::Engine;
+use std::io::Read;
 
 /// Characters of text extracted at most for a line-mode read (the whole chosen range, bounded).
 const LINE_MODE_MAX_CHARS: usize = 16 * 1024 * 1024;
@@ -34,14 +36,11 @@ pub fn read(
         })?,
         None => PageSelection::all(),
     };
-    let line_mode = match window {
-        Window::Lines(lines) => lines.offset != 1 || lines.explicit_limit,
-        Window::Bytes { .. } => true,
-    };
+    let line_mode = super::file::is_windowed(&window);
     let max_chars = if line_mode { LINE_MODE_MAX_CHARS } else { limits.max_output_bytes };
     let budget = &target.budget;
     let extracted = pdf::extract(target.file, &selection, max_chars, budget.deadline(), budget.cancel(), isolation)
-        .map_err(|error| pdf_error(&target.shown, error, limits))?;
+        .map_err(|error| pdf_error(&target.shown, error, limits.timeout_ms as f64 / 1000.0))?;
     if let (Some(_), Some(missing)) = (pages, selection.first_missing(extracted.page_count)) {
         return Err(past_end(&target.shown, missing, extracted.page_count));
     }
@@ -58,6 +57,51 @@ pub fn read(
         return text::read_rendered(&text, window, meta, limits, budget, &rendering).map(ReadResult::Text);
     }
     Ok(ReadResult::Text(page_window(&extracted, &selection, meta, limits)))
+}
+
+/// PDFs larger than this are not attached whole (the model APIs that read PDFs take up to 32 MB).
+pub const MAX_DOCUMENT_BYTES: u64 = 32 * 1000 * 1000;
+
+/// The PDF itself as a document attachment, once a look at its first page (isolated like any extraction) has shown
+/// it opens: a PDF the model API cannot parse would be rejected on every later turn.
+pub fn read_document(
+    target: &Target<'_>,
+    mut meta: AttachmentMeta,
+    limits: &Limits,
+    isolation: &Isolation,
+) -> Result<ReadResult, ReadError> {
+    let shown = &target.shown;
+    if meta.size_bytes > MAX_DOCUMENT_BYTES {
+        return Err(ReadError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "{shown}: {} is over the {} a document attachment may have",
+                human_size(meta.size_bytes),
+                human_size(MAX_DOCUMENT_BYTES)
+            ),
+        )
+        .with_hint("read its text instead: pages=\"1-10\""));
+    }
+    let first = PageSelection::parse("1").map_err(ReadError::invalid_param)?;
+    let budget = &target.budget;
+    let probe = pdf::extract(target.file, &first, 1, budget.deadline(), budget.cancel(), isolation)
+        .map_err(|error| pdf_error(shown, error, limits.timeout_ms as f64 / 1000.0))?;
+    let mut bytes = Vec::new();
+    target.file.take(MAX_DOCUMENT_BYTES).read_to_end(&mut bytes).map_err(|e| ReadError::from_io(&e, shown))?;
+    let output = format!(
+        "PDF document · {} page(s) · {}, attached whole (read its text with pages=\"1-5\")",
+        probe.page_count,
+        human_size(meta.size_bytes)
+    );
+    meta.reencoded = false;
+    let attachment = Attachment {
+        mime: "application/pdf".to_string(),
+        data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+        width: None,
+        height: None,
+        size_bytes: bytes.len() as u64,
+    };
+    Ok(ReadResult::Attachment(AttachmentResult { output, attachments: vec![attachment], meta }))
 }
 
 /// Whole pages up to the cap; the first page is cut when it alone is larger.
@@ -160,7 +204,7 @@ fn past_end(shown: &str, missing: u32, count: u32) -> ReadError {
     ))
 }
 
-fn pdf_error(shown: &str, error: PdfError, limits: &Limits) -> ReadError {
+fn pdf_error(shown: &str, error: PdfError, budget_seconds: f64) -> ReadError {
     match error {
         PdfError::Encrypted => ReadError::new(ErrorCode::Binary, format!("{shown}: {error}"))
             .with_hint("the PDF needs a password; ask the user for an unprotected copy"),
@@ -170,7 +214,7 @@ fn pdf_error(shown: &str, error: PdfError, limits: &Limits) -> ReadError {
             .with_hint("choose fewer pages with pages=, or skip this file"),
         PdfError::Timeout => ReadError::new(
             ErrorCode::Timeout,
-            format!("{shown}: PDF text extraction ran past the {} s time budget", limits.timeout_ms as f64 / 1000.0),
+            format!("{shown}: PDF text extraction ran past the {budget_seconds} s time budget"),
         )
         .with_hint("read fewer pages at once, e.g. pages=\"1-5\""),
         PdfError::Io(err) => ReadError::from_io(&err, shown),

@@ -17,7 +17,7 @@ use agent_read::tool::{self, SchemaFormat};
 use agent_read::{Cancel, Config, ReadResult, Reader};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -140,7 +140,7 @@ fn tool_result(result: &ReadResult) -> Result<CallToolResult, ErrorData> {
     let mut structured = serde_json::to_value(result).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
     let mut content = vec![ContentBlock::text(result.output())];
     if let ReadResult::Attachment(attached) = result {
-        content.extend(attached.attachments.iter().map(|a| ContentBlock::image(a.data.clone(), a.mime.clone())));
+        content.extend(attached.attachments.iter().map(|a| attachment_block(a, &attached.meta.path)));
         // The bytes travel once, in the image blocks: clients that show structured content to the model would
         // otherwise pour megabytes of base64 into its context.
         if let Some(list) = structured.get_mut("attachments").and_then(Value::as_array_mut) {
@@ -150,6 +150,15 @@ fn tool_result(result: &ReadResult) -> Result<CallToolResult, ErrorData> {
     let mut call = if result.is_ok() { CallToolResult::success(content) } else { CallToolResult::error(content) };
     call.structured_content = Some(structured);
     Ok(call)
+}
+
+/// Images as image blocks; anything else (a PDF document) as an embedded resource holding its bytes.
+fn attachment_block(attachment: &agent_read::result::Attachment, path: &str) -> ContentBlock {
+    if attachment.mime.starts_with("image/") {
+        return ContentBlock::image(attachment.data.clone(), attachment.mime.clone());
+    }
+    let uri = format!("file:///{}", path.trim_start_matches('/'));
+    ContentBlock::resource(ResourceContents::blob(attachment.data.clone(), uri).with_mime_type(attachment.mime.clone()))
 }
 
 impl ServerHandler for ReadServer {
