@@ -126,7 +126,7 @@ impl Cli {
 }
 
 fn main() -> ExitCode {
-    // The PDF text extraction worker (src/media/pdf.rs): hidden, started only by this program itself.
+    // The PDF text extraction worker (src/media/pdf/): hidden, started only by this program itself.
     let mut raw_args = std::env::args_os();
     if raw_args.nth(1).is_some_and(|first| first == agent_read::engine::PDF_WORKER_ARG) {
         let rest: Vec<String> = raw_args.map(|arg| arg.to_string_lossy().into_owned()).collect();

@@ -278,3 +278,67 @@ async fn a_corrupt_image_is_an_error_result_without_an_image_block() {
     assert_eq!(call(&client, json!({"path": "notes.txt", "limit": 1})).await.is_error, Some(false));
     client.cancel().await.unwrap();
 }
+
+/// A PDF of one Helvetica text page per item of `pages` (a line of text each), made with lopdf.
+fn small_pdf(pages: &[&str]) -> Vec<u8> {
+    use lopdf::{Document, Object, Stream, dictionary};
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font = doc.add_object(dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" });
+    let kids: Vec<Object> = pages
+        .iter()
+        .map(|text| {
+            let content = format!("BT /F1 12 Tf 72 720 Td ({text}) Tj ET").into_bytes();
+            let content = doc.add_object(Stream::new(lopdf::Dictionary::new(), content));
+            doc.add_object(dictionary! {
+                "Type" => "Page",
+                "Parent" => pages_id,
+                "Contents" => content,
+                "Resources" => dictionary! { "Font" => dictionary! { "F1" => font } },
+            })
+            .into()
+        })
+        .collect();
+    let count = kids.len() as i64;
+    let media_box: Vec<Object> = vec![0.into(), 0.into(), 612.into(), 792.into()];
+    let tree = dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => count, "MediaBox" => media_box };
+    doc.objects.insert(pages_id, Object::Dictionary(tree));
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog);
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).expect("the PDF saves");
+    bytes
+}
+
+#[tokio::test]
+async fn a_pdf_is_text_under_page_headers_with_its_page_count() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("report.pdf"), small_pdf(&["First page words", "Second page words"])).unwrap();
+    let client = connect(dir.path()).await;
+    let result = call(&client, json!({"path": "report.pdf"})).await;
+    assert_eq!(result.is_error, Some(false));
+    let content = serde_json::to_value(&result.content).unwrap();
+    assert_eq!(content.as_array().map(Vec::len), Some(1), "one text block: {content}");
+    assert_eq!(content[0]["type"], "text");
+    let text = text_of(&result);
+    assert!(
+        text.starts_with(
+            "── page 1 of 2 ──\nFirst page words\n\n── page 2 of 2 ──\nSecond page words\n(pages 1-2 of 2 · "
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with(" · end of document)"), "{text}");
+    let structured = result.structured_content.clone().expect("structuredContent");
+    assert_eq!(structured["kind"], "text");
+    assert_eq!(structured["output"].as_str(), Some(text.as_str()));
+    assert_eq!(structured["meta"]["rendered_from"], "pdf");
+    assert_eq!(structured["meta"]["page_count"], 2);
+    assert_eq!(structured["meta"]["pages_shown"], "1-2");
+    // One page, and a page past the end.
+    let second = call(&client, json!({"path": "report.pdf", "pages": 2})).await;
+    assert!(text_of(&second).starts_with("── page 2 of 2 ──\nSecond page words\n"), "{}", text_of(&second));
+    let past = call(&client, json!({"path": "report.pdf", "pages": "3"})).await;
+    assert_eq!(past.is_error, Some(true));
+    assert_eq!(past.structured_content.expect("structuredContent")["error_code"], "INVALID_RANGE");
+    client.cancel().await.unwrap();
+}

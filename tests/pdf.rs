@@ -1,4 +1,4 @@
-//! PDF text extraction in a worker process (src/media/pdf.rs, `Isolation::Process`).
+//! PDF text extraction in a worker process (src/media/pdf/, `Isolation::Process`).
 //!
 //! The worker is the real binary, started through its hidden `__pdf-worker` argument; a few cases put a shell in its
 //! place to play a worker that hangs, crashes or answers garbage. Fixtures are made here with lopdf.

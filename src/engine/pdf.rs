@@ -49,11 +49,14 @@ pub fn read(
         return Ok(ReadResult::Text(TextResult { output: "(PDF with no pages)".to_string(), meta }));
     }
     if line_mode {
-        let rendering = Rendering {
-            notices: line_mode_notices(&extracted),
-            call_prefix: format!("pages={} ", pages.unwrap_or("1-")),
-        };
-        let text = render_pages(&extracted);
+        // Next calls name the pages in the form `pages` reads back, whatever spacing the request used.
+        let chosen: Vec<u32> = selection.pages(extracted.page_count).collect();
+        let mut notices = line_mode_notices(&extracted);
+        if matches!(window, Window::Bytes { .. }) {
+            notices.push("byte offsets count the extracted text".to_string());
+        }
+        let rendering = Rendering { notices, call_prefix: format!("pages={} ", spec_of(&chosen)) };
+        let text = format!("{}\n", render_pages(&extracted).trim_end());
         return text::read_rendered(&text, window, meta, limits, budget, &rendering).map(ReadResult::Text);
     }
     Ok(ReadResult::Text(page_window(&extracted, &selection, meta, limits)))

@@ -1,0 +1,244 @@
+//! Extraction itself, wherever it runs: the PDF's bytes read from the open file, loaded by lopdf, its textless streams
+//! emptied, then the chosen pages walked in order — each checked by the guards first, its text gathered — until the
+//! text reaches `max_chars`.
+
+use super::guard::Guard;
+use super::measure::probe_raw_streams;
+use super::stop::Stop;
+use super::text::page_text;
+use super::{Extracted, MAX_PDF_BYTES, PageSelection, PageText, PdfError, file_too_large, shorten};
+use lopdf::{Dictionary, Document, Object};
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::fs::FileExt;
+
+/// Reading the PDF: bytes per read, with a stop check between reads.
+const READ_CHUNK: usize = 1024 * 1024;
+
+/// Reads the whole PDF from the start of `file` without moving its offset (or, for a pipe, from where it is).
+pub(super) fn read_pdf(file: &File, stop: &Stop) -> Result<Vec<u8>, PdfError> {
+    let expected = file.metadata().map_err(PdfError::Io)?.len();
+    if expected > MAX_PDF_BYTES {
+        return Err(file_too_large(expected));
+    }
+    let limit = MAX_PDF_BYTES as usize;
+    let mut data = Vec::with_capacity(expected as usize + READ_CHUNK);
+    loop {
+        stop.check()?;
+        let filled = data.len();
+        data.resize(filled + READ_CHUNK, 0);
+        match file.read_at(&mut data[filled..], filled as u64) {
+            Ok(0) => {
+                data.truncate(filled);
+                return Ok(data);
+            }
+            Ok(read) => data.truncate(filled + read),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => data.truncate(filled),
+            Err(err) if err.raw_os_error() == Some(libc::ESPIPE) && filled == 0 => {
+                data.clear();
+                let mut reader = file.take(MAX_PDF_BYTES + 1);
+                reader.read_to_end(&mut data).map_err(PdfError::Io)?;
+                if data.len() > limit {
+                    return Err(file_too_large(data.len() as u64));
+                }
+                return Ok(data);
+            }
+            Err(err) => return Err(PdfError::Io(err)),
+        }
+        if data.len() > limit {
+            return Err(file_too_large(data.len() as u64));
+        }
+    }
+}
+
+/// Where extraction runs: what bounds its memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Host {
+    /// A thread of the caller's process: nothing but these checks bounds it, so the raw file is probed for bombs
+    /// before loading, and content too large to parse is refused.
+    Thread,
+    /// The worker process, under its own memory limit.
+    Worker,
+}
+
+/// Extracts the chosen pages of the PDF in `data`.
+pub(super) fn extract_bytes(
+    data: &[u8],
+    selection: &PageSelection,
+    max_chars: usize,
+    stop: &Stop,
+    host: Host,
+) -> Result<Extracted, PdfError> {
+    if memchr::memmem::find(data, b"%PDF-").is_none() {
+        return Err(PdfError::Malformed("it has no %PDF- header, so it is not a PDF".to_string()));
+    }
+    if host == Host::Thread {
+        probe_raw_streams(data, stop)?;
+    }
+    let mut doc = Document::load_mem(data).map_err(load_error)?;
+    if doc.trailer.get(b"Encrypt").is_ok() {
+        return Err(PdfError::Encrypted);
+    }
+    stop.check()?;
+    empty_textless_streams(&mut doc);
+    let page_ids = doc.get_pages();
+    let page_count = u32::try_from(page_ids.len()).unwrap_or(u32::MAX);
+    if page_count == 0 {
+        return Err(PdfError::Malformed("it has no pages (its page tree is missing or broken)".to_string()));
+    }
+    let mut guard = Guard::new(host == Host::Thread);
+    let mut pages = Vec::new();
+    let mut gathered = 0usize;
+    let mut complete = true;
+    for number in selection.pages(page_count) {
+        if !pages.is_empty() && gathered >= max_chars {
+            complete = false;
+            break;
+        }
+        stop.check()?;
+        let Some(&page_id) = page_ids.get(&number) else { continue };
+        guard.check_page(&doc, number, page_id, stop)?;
+        let (text, cut) = page_text(&doc, number, max_chars, stop)?;
+        gathered = gathered.saturating_add(text.chars().count());
+        pages.push(PageText { number, text });
+        if cut {
+            complete = false;
+            break;
+        }
+    }
+    Ok(Extracted { page_count, pages, complete })
+}
+
+/// What a lopdf loading error means.
+fn load_error(err: lopdf::Error) -> PdfError {
+    match err {
+        lopdf::Error::Decryption(_) | lopdf::Error::InvalidPassword | lopdf::Error::UnsupportedSecurityHandler(_) => {
+            PdfError::Encrypted
+        }
+        other => PdfError::Malformed(shorten(&other.to_string())),
+    }
+}
+
+/// Empties the streams that hold no text — images, embedded files, metadata, the already unpacked object and
+/// cross-reference streams — so nothing inflates them (pdf-extract reads an image it meets as page content).
+fn empty_textless_streams(doc: &mut Document) {
+    for object in doc.objects.values_mut() {
+        if let Object::Stream(stream) = object {
+            let textless = name_is(&stream.dict, b"Subtype", b"Image")
+                || [&b"EmbeddedFile"[..], b"Metadata", b"ObjStm", b"XRef"]
+                    .iter()
+                    .any(|kind| name_is(&stream.dict, b"Type", kind));
+            if textless {
+                stream.set_plain_content(Vec::new());
+            }
+        }
+    }
+}
+
+/// Whether `dict[key]` is the name `name`.
+fn name_is(dict: &Dictionary, key: &[u8], name: &[u8]) -> bool {
+    dict.get(key).and_then(Object::as_name).is_ok_and(|found| found == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::Cancel;
+    use crate::media::pdf::fixtures::{Fixture, as_file, numbered, run_bytes, show, texts, zeros_zlib};
+    use crate::media::pdf::{Isolation, extract};
+    use lopdf::{Stream, StringFormat, dictionary};
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn extracts_only_the_chosen_pages_with_their_exact_text() {
+        let extracted = run_bytes(&numbered(6), "2,4-5", 100_000).unwrap();
+        assert_eq!(extracted.page_count, 6);
+        assert!(extracted.complete);
+        assert_eq!(texts(&extracted), [(2, "Page 2 text"), (4, "Page 4 text"), (5, "Page 5 text")]);
+    }
+
+    #[test]
+    fn stops_after_the_page_that_crosses_max_chars() {
+        let extracted = run_bytes(&numbered(10), "1-", 30).unwrap();
+        assert_eq!(extracted.page_count, 10);
+        assert!(!extracted.complete);
+        // "Page N text" is 11 characters: 11, 22, then 33 crosses 30.
+        assert_eq!(texts(&extracted), [(1, "Page 1 text"), (2, "Page 2 text"), (3, "Page 3 text")]);
+        let all = run_bytes(&numbered(10), "1-", 10_000).unwrap();
+        assert!(all.complete);
+        assert_eq!(all.pages.len(), 10);
+    }
+
+    #[test]
+    fn not_a_pdf_garbage_and_truncation_are_malformed() {
+        let not_pdf = run_bytes(b"hello, world\n", "1-", 100).unwrap_err();
+        assert!(matches!(&not_pdf, PdfError::Malformed(reason) if reason.contains("%PDF-")), "{not_pdf:?}");
+        let mut garbage = b"%PDF-1.7\n".to_vec();
+        garbage.extend((0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8));
+        assert!(matches!(run_bytes(&garbage, "1-", 100), Err(PdfError::Malformed(_))));
+        let whole = numbered(20);
+        for cut in [whole.len() / 2, whole.len() - 40, 200] {
+            let err = run_bytes(&whole[..cut], "1-", 100).unwrap_err();
+            assert!(matches!(err, PdfError::Malformed(_)), "cut at {cut}: {err:?}");
+        }
+        let empty = run_bytes(b"", "1", 100).unwrap_err();
+        assert!(matches!(empty, PdfError::Malformed(_)), "{empty:?}");
+    }
+
+    fn encrypted_pdf(user_password: &str) -> Vec<u8> {
+        let mut fixture = Fixture::new();
+        fixture.text_page("Secret page");
+        let id = Object::String(b"0123456789abcdef".to_vec(), StringFormat::Hexadecimal);
+        fixture.doc.trailer.set("ID", vec![id.clone(), id]);
+        let bytes = fixture.bytes();
+        let mut doc = Document::load_mem(&bytes).unwrap();
+        let version = lopdf::EncryptionVersion::V2 {
+            document: &doc,
+            owner_password: "owner",
+            user_password,
+            key_length: 128,
+            permissions: lopdf::Permissions::all(),
+        };
+        let state = lopdf::EncryptionState::try_from(version).unwrap();
+        doc.encrypt(&state).unwrap();
+        let mut out = Vec::new();
+        doc.save_to(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn an_encrypted_pdf_is_refused_unless_the_empty_password_opens_it() {
+        let locked = run_bytes(&encrypted_pdf("secret"), "1", 100).unwrap_err();
+        assert!(matches!(locked, PdfError::Encrypted), "{locked:?}");
+        let open = run_bytes(&encrypted_pdf(""), "1", 100).unwrap();
+        assert_eq!(texts(&open), [(1, "Secret page")]);
+    }
+
+    #[test]
+    fn images_hold_no_text_and_are_never_inflated() {
+        let mut fixture = Fixture::new();
+        // 33 MiB of zeros behind 32 KiB of FlateDecode, as an image: skipped, whatever its size.
+        let image = fixture.doc.add_object(Stream::new(
+            dictionary! { "Type" => "XObject", "Subtype" => "Image", "Width" => 1, "Height" => 1, "Filter" => "FlateDecode" },
+            zeros_zlib(130_000),
+        ));
+        let mut content = b"q /Im1 Do Q ".to_vec();
+        content.extend(show("Caption"));
+        fixture.page_with(content, dictionary! { "XObject" => dictionary! { "Im1" => image } });
+        let bytes = fixture.bytes();
+        let selection = PageSelection::all();
+        let extracted = extract_bytes(&bytes, &selection, 1000, &Stop::never(), Host::Worker).unwrap();
+        assert_eq!(texts(&extracted), [(1, "Caption")]);
+    }
+
+    #[test]
+    fn extraction_reads_the_file_from_its_start_and_leaves_its_offset_alone() {
+        use std::io::{Seek, SeekFrom};
+        let mut file = as_file(&numbered(2));
+        file.seek(SeekFrom::Start(100)).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let extracted = extract(&file, &PageSelection::all(), 100, deadline, &Cancel::new(), &Isolation::Thread);
+        assert_eq!(texts(&extracted.unwrap()), [(1, "Page 1 text"), (2, "Page 2 text")]);
+        assert_eq!(file.stream_position().unwrap(), 100);
+    }
+}

@@ -1,0 +1,301 @@
+//! Structure guards, checked before each page is extracted: what pdf-extract would recurse on without a bound (a page
+//! tree that loops, a form XObject that draws itself, forms nested too deeply) overflows the stack — in a thread, an
+//! abort of the whole process — and what it would inflate or parse without a bound exhausts memory. Each page's
+//! streams are measured, and (in the thread mode) its content scanned, before pdf-extract touches them.
+
+use super::PdfError;
+use super::measure::{MAX_STREAM_BYTES, measure_stream};
+use super::scan::{Scanned, scan_content};
+use super::stop::Stop;
+use lopdf::{Dictionary, Document, Object, ObjectId, Stream};
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+/// Most memory the parsed content of a page, or of a form, may take in the thread mode (an estimate, see
+/// [`Scanned::parsed_bytes`]).
+const MAX_PARSED_BYTES: usize = 128 * 1024 * 1024;
+/// Deepest chain of form XObjects drawn inside one another.
+const MAX_FORM_DEPTH: usize = 32;
+/// Longest chain of `/Parent` links from a page to the root of the page tree.
+const MAX_TREE_DEPTH: usize = 256;
+
+/// What was already checked in this document.
+#[derive(Default)]
+pub(super) struct Guard {
+    /// Whether parsing must be bounded too (the thread mode, which has no memory limit to fall back on).
+    bounded: bool,
+    /// Objects reached (and their streams measured) from the pages checked so far.
+    reached: HashSet<ObjectId>,
+    /// What each form's content holds (read once per form).
+    scanned: HashMap<ObjectId, Rc<Scanned>>,
+    /// Forms checked under given resources (by address), with the height of the forms nested inside them.
+    forms: HashMap<(ObjectId, usize), usize>,
+}
+
+impl Guard {
+    /// A guard for a new document; `bounded` when parsing must be bounded too (the thread mode).
+    pub(super) fn new(bounded: bool) -> Guard {
+        Guard { bounded, ..Guard::default() }
+    }
+
+    /// Fails when extracting page `number` could exhaust memory (a stream that inflates too far; in the thread mode,
+    /// content too large to parse) or the stack (a looping page tree, a form that draws itself, forms nested too
+    /// deeply).
+    pub(super) fn check_page(
+        &mut self,
+        doc: &Document,
+        number: u32,
+        page_id: ObjectId,
+        stop: &Stop,
+    ) -> Result<(), PdfError> {
+        let Ok(page) = doc.get_dictionary(page_id) else { return Ok(()) };
+        // The chain pdf-extract climbs for inherited keys (Resources, MediaBox).
+        let mut chain = vec![page];
+        let mut seen = HashSet::from([page_id]);
+        let mut node = page;
+        while let Ok(parent_id) = node.get(b"Parent").and_then(Object::as_reference) {
+            let Ok(parent) = doc.get_dictionary(parent_id) else { break };
+            if !seen.insert(parent_id) {
+                return Err(PdfError::Malformed("its page tree loops back on itself".to_string()));
+            }
+            if chain.len() >= MAX_TREE_DEPTH {
+                return Err(PdfError::Malformed("its page tree is nested too deeply".to_string()));
+            }
+            chain.push(parent);
+            node = parent;
+        }
+        let mut roots: Vec<&Object> = page.get(b"Contents").into_iter().collect();
+        roots.extend(chain.iter().filter_map(|dict| dict.get(b"Resources").ok()));
+        self.measure_reachable(doc, roots, stop)?;
+        if self.bounded {
+            // pdf-extract joins the page's content streams, then parses the whole into operations.
+            let (mut bytes, mut parsed) = (0usize, 0usize);
+            for id in doc.get_page_contents(page_id) {
+                let Ok(stream) = doc.get_object(id).and_then(Object::as_stream) else { continue };
+                let content = plain_content(stream);
+                bytes = bytes.saturating_add(content.len() + 1);
+                parsed = parsed.saturating_add(scan_content(&content).parsed_bytes());
+                if bytes > MAX_STREAM_BYTES || parsed > MAX_PARSED_BYTES {
+                    return Err(content_too_large(&format!("page {number}")));
+                }
+            }
+        }
+        let resources = chain.iter().find_map(|dict| dict_of(doc, dict.get(b"Resources").ok()));
+        if let Some(resources) = resources {
+            self.check_forms(doc, resources, None, 0, stop)?;
+        }
+        Ok(())
+    }
+
+    /// Measures every stream reachable from `roots` (not through `/Parent` or `/P` links), once per document.
+    fn measure_reachable<'a>(
+        &mut self,
+        doc: &'a Document,
+        roots: Vec<&'a Object>,
+        stop: &Stop,
+    ) -> Result<(), PdfError> {
+        let mut pending = roots;
+        let mut steps = 0u32;
+        while let Some(object) = pending.pop() {
+            steps = steps.wrapping_add(1);
+            if steps % 4096 == 0 {
+                stop.check()?;
+            }
+            match object {
+                Object::Reference(id) if self.reached.insert(*id) => pending.extend(doc.objects.get(id)),
+                Object::Array(items) => pending.extend(items),
+                Object::Dictionary(dict) => pending.extend(children(dict)),
+                Object::Stream(stream) => {
+                    measure_stream(stream, stop)?;
+                    pending.extend(children(&stream.dict));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Walks the form XObjects reachable from `resources` — all of them, or only those named in `names` (what a
+    /// form's content invokes) — as pdf-extract will draw them, failing on a cycle or too deep a nesting. Returns the
+    /// height of the deepest nesting below.
+    fn check_forms(
+        &mut self,
+        doc: &Document,
+        resources: &Dictionary,
+        names: Option<&HashSet<Vec<u8>>>,
+        depth: usize,
+        stop: &Stop,
+    ) -> Result<usize, PdfError> {
+        stop.check()?;
+        let Some(xobjects) = dict_of(doc, resources.get(b"XObject").ok()) else { return Ok(0) };
+        let too_deep = || PdfError::Malformed(format!("its form XObjects are nested more than {MAX_FORM_DEPTH} deep"));
+        let mut height = 0;
+        for (name, value) in xobjects.iter() {
+            if names.is_some_and(|names| !names.contains(name)) {
+                continue;
+            }
+            let Ok((Some(id), Object::Stream(form))) = doc.dereference(value) else { continue };
+            let inner = dict_of(doc, form.dict.get(b"Resources").ok()).unwrap_or(resources);
+            let key = (id, inner as *const Dictionary as usize);
+            let below = match self.forms.get(&key) {
+                Some(&below) => below,
+                None => {
+                    // Marked as on the path while its own forms are walked: meeting it again below is a cycle.
+                    self.forms.insert(key, usize::MAX);
+                    let scanned = self.scan_form(id, form);
+                    if self.bounded && scanned.parsed_bytes() > MAX_PARSED_BYTES {
+                        return Err(content_too_large("a form XObject"));
+                    }
+                    let below = if scanned.invoked.is_empty() {
+                        0
+                    } else if depth + 1 >= MAX_FORM_DEPTH {
+                        return Err(too_deep());
+                    } else {
+                        self.check_forms(doc, inner, Some(&scanned.invoked), depth + 1, stop)?
+                    };
+                    self.forms.insert(key, below);
+                    below
+                }
+            };
+            if below == usize::MAX {
+                return Err(PdfError::Malformed("a form XObject in it draws itself".to_string()));
+            }
+            if depth + 1 + below > MAX_FORM_DEPTH {
+                return Err(too_deep());
+            }
+            height = height.max(below + 1);
+        }
+        Ok(height)
+    }
+
+    /// What a form's content holds (read once per form; the stream was measured already, so this is bounded).
+    fn scan_form(&mut self, id: ObjectId, form: &Stream) -> Rc<Scanned> {
+        Rc::clone(self.scanned.entry(id).or_insert_with(|| Rc::new(scan_content(&plain_content(form)))))
+    }
+}
+
+/// The error of content whose parsing would pass [`MAX_PARSED_BYTES`].
+fn content_too_large(what: &str) -> PdfError {
+    PdfError::TooLarge(format!(
+        "the content of {what} is too large to parse in this process (its operations would take over {} MiB)",
+        MAX_PARSED_BYTES / (1024 * 1024)
+    ))
+}
+
+/// A stream's bytes as pdf-extract reads them: decoded, or as stored when lopdf cannot decode them.
+fn plain_content(stream: &Stream) -> Vec<u8> {
+    match stream.filters() {
+        Ok(_) => stream.decompressed_content().unwrap_or_else(|_| stream.content.clone()),
+        Err(_) => stream.content.clone(),
+    }
+}
+
+/// The values of a dictionary the walk follows: all but the links back up (`/Parent`, an annotation's `/P`).
+fn children(dict: &Dictionary) -> impl Iterator<Item = &Object> {
+    dict.iter().filter(|(key, _)| key.as_slice() != b"Parent" && key.as_slice() != b"P").map(|(_, value)| value)
+}
+
+/// The dictionary `value` is or refers to, as pdf-extract looks it up.
+fn dict_of<'a>(doc: &'a Document, value: Option<&'a Object>) -> Option<&'a Dictionary> {
+    let (_, object) = doc.dereference(value?).ok()?;
+    object.as_dict().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::media::pdf::PageSelection;
+    use crate::media::pdf::extract::{Host, extract_bytes};
+    use crate::media::pdf::fixtures::{Fixture, bomb_pdf, run_bytes, run_thread, show, texts};
+    use lopdf::dictionary;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_form_that_draws_itself_is_refused_instead_of_overflowing_the_stack() {
+        let mut fixture = Fixture::new();
+        let form_id = fixture.doc.new_object_id();
+        let form = Stream::new(
+            dictionary! {
+                "Type" => "XObject",
+                "Subtype" => "Form",
+                "BBox" => vec![0.into(), 0.into(), 10.into(), 10.into()],
+                "Resources" => dictionary! { "XObject" => dictionary! { "Fm1" => form_id } },
+            },
+            b"/F#6d1 Do".to_vec(),
+        );
+        fixture.doc.objects.insert(form_id, Object::Stream(form));
+        fixture.page_with(b"/Fm1 Do".to_vec(), dictionary! { "XObject" => dictionary! { "Fm1" => form_id } });
+        let err = run_thread(&fixture.bytes(), "1", 1000, Duration::from_secs(30)).unwrap_err();
+        assert!(matches!(&err, PdfError::Malformed(reason) if reason.contains("draws itself")), "{err:?}");
+    }
+
+    #[test]
+    fn forms_shared_and_nested_within_bounds_are_read() {
+        let mut fixture = Fixture::new();
+        let font = fixture.font;
+        let leaf = fixture.doc.add_object(Stream::new(
+            dictionary! { "Subtype" => "Form", "Resources" => dictionary! { "Font" => dictionary! { "F1" => font } } },
+            show("in the form"),
+        ));
+        let mut inner = leaf;
+        // A chain of 10 forms, each drawing the next twice: a DAG with 2^10 paths, walked once per form.
+        for _ in 0..10 {
+            inner = fixture.doc.add_object(Stream::new(
+                dictionary! { "Subtype" => "Form", "Resources" => dictionary! { "XObject" => dictionary! { "X" => inner } } },
+                b"/X Do /X Do".to_vec(),
+            ));
+        }
+        fixture.page_with(b"/Top Do".to_vec(), dictionary! { "XObject" => dictionary! { "Top" => inner } });
+        let started = Instant::now();
+        let extracted = run_bytes(&fixture.bytes(), "1", 100).unwrap();
+        assert!(extracted.pages[0].text.starts_with("in the formin the form"), "{:?}", extracted.pages);
+        assert!(started.elapsed() < Duration::from_secs(20));
+    }
+
+    #[test]
+    fn forms_nested_too_deeply_are_refused() {
+        let mut fixture = Fixture::new();
+        let mut inner = fixture.doc.add_object(Stream::new(dictionary! { "Subtype" => "Form" }, show("deep")));
+        for _ in 0..MAX_FORM_DEPTH + 2 {
+            inner = fixture.doc.add_object(Stream::new(
+                dictionary! { "Subtype" => "Form", "Resources" => dictionary! { "XObject" => dictionary! { "X" => inner } } },
+                b"/X Do".to_vec(),
+            ));
+        }
+        fixture.page_with(b"/Top Do".to_vec(), dictionary! { "XObject" => dictionary! { "Top" => inner } });
+        let err = run_bytes(&fixture.bytes(), "1", 10).unwrap_err();
+        assert!(matches!(&err, PdfError::Malformed(reason) if reason.contains("nested")), "{err:?}");
+    }
+
+    #[test]
+    fn a_page_tree_that_loops_is_refused() {
+        let mut fixture = Fixture::new();
+        let page = fixture.text_page("looping");
+        // The page's parent is a node whose parent is the page: pdf-extract would climb forever for a MediaBox.
+        let node = fixture.doc.add_object(dictionary! { "Type" => "Pages", "Parent" => page });
+        let dict = fixture.doc.get_object_mut(page).and_then(Object::as_dict_mut).unwrap();
+        dict.set("Parent", node);
+        let err = run_thread(&fixture.bytes(), "1", 1000, Duration::from_secs(30)).unwrap_err();
+        assert!(matches!(&err, PdfError::Malformed(reason) if reason.contains("loops")), "{err:?}");
+    }
+
+    #[test]
+    fn the_per_page_check_stops_a_bomb_the_raw_probe_missed() {
+        // The worker skips the raw probe (its memory limit backs it up); the page check still measures the streams.
+        let bytes = bomb_pdf(1_000_000); // 258 MB of zeros
+        let err = extract_bytes(&bytes, &PageSelection::all(), 1000, &Stop::never(), Host::Worker).unwrap_err();
+        assert!(matches!(err, PdfError::TooLarge(_)), "{err:?}");
+    }
+
+    #[test]
+    fn content_too_large_to_parse_is_refused_in_a_thread_only() {
+        let mut fixture = Fixture::new();
+        // 300,000 operators: about 150 MiB once parsed.
+        fixture.page_with("q Q ".repeat(150_000).into_bytes(), Dictionary::new());
+        let bytes = fixture.bytes();
+        let err = run_bytes(&bytes, "1", 100).unwrap_err();
+        assert!(matches!(&err, PdfError::TooLarge(reason) if reason.contains("page 1")), "{err:?}");
+        let extracted = extract_bytes(&bytes, &PageSelection::all(), 100, &Stop::never(), Host::Worker).unwrap();
+        assert_eq!(texts(&extracted), [(1, "")]);
+    }
+}

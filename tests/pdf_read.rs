@@ -1,0 +1,696 @@
+//! PDFs read through the `agent-read` binary (JSON mode): page windows with their headers and exact next calls, the
+//! `pages` field in all its forms, line mode over the rendered pages, oversized pages, and broken or hostile PDFs.
+//!
+//! Fixtures are made here with lopdf (the same way as `tests/pdf.rs`) in the workspace of each test.
+
+mod common;
+
+use common::{Ws, output, parse_one_json};
+use lopdf::{Dictionary, Document, Object, ObjectId, Stream, StringFormat, dictionary};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+/// The default output cap: 50 KiB, footer included.
+const CAP: usize = 50 * 1024;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Fixtures
+// ---------------------------------------------------------------------------------------------------------------
+
+/// Builds test PDFs: pages share a Helvetica font (`/F1`).
+struct Fixture {
+    doc: Document,
+    pages_id: ObjectId,
+    font: ObjectId,
+    kids: Vec<ObjectId>,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let mut doc = Document::with_version("1.5");
+        let pages_id = doc.new_object_id();
+        let font = doc.add_object(dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" });
+        Fixture { doc, pages_id, font, kids: Vec::new() }
+    }
+
+    fn page(&mut self, contents: Object) -> ObjectId {
+        let page = self.doc.add_object(dictionary! {
+            "Type" => "Page",
+            "Parent" => self.pages_id,
+            "Contents" => contents,
+            "Resources" => dictionary! { "Font" => dictionary! { "F1" => self.font } },
+        });
+        self.kids.push(page);
+        page
+    }
+
+    fn text_page(&mut self, text: &str) -> ObjectId {
+        let content = self.doc.add_object(Stream::new(Dictionary::new(), show(text)));
+        self.page(content.into())
+    }
+
+    fn bytes(mut self) -> Vec<u8> {
+        let kids: Vec<Object> = self.kids.iter().map(|&id| id.into()).collect();
+        let count = kids.len() as i64;
+        self.doc.objects.insert(
+            self.pages_id,
+            Object::Dictionary(dictionary! {
+                "Type" => "Pages",
+                "Kids" => kids,
+                "Count" => count,
+                "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+            }),
+        );
+        let catalog = self.doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => self.pages_id });
+        self.doc.trailer.set("Root", catalog);
+        let mut bytes = Vec::new();
+        self.doc.save_to(&mut bytes).expect("the fixture saves");
+        bytes
+    }
+}
+
+/// Content that shows `text` in `/F1`, a line per line (no parentheses or backslashes in `text`).
+fn show(text: &str) -> Vec<u8> {
+    let mut ops = String::from("BT /F1 10 Tf 12 TL 50 760 Td");
+    for line in text.lines() {
+        ops.push_str(&format!(" ({line}) Tj T*"));
+    }
+    ops.push_str(" ET");
+    ops.into_bytes()
+}
+
+fn pdf_of(pages: &[String]) -> Vec<u8> {
+    let mut fixture = Fixture::new();
+    for text in pages {
+        fixture.text_page(text);
+    }
+    fixture.bytes()
+}
+
+/// The text of page `page` of the 40-page fixture: 26 lines of about 80 characters (a little over 2 KB), every line
+/// unique to its page.
+fn page_text(page: u32) -> String {
+    (1..=26)
+        .map(|line| {
+            format!("p{page:02}-l{line:02} the quick brown fox jumps over the lazy dog, page {page} line {line}.")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `count` pages of [`page_text`].
+fn book(count: u32) -> Vec<u8> {
+    pdf_of(&(1..=count).map(page_text).collect::<Vec<_>>())
+}
+
+/// A PDF whose first page opens only with `user_password` (RC4, 128 bits).
+fn encrypted(user_password: &str) -> Vec<u8> {
+    let mut fixture = Fixture::new();
+    fixture.text_page("Secret page");
+    let id = Object::String(b"0123456789abcdef".to_vec(), StringFormat::Hexadecimal);
+    fixture.doc.trailer.set("ID", vec![id.clone(), id]);
+    let mut doc = Document::load_mem(&fixture.bytes()).expect("the fixture loads");
+    let version = lopdf::EncryptionVersion::V2 {
+        document: &doc,
+        owner_password: "owner",
+        user_password,
+        key_length: 128,
+        permissions: lopdf::Permissions::all(),
+    };
+    doc.encrypt(&lopdf::EncryptionState::try_from(version).expect("an encryption state")).expect("encrypts");
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).expect("the encrypted fixture saves");
+    bytes
+}
+
+/// A zlib stream of `1 + 258 * copies` zero bytes, about `copies / 4` bytes long (one dynamic Huffman block in which
+/// a length-258, distance-1 copy costs two bits). Copied from `tests/pdf.rs`.
+fn zeros_zlib(copies: u64) -> Vec<u8> {
+    let mut bits: Vec<(u64, u32)> = vec![(1, 1), (2, 2), (29, 5), (1, 5), (14, 4)];
+    for symbol in [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1] {
+        bits.push((
+            match symbol {
+                18 => 1,
+                1 | 2 => 2,
+                _ => 0,
+            },
+            3,
+        ));
+    }
+    let code = |code: u64, length: u32| (0..length).rev().map(move |bit| ((code >> bit) & 1, 1));
+    let mut header: Vec<(u64, u32)> = Vec::new();
+    header.extend(code(0b11, 2));
+    header.extend(code(0, 1));
+    header.push((127, 7));
+    header.extend(code(0, 1));
+    header.push((106, 7));
+    header.extend(code(0b11, 2));
+    header.extend(code(0, 1));
+    header.push((17, 7));
+    header.extend(code(0b10, 2));
+    header.extend(code(0b10, 2));
+    header.extend(code(0b10, 2));
+    header.extend(code(0b10, 2));
+    bits.extend(header);
+    let (mut bytes, mut pending, mut count) = (vec![0x78u8, 0x01], 0u64, 0u32);
+    let mut put = |bytes: &mut Vec<u8>, value: u64, width: u32| {
+        pending |= value << count;
+        count += width;
+        while count >= 8 {
+            bytes.push(pending as u8);
+            pending >>= 8;
+            count -= 8;
+        }
+    };
+    for (value, width) in bits {
+        put(&mut bytes, value, width);
+    }
+    let mut zeros = 2 * copies;
+    while zeros >= 32 {
+        put(&mut bytes, 0, 32);
+        zeros -= 32;
+    }
+    put(&mut bytes, 0, zeros as u32);
+    put(&mut bytes, 1, 1);
+    put(&mut bytes, 1, 1);
+    put(&mut bytes, 0, 7);
+    let total = 1 + 258 * copies;
+    bytes.extend_from_slice(&((((total % 65521) << 16) | 1) as u32).to_be_bytes());
+    bytes
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Running the binary and reading its answers
+// ---------------------------------------------------------------------------------------------------------------
+
+/// Sends one JSON request on standard input; the run must exit 0 quickly, print one JSON result and nothing on
+/// standard error (no panic).
+fn read(ws: &Ws, request: Value) -> Value {
+    let started = Instant::now();
+    let out = ws.cmd().write_stdin(request.to_string()).output().expect("run");
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "request {request}; stderr: {stderr}");
+    assert!(stderr.is_empty(), "request {request}: unexpected stderr: {stderr}");
+    assert!(took < Duration::from_secs(10), "request {request} took {took:?}");
+    parse_one_json(&out.stdout)
+}
+
+/// `read` of `path` with extra request fields.
+fn read_with(ws: &Ws, path: &str, fields: Value) -> Value {
+    let mut request = json!({ "path": path });
+    if let (Some(obj), Value::Object(extra)) = (request.as_object_mut(), fields) {
+        obj.extend(extra);
+    }
+    read(ws, request)
+}
+
+/// Asserts a successful text result rendered from a PDF; returns its output.
+fn pdf_text(v: &Value) -> &str {
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["kind"], "text", "{v}");
+    assert_eq!(v["meta"]["rendered_from"], "pdf", "{v}");
+    let out = output(v);
+    assert!(out.len() <= CAP, "output of {} bytes passes the cap", out.len());
+    out
+}
+
+/// Asserts a failed result with `code`; returns its output (message and hint).
+fn failure<'a>(v: &'a Value, code: &str) -> &'a str {
+    assert_eq!(v["ok"], false, "{v}");
+    assert_eq!(v["kind"], "error", "{v}");
+    assert_eq!(v["error_code"], code, "{v}");
+    output(v)
+}
+
+/// The last line of an output: the footer.
+fn footer(out: &str) -> &str {
+    out.rsplit('\n').next().expect("a footer line")
+}
+
+/// The pages of a page-mode output, as (number, of, body) from their `── page N of T ──` headers; the body is the text
+/// between a header and the blank line before the next header (or the footer). Fails on text before the first header.
+fn split_pages(out: &str) -> Vec<(u32, u32, String)> {
+    let body = out.rsplit_once('\n').map_or("", |(body, _)| body);
+    let mut pages: Vec<(u32, u32, String)> = Vec::new();
+    for line in body.split('\n') {
+        if let Some(header) = line.strip_prefix("── page ").and_then(|rest| rest.strip_suffix(" ──")) {
+            let (number, total) = header.split_once(" of ").expect("a header reads `page N of T`");
+            pages.push((number.parse().expect("a page number"), total.parse().expect("a page count"), String::new()));
+        } else {
+            let (_, _, text) = pages.last_mut().unwrap_or_else(|| panic!("text before the first header: {line:?}"));
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    for (_, _, text) in &mut pages {
+        // Each page ends with a blank line before the next header (the last page's was trimmed before the footer).
+        text.truncate(text.trim_end_matches('\n').len());
+    }
+    pages
+}
+
+/// The numbered lines of a line-mode output (`N: text`), as (N, text), checked to be consecutive.
+fn numbered_lines(out: &str) -> Vec<(u64, String)> {
+    let body = out.rsplit_once('\n').map_or("", |(body, _)| body);
+    let lines: Vec<(u64, String)> = body
+        .split('\n')
+        .map(|line| {
+            let (number, text) = line.split_once(": ").unwrap_or_else(|| {
+                let number = line.strip_suffix(':').unwrap_or_else(|| panic!("not a numbered line: {line:?}"));
+                (number, "")
+            });
+            (number.parse().unwrap_or_else(|_| panic!("not a numbered line: {line:?}")), text.to_string())
+        })
+        .collect();
+    for pair in lines.windows(2) {
+        assert_eq!(pair[1].0, pair[0].0 + 1, "line numbers are consecutive: {out}");
+    }
+    lines
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 1. The default read: whole pages to the cap, then the exact next call, to the end
+// ---------------------------------------------------------------------------------------------------------------
+
+#[test]
+fn a_40_page_pdf_is_read_in_whole_pages_and_next_pages_walks_it_to_the_end_exactly_once() {
+    let ws = Ws::new();
+    ws.file("book.pdf", book(40));
+    let first = read(&ws, json!({"path": "book.pdf"}));
+    let out = pdf_text(&first);
+    assert_eq!(first["meta"]["page_count"], 40);
+    assert!(out.starts_with("── page 1 of 40 ──\n"), "{out}");
+    let pages = split_pages(out);
+    let shown = pages.len() as u32;
+    assert!((2..40).contains(&shown), "a few whole pages fit, not all: {shown}");
+    for (index, (number, total, text)) in pages.iter().enumerate() {
+        assert_eq!((*number, *total), (index as u32 + 1, 40));
+        assert_eq!(*text, page_text(*number), "page {number} is whole");
+    }
+    // As many whole pages as fit: the next one would have passed the cap.
+    let next_piece = format!("── page {} of 40 ──\n{}\n\n", shown + 1, page_text(shown + 1));
+    assert!(out.len() + next_piece.len() > CAP - 512, "page {} would have fit: {} bytes shown", shown + 1, out.len());
+    assert!(!out.contains(&format!("p{:02}-l01 ", shown + 1)), "no part of page {} is shown", shown + 1);
+    let expected_footer = format!("(pages 1-{shown} of 40 · ");
+    assert!(footer(out).starts_with(&expected_footer), "{}", footer(out));
+    assert!(footer(out).ends_with(&format!(" · next: pages={}-40)", shown + 1)), "{}", footer(out));
+    assert_eq!(first["meta"]["pages_shown"], format!("1-{shown}"));
+    assert_eq!(first["meta"]["next_pages"], format!("{}-40", shown + 1));
+    assert_eq!(first["meta"]["more_after"], true);
+    assert_eq!(first["meta"]["more_before"], false);
+
+    // Follow next_pages to the end: every page once, in order.
+    let mut seen: Vec<u32> = pages.iter().map(|(number, _, _)| *number).collect();
+    let mut next = first["meta"]["next_pages"].as_str().map(str::to_string);
+    let mut calls = 1;
+    while let Some(pages_field) = next {
+        calls += 1;
+        assert!(calls <= 40, "the walk does not end");
+        let result = read_with(&ws, "book.pdf", json!({"pages": pages_field}));
+        let out = pdf_text(&result);
+        let pages = split_pages(out);
+        assert!(!pages.is_empty(), "a call shows at least one page: {out}");
+        for (number, total, text) in &pages {
+            assert_eq!(*total, 40);
+            assert_eq!(*text, page_text(*number), "page {number} is whole");
+            seen.push(*number);
+        }
+        let last = pages.last().map(|(number, _, _)| *number).unwrap_or_default();
+        assert!(footer(out).starts_with(&format!("(pages {}-{last} of 40 · ", pages[0].0)), "{}", footer(out));
+        next = result["meta"]["next_pages"].as_str().map(str::to_string);
+        match &next {
+            Some(rest) => {
+                assert_eq!(*rest, format!("{}-40", last + 1));
+                assert!(footer(out).ends_with(&format!(" · next: pages={rest})")), "{}", footer(out));
+            }
+            None => {
+                assert!(footer(out).ends_with(" · end of document)"), "{}", footer(out));
+                assert_eq!(result["meta"]["more_after"], false);
+            }
+        }
+    }
+    assert_eq!(seen, (1..=40).collect::<Vec<_>>(), "no gap, no overlap");
+    assert!(calls >= 2, "{calls} calls");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 2. The forms of `pages`, and the wrong ones
+// ---------------------------------------------------------------------------------------------------------------
+
+#[test]
+fn each_form_of_pages_shows_exactly_those_pages_in_order_under_headers() {
+    let ws = Ws::new();
+    ws.file("book.pdf", book(40));
+    let cases: [(Value, Vec<u32>, &str); 4] = [
+        (json!("3"), vec![3], "pages 3 of 40"),
+        (json!("2,4-6"), vec![2, 4, 5, 6], "pages 2,4-6 of 40"),
+        (json!("38-"), vec![38, 39, 40], "pages 38-40 of 40"),
+        (json!(5), vec![5], "pages 5 of 40"),
+    ];
+    for (pages, expected, window) in cases {
+        let result = read_with(&ws, "book.pdf", json!({ "pages": pages }));
+        let out = pdf_text(&result);
+        let shown: Vec<u32> = split_pages(out).iter().map(|(number, _, _)| *number).collect();
+        assert_eq!(shown, expected, "pages {pages}: {out}");
+        for (number, total, text) in split_pages(out) {
+            assert_eq!((total, text), (40, page_text(number)), "pages {pages}: page {number}");
+        }
+        assert!(out.starts_with(&format!("── page {} of 40 ──\n", expected[0])), "{out}");
+        assert!(footer(out).starts_with(&format!("({window} · ")), "pages {pages}: {}", footer(out));
+        assert!(footer(out).ends_with(" · end of document)"), "pages {pages}: {}", footer(out));
+        assert_eq!(result["meta"]["page_count"], 40);
+        assert!(result["meta"].get("next_pages").is_none(), "{}", result["meta"]);
+    }
+}
+
+#[test]
+fn pages_past_the_end_are_invalid_range_naming_the_page_count() {
+    let ws = Ws::new();
+    ws.file("book.pdf", book(40));
+    for pages in ["41", "39-45", "50-"] {
+        let result = read_with(&ws, "book.pdf", json!({ "pages": pages }));
+        let out = failure(&result, "INVALID_RANGE");
+        assert!(out.contains("book.pdf has 40 page(s)"), "pages {pages}: {out}");
+        assert!(out.contains("choose pages between 1 and 40"), "pages {pages}: {out}");
+    }
+    let out = output(&read_with(&ws, "book.pdf", json!({"pages": "41"}))).to_string();
+    assert!(out.starts_with("INVALID_RANGE: page 41 is past the end"), "{out}");
+}
+
+#[test]
+fn malformed_pages_are_invalid_param_with_the_valid_forms() {
+    let ws = Ws::new();
+    ws.file("book.pdf", book(3));
+    let cases = [
+        (json!("0"), "there is no page 0"),
+        (json!("5-3"), "runs backwards"),
+        (json!("abc"), "\"abc\" is not a page number"),
+        (json!(""), "no page given"),
+        (json!("1,,2"), "an empty item between commas"),
+        (json!("-3"), "has no first page"),
+        (json!(0), "there is no page 0"),
+    ];
+    for (pages, problem) in cases {
+        let result = read_with(&ws, "book.pdf", json!({ "pages": pages }));
+        let out = failure(&result, "INVALID_PARAM");
+        assert!(out.contains(problem), "pages {pages}: {out}");
+        assert!(out.contains(r#"valid forms: "3", "1-5", "2,4-6", "7-""#), "pages {pages}: {out}");
+    }
+    // Not a string or a page number at all.
+    for pages in [json!(-2), json!(1.5), json!(true), json!(["1"])] {
+        let result = read_with(&ws, "book.pdf", json!({ "pages": pages }));
+        let out = failure(&result, "INVALID_PARAM");
+        assert!(out.contains("`pages` must be a string"), "pages {pages}: {out}");
+        assert!(out.contains(r#""2,4-6""#), "pages {pages}: {out}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 3. Line mode: offset/limit over the rendered pages
+// ---------------------------------------------------------------------------------------------------------------
+
+#[test]
+fn offset_and_limit_window_the_rendered_pages_and_the_next_call_repeats_pages() {
+    let ws = Ws::new();
+    ws.file("book.pdf", book(40));
+    let result = read_with(&ws, "book.pdf", json!({"pages": "3", "offset": 2, "limit": 3}));
+    let out = pdf_text(&result);
+    let page3: Vec<String> = page_text(3).lines().map(str::to_string).collect();
+    let lines = numbered_lines(out);
+    assert_eq!(lines, vec![(2, page3[0].clone()), (3, page3[1].clone()), (4, page3[2].clone())], "{out}");
+    assert!(out.starts_with("2: p03-l01 "), "{out}");
+    // The rendering of page 3: header and 26 lines (the blank line after the last page is trimmed).
+    assert!(footer(out).starts_with("(lines 2-4 of 27 · "), "{}", footer(out));
+    assert!(footer(out).contains(" · PDF: 40 page(s) · "), "{}", footer(out));
+    assert!(footer(out).ends_with(" · next: pages=3 offset=5 limit=3)"), "{}", footer(out));
+    assert_eq!(result["meta"]["next_offset"], 5);
+    assert_eq!(result["meta"]["page_count"], 40);
+    // The first line of the rendering is the page header.
+    let header = read_with(&ws, "book.pdf", json!({"pages": "3", "offset": 1, "limit": 1}));
+    assert!(output(&header).starts_with("1: ── page 3 of 40 ──\n"), "{}", output(&header));
+    // The footer's next call, made.
+    let next = read_with(&ws, "book.pdf", json!({"pages": "3", "offset": 5, "limit": 3}));
+    assert_eq!(numbered_lines(output(&next))[0], (5, page3[3].clone()));
+}
+
+#[test]
+fn paging_by_lines_through_pages_reproduces_the_page_mode_rendering() {
+    let ws = Ws::new();
+    ws.file("book.pdf", book(40));
+    let whole = read_with(&ws, "book.pdf", json!({"pages": "1-4"}));
+    let whole = pdf_text(&whole);
+    let (body, _) = whole.rsplit_once('\n').expect("a footer");
+    let expected: Vec<&str> = body.split('\n').collect();
+    assert_eq!(expected.len(), 4 * 28 - 1, "4 pages of header, 26 lines and a blank line, the last blank trimmed");
+
+    let mut got: Vec<String> = Vec::new();
+    let mut offset = 1;
+    let mut calls = 0;
+    loop {
+        calls += 1;
+        assert!(calls <= 10, "paging does not end");
+        let result = read_with(&ws, "book.pdf", json!({"pages": "1-4", "offset": offset, "limit": 20}));
+        let out = pdf_text(&result);
+        let lines = numbered_lines(out);
+        assert_eq!(lines.first().map(|(n, _)| *n), Some(offset), "{out}");
+        assert!(lines.len() <= 20);
+        got.extend(lines.into_iter().map(|(_, text)| text));
+        match result["meta"]["next_offset"].as_u64() {
+            Some(next) => {
+                assert!(footer(out).ends_with(&format!(" · next: pages=1-4 offset={next} limit=20)")), "{out}");
+                offset = next;
+            }
+            None => {
+                assert!(footer(out).ends_with(" · end of file)"), "{}", footer(out));
+                break;
+            }
+        }
+    }
+    // The rendering ends each page with a blank line; page mode trims the last one before its footer.
+    while got.last().is_some_and(String::is_empty) {
+        got.pop();
+    }
+    assert_eq!(got, expected);
+    assert_eq!(calls, 6, "112 lines in windows of 20");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 4. A page larger than the cap alone
+// ---------------------------------------------------------------------------------------------------------------
+
+/// 1000 lines of about 90 characters, each ending with `tail`.
+fn big_page(tail: &str) -> String {
+    (1..=1000)
+        .map(|line| format!("big-{line:04} {}{tail}", ["lorem ipsum dolor sit amet"; 3].join(" ")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_page_larger_than_the_cap_is_cut_with_the_call_that_reads_it_by_lines() {
+    let ws = Ws::new();
+    // Page 2: 1000 lines of 90 characters (90 KB).
+    let big = big_page("");
+    ws.file("big.pdf", pdf_of(&["A short first page".to_string(), big.clone(), "The last page".to_string()]));
+    let big_lines: Vec<&str> = big.lines().collect();
+
+    // From page 1: page 1 whole, and page 2 does not fit after it.
+    let first = read(&ws, json!({"path": "big.pdf"}));
+    let out = pdf_text(&first);
+    assert_eq!(split_pages(out), [(1, 3, "A short first page".to_string())], "{out}");
+    assert!(footer(out).ends_with(" · next: pages=2-3)"), "{}", footer(out));
+
+    // Page 2 alone: cut, with the call that reads it by lines.
+    let cut = read_with(&ws, "big.pdf", json!({"pages": "2-"}));
+    let out = pdf_text(&cut);
+    assert!(out.starts_with("── page 2 of 3 ──\nbig-0001 "), "{}", &out[..100]);
+    assert!(out.len() > CAP / 2, "most of the cap is used: {}", out.len());
+    let marker = "\n… [page 2 is longer than the output cap; read it by lines: pages=2 offset=1 limit=200]\n";
+    assert!(out.contains(marker), "{}", &out[out.len() - 400..]);
+    assert!(footer(out).contains("page 2 cut at the output cap"), "{}", footer(out));
+    assert!(footer(out).starts_with("(pages 2 of 3 · "), "{}", footer(out));
+    assert!(footer(out).ends_with(" · next: pages=3)"), "{}", footer(out));
+    assert_eq!(cut["meta"]["byte_cap_hit"], true);
+    assert_eq!(cut["meta"]["next_pages"], "3");
+    // What is shown is the page's own text, from its start.
+    let (shown, _) = out.split_once(marker).expect("the marker");
+    let shown_lines: Vec<&str> = shown.lines().skip(1).collect();
+    assert!(shown_lines.len() > 100, "{} lines shown", shown_lines.len());
+    assert_eq!(shown_lines[..shown_lines.len() - 1], big_lines[..shown_lines.len() - 1]);
+
+    // The call the marker gives: the page by lines, all 1000 of them reachable.
+    let by_lines = read_with(&ws, "big.pdf", json!({"pages": "2", "offset": 1, "limit": 200}));
+    let out = pdf_text(&by_lines);
+    let lines = numbered_lines(out);
+    assert_eq!(lines.len(), 200);
+    assert_eq!(lines[0], (1, "── page 2 of 3 ──".to_string()));
+    assert_eq!(lines[1], (2, big_lines[0].to_string()));
+    assert_eq!(lines[199], (200, big_lines[198].to_string()));
+    assert!(footer(out).ends_with(" · next: pages=2 offset=201 limit=200)"), "{}", footer(out));
+    let last = read_with(&ws, "big.pdf", json!({"pages": "2", "offset": 1000, "limit": 200}));
+    let lines = numbered_lines(output(&last));
+    assert_eq!(lines[0], (1000, big_lines[998].to_string()));
+    assert_eq!(lines[1], (1001, big_lines[999].to_string()), "{}", output(&last));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 5. Broken, hostile and image-only PDFs: clean results with the right code
+// ---------------------------------------------------------------------------------------------------------------
+
+#[test]
+fn garbage_after_a_pdf_header_is_binary() {
+    let ws = Ws::new();
+    let mut garbage = b"%PDF-1.7\n".to_vec();
+    garbage.extend((0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8));
+    ws.file("garbage.pdf", garbage);
+    let out = failure(&read(&ws, json!({"path": "garbage.pdf"})), "BINARY").to_string();
+    assert!(out.starts_with("BINARY: garbage.pdf: the PDF cannot be read: "), "{out}");
+    assert!(out.contains("\nNext: the PDF's text cannot be extracted; do not retry it"), "{out}");
+}
+
+#[test]
+fn a_truncated_pdf_is_binary() {
+    let ws = Ws::new();
+    let whole = book(20);
+    ws.file("half.pdf", &whole[..whole.len() / 2]);
+    let out = failure(&read(&ws, json!({"path": "half.pdf"})), "BINARY").to_string();
+    assert!(out.starts_with("BINARY: half.pdf: the PDF cannot be read: "), "{out}");
+    assert!(out.contains("do not retry it"), "{out}");
+}
+
+#[test]
+fn an_encrypted_pdf_is_binary_saying_so_and_one_the_empty_password_opens_is_read() {
+    let ws = Ws::new();
+    ws.file("locked.pdf", encrypted("secret"));
+    ws.file("open.pdf", encrypted(""));
+    let result = read(&ws, json!({"path": "locked.pdf"}));
+    let out = failure(&result, "BINARY");
+    assert!(out.contains("encrypted"), "{out}");
+    assert!(out.contains("password"), "{out}");
+    assert!(!out.contains("Secret page"), "{out}");
+    let open = read(&ws, json!({"path": "open.pdf"}));
+    assert_eq!(split_pages(pdf_text(&open)), [(1, 1, "Secret page".to_string())]);
+}
+
+#[test]
+fn a_decompression_bomb_is_too_large_within_seconds() {
+    let ws = Ws::new();
+    // 2 GiB of zeros in 2 MiB of FlateDecode, as the page's second content stream.
+    let mut fixture = Fixture::new();
+    let text = fixture.doc.add_object(Stream::new(Dictionary::new(), show("Before the bomb")));
+    let bomb = Stream::new(dictionary! { "Filter" => "FlateDecode" }, zeros_zlib((2u64 << 30) / 258));
+    let bomb = fixture.doc.add_object(bomb);
+    fixture.page(vec![text.into(), bomb.into()].into());
+    ws.file("bomb.pdf", fixture.bytes());
+    let out = failure(&read(&ws, json!({"path": "bomb.pdf"})), "TOO_LARGE").to_string();
+    assert!(out.starts_with("TOO_LARGE: bomb.pdf: "), "{out}");
+    assert!(out.contains("\nNext: choose fewer pages with pages=, or skip this file"), "{out}");
+}
+
+#[test]
+fn a_page_without_text_says_so_and_the_footer_suspects_a_scan() {
+    let ws = Ws::new();
+    let mut fixture = Fixture::new();
+    fixture.text_page("Words on page one");
+    let empty = fixture.doc.add_object(Stream::new(Dictionary::new(), b"0 0 m 100 100 l S".to_vec()));
+    fixture.page(empty.into());
+    fixture.text_page("Words on page three");
+    ws.file("scan.pdf", fixture.bytes());
+    let result = read(&ws, json!({"path": "scan.pdf"}));
+    let out = pdf_text(&result);
+    assert_eq!(
+        split_pages(out),
+        [
+            (1, 3, "Words on page one".to_string()),
+            (2, 3, "(no text on this page)".to_string()),
+            (3, 3, "Words on page three".to_string())
+        ],
+        "{out}"
+    );
+    assert!(footer(out).contains(" · pages without text may be scanned images · "), "{}", footer(out));
+    assert!(footer(out).ends_with(" · end of document)"), "{}", footer(out));
+    // Pages that all have text: no such notice.
+    let clean = read_with(&ws, "scan.pdf", json!({"pages": "1,3"}));
+    assert!(!pdf_text(&clean).contains("scanned"), "{}", output(&clean));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 6. `pages` on what is not a PDF; content decides, not the name
+// ---------------------------------------------------------------------------------------------------------------
+
+#[test]
+fn pages_on_a_text_file_or_a_directory_is_invalid_param() {
+    let ws = Ws::new();
+    ws.file("notes.txt", "one\ntwo\n").dir("docs");
+    ws.file("docs/a.txt", "a\n");
+    let out = failure(&read_with(&ws, "notes.txt", json!({"pages": "1"})), "INVALID_PARAM").to_string();
+    assert!(out.contains("notes.txt: `pages` applies to PDFs only"), "{out}");
+    let out = failure(&read_with(&ws, "docs", json!({"pages": "1"})), "INVALID_PARAM").to_string();
+    assert!(out.contains("`pages` applies to PDFs only"), "{out}");
+    assert!(!out.contains("a.txt"), "no listing: {out}");
+}
+
+#[test]
+fn a_pdf_named_txt_is_read_as_a_pdf_and_text_named_pdf_as_text() {
+    let ws = Ws::new();
+    ws.file("notes.pdf", "Plain notes\nsecond line\n");
+    ws.file("report.txt", book(2));
+    let notes = read(&ws, json!({"path": "notes.pdf"}));
+    assert_eq!(notes["kind"], "text");
+    assert!(notes["meta"].get("rendered_from").is_none(), "{}", notes["meta"]);
+    assert!(notes["meta"].get("page_count").is_none(), "{}", notes["meta"]);
+    assert_eq!(output(&notes), "1: Plain notes\n2: second line\n(lines 1-2 of 2 · 24 B · end of file)");
+    let report = read(&ws, json!({"path": "report.txt"}));
+    assert_eq!(report["meta"]["page_count"], 2);
+    assert_eq!(split_pages(pdf_text(&report)), [(1, 2, page_text(1)), (2, 2, page_text(2))], "{}", output(&report));
+}
+
+#[test]
+fn the_json_flag_reads_a_pdf_like_a_stdin_request() {
+    let ws = Ws::new();
+    ws.file("book.pdf", book(2));
+    let out = ws.cmd().args(["book.pdf", "--json"]).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let flag = parse_one_json(&out.stdout);
+    let stdin = read(&ws, json!({"path": "book.pdf"}));
+    assert_eq!(output(&flag), output(&stdin));
+    assert_eq!(split_pages(pdf_text(&flag)), [(1, 2, page_text(1)), (2, 2, page_text(2))]);
+}
+
+#[test]
+fn a_page_cut_by_extraction_is_never_shown_as_whole() {
+    // The same oversized page, its lines ending in spaces (as extracted text often does). Extraction stops at the cap's
+    // worth of raw characters; normalization then drops the trailing spaces, and what is left of the page fits under
+    // the cap: it must still be reported cut, with the call that reads the rest.
+    let ws = Ws::new();
+    let big = big_page("   ");
+    ws.file("big.pdf", pdf_of(&["A short first page".to_string(), big]));
+    let result = read_with(&ws, "big.pdf", json!({"pages": "2"}));
+    let out = pdf_text(&result);
+    assert!(out.starts_with("── page 2 of 2 ──\nbig-0001 "), "{}", &out[..100]);
+    let whole =
+        out.contains("\nbig-1000 lorem ipsum dolor sit amet lorem ipsum dolor sit amet lorem ipsum dolor sit amet\n");
+    assert!(!whole, "the page does not fit the cap");
+    let tail = &out[out.len().saturating_sub(300)..];
+    assert!(out.contains("read it by lines: pages=2 offset=1 limit=200]"), "no marker; the output ends:\n{tail}");
+    assert!(footer(out).contains("page 2 cut at the output cap"), "{}", footer(out));
+    assert_eq!(result["meta"]["byte_cap_hit"], true, "{}", result["meta"]);
+}
+
+#[test]
+fn the_line_mode_next_call_writes_pages_in_the_form_it_reads_back() {
+    // `pages` may be sent with spaces around commas and dashes; the footer's next call must still be one exact call.
+    let ws = Ws::new();
+    ws.file("book.pdf", book(6));
+    let result = read_with(&ws, "book.pdf", json!({"pages": " 2 , 4 - 5 ", "limit": 2}));
+    let out = pdf_text(&result);
+    assert_eq!(
+        numbered_lines(out),
+        [(1, "── page 2 of 6 ──".to_string()), (2, page_text(2).lines().next().unwrap_or_default().to_string())]
+    );
+    assert!(footer(out).ends_with(" · next: pages=2,4-5 offset=3 limit=2)"), "{}", footer(out));
+    // Without `pages`, the next call names the pages it windows.
+    let result = read_with(&ws, "book.pdf", json!({"limit": 2}));
+    assert!(footer(output(&result)).ends_with(" · next: pages=1-6 offset=3 limit=2)"), "{}", footer(output(&result)));
+}
