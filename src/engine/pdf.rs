@@ -116,7 +116,8 @@ fn page_window(extracted: &Extracted, selection: &PageSelection, mut meta: TextM
     let mut cut = false;
     for page in &extracted.pages {
         let piece = render_page(page.number, total, &page.text);
-        if output.len() + piece.len() > room {
+        // A page the extractor cut is never shown as whole, even when what it gave fits.
+        if output.len() + piece.len() > room || page.cut {
             if shown.is_empty() {
                 output = cut_page(&piece, page.number, room);
                 shown.push(page.number);

@@ -100,7 +100,7 @@ pub(super) fn extract_bytes(
         guard.check_page(&doc, number, page_id, stop)?;
         let (text, cut) = page_text(&doc, number, max_chars, stop)?;
         gathered = gathered.saturating_add(text.chars().count());
-        pages.push(PageText { number, text });
+        pages.push(PageText { number, text, cut });
         if cut {
             complete = false;
             break;

@@ -109,6 +109,8 @@ pub struct PageText {
     pub number: u32,
     /// The page's text.
     pub text: String,
+    /// Whether the text stops at the extraction cap before the page's end (more text is on the page).
+    pub cut: bool,
 }
 
 /// What extraction gave: the document's page count and the text of the chosen pages, in order. Extraction stops early

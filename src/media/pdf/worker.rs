@@ -35,6 +35,8 @@ pub(super) enum Answer {
 pub(super) struct WirePage {
     number: u32,
     text: String,
+    #[serde(default)]
+    cut: bool,
 }
 
 impl Answer {
@@ -47,7 +49,7 @@ impl Answer {
                 pages: extracted
                     .pages
                     .into_iter()
-                    .map(|page| WirePage { number: page.number, text: page.text })
+                    .map(|page| WirePage { number: page.number, text: page.text, cut: page.cut })
                     .collect(),
             },
             Err(PdfError::Encrypted) => Answer::Encrypted,
@@ -65,7 +67,10 @@ impl Answer {
             Answer::Extracted { page_count, complete, pages } => Ok(Extracted {
                 page_count,
                 complete,
-                pages: pages.into_iter().map(|page| PageText { number: page.number, text: page.text }).collect(),
+                pages: pages
+                    .into_iter()
+                    .map(|page| PageText { number: page.number, text: page.text, cut: page.cut })
+                    .collect(),
             }),
             Answer::Encrypted => Err(PdfError::Encrypted),
             Answer::Malformed { reason } => Err(PdfError::Malformed(reason)),
