@@ -1,4 +1,5 @@
-//! Bounded decoders of the filters lopdf decodes, written to measure streams before lopdf inflates them. Each keeps
+//! Bounded decoding of the filters lopdf decodes, to measure streams before lopdf inflates them: `flate2` and `weezl`
+//! do the decoding, fed in bounded steps; ASCII85 is a few lines. Each keeps
 //! at most `cap` bytes and fails with `Limit::Over` the moment more would come; where lopdf's decoder would stop at
 //! an error, these stop too and return what was decoded, so they never yield less than lopdf would.
 
@@ -29,85 +30,33 @@ pub(super) fn flate(data: &[u8], cap: usize, stop: &Stop) -> Decoded {
     inflate::inflate(data.get(2..).unwrap_or_default(), cap, stop).map(Some)
 }
 
-/// LZWDecode (8-bit, most significant bit first, codes 256 clear and 257 end), with or without early change.
+/// LZWDecode (8-bit, most significant bit first, codes 256 clear and 257 end), with or without early change;
+/// `weezl` decodes, fed in bounded steps. Like lopdf, a decoding error ends the data (what came before is kept).
 pub(super) fn lzw(data: &[u8], early_change: bool, cap: usize, stop: &Stop) -> Decoded {
-    const CLEAR: usize = 256;
-    const END: usize = 257;
-    const FIRST: usize = 258;
-    const SIZE: usize = 4096;
-    let mut prefix = vec![0u16; SIZE];
-    let mut last = vec![0u8; SIZE];
-    let mut first = vec![0u8; SIZE];
-    let mut length = vec![0u16; SIZE];
-    for byte in 0..256 {
-        last[byte] = byte as u8;
-        first[byte] = byte as u8;
-        length[byte] = 1;
-    }
-    let early = usize::from(early_change);
+    use weezl::{BitOrder, LzwStatus, decode::Decoder};
+    // PDF's EarlyChange 1 (the default) is TIFF's early size switch.
+    let mut decoder =
+        if early_change { Decoder::with_tiff_size_switch(BitOrder::Msb, 8) } else { Decoder::new(BitOrder::Msb, 8) };
     let mut out = Vec::new();
-    let mut next = FIRST;
-    let mut width = 9u32;
-    let mut previous: Option<usize> = None;
-    let (mut at, mut buffer, mut count) = (0usize, 0u64, 0u32);
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut input = data;
     let mut next_check = STOP_CHECK_BYTES;
     loop {
-        while count < width {
-            let Some(&byte) = data.get(at) else { return Ok(Some(out)) };
-            at += 1;
-            buffer = (buffer << 8) | u64::from(byte);
-            count += 8;
-        }
-        let code = ((buffer >> (count - width)) & ((1 << width) - 1)) as usize;
-        count -= width;
-        buffer &= (1u64 << count) - 1;
-        if code == CLEAR {
-            next = FIRST;
-            width = 9;
-            previous = None;
-            continue;
-        }
-        if code == END {
-            break;
-        }
-        let (string, extra) = if code < next {
-            (code, None)
-        } else if let Some(previous) = previous.filter(|_| code == next) {
-            (previous, Some(first[previous]))
-        } else {
-            break;
-        };
-        let size = usize::from(length[string]) + usize::from(extra.is_some());
-        if out.len() + size > cap {
+        let result = decoder.decode_bytes(input, &mut buffer);
+        input = &input[result.consumed_in.min(input.len())..];
+        if out.len() + result.consumed_out > cap {
             return Err(Limit::Over);
         }
-        let end = out.len() + usize::from(length[string]);
-        out.resize(end, 0);
-        let mut node = string;
-        for slot in out[end - usize::from(length[string])..end].iter_mut().rev() {
-            *slot = last[node];
-            node = usize::from(prefix[node]);
-        }
-        out.extend(extra);
-        let head = first[string];
-        if let Some(previous) = previous {
-            if next < SIZE {
-                prefix[next] = previous as u16;
-                last[next] = head;
-                first[next] = first[previous];
-                length[next] = length[previous] + 1;
-                next += 1;
-            }
-        }
-        previous = Some(code);
-        if next + early >= (1 << width) && width < 12 {
-            width += 1;
-        }
+        out.extend_from_slice(&buffer[..result.consumed_out]);
         if out.len() >= next_check {
             if stop.is_raised() {
                 return Err(Limit::Stopped);
             }
             next_check = out.len() + STOP_CHECK_BYTES;
+        }
+        match result.status {
+            Ok(LzwStatus::Ok) if result.consumed_in > 0 || result.consumed_out > 0 => {}
+            Ok(LzwStatus::Ok | LzwStatus::NoProgress | LzwStatus::Done) | Err(_) => break,
         }
     }
     Ok(Some(out))
