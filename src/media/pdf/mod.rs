@@ -35,7 +35,7 @@
 //!
 //! lopdf inflates streams into memory without a bound: object and cross-reference streams while it loads, content,
 //! form, font, function and colour-space streams while pdf-extract reads a page. Streams are therefore measured first
-//! by bounded decoders of our own (`decode`: FlateDecode, LZWDecode, ASCII85Decode, the filters lopdf decodes), which
+//! by bounded decoding (`decode`: FlateDecode by flate2, LZWDecode by weezl, ASCII85Decode; the filters lopdf decodes), which
 //! give up as soon as a stream would pass 64 MiB, holding at most that much:
 //!
 //! - before loading (thread mode): the data after every `stream` keyword of the file is probed without reading its
