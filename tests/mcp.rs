@@ -14,9 +14,13 @@ use std::path::Path;
 type Client = RunningService<RoleClient, ()>;
 
 async fn connect(root: &Path) -> Client {
+    connect_with(root, &[]).await
+}
+
+async fn connect_with(root: &Path, flags: &[&str]) -> Client {
     let binary = env!("CARGO_BIN_EXE_agent-read");
     let command = tokio::process::Command::new(binary).configure(|cmd| {
-        cmd.arg("mcp").arg("--root").arg(root);
+        cmd.arg("mcp").arg("--root").arg(root).args(flags);
     });
     let transport = TokioChildProcess::new(command).expect("spawn agent-read mcp");
     ().serve(transport).await.expect("initialize")
@@ -340,5 +344,30 @@ async fn a_pdf_is_text_under_page_headers_with_its_page_count() {
     let past = call(&client, json!({"path": "report.pdf", "pages": "3"})).await;
     assert_eq!(past.is_error, Some(true));
     assert_eq!(past.structured_content.expect("structuredContent")["error_code"], "INVALID_RANGE");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_pdf_as_a_document_is_an_embedded_resource_whose_bytes_travel_once() {
+    let dir = workspace();
+    let bytes = small_pdf(&["First page", "Second page"]);
+    std::fs::write(dir.path().join("paper.pdf"), &bytes).unwrap();
+    let client = connect_with(dir.path(), &["--pdf-as-document"]).await;
+    let result = call(&client, json!({"path": "paper.pdf"})).await;
+    assert_eq!(result.is_error, Some(false));
+    let content = serde_json::to_value(&result.content).unwrap();
+    assert_eq!(content[0]["type"], "text");
+    assert!(content[0]["text"].as_str().unwrap().starts_with("PDF document · 2 page(s) · "), "{content}");
+    assert_eq!(content[1]["type"], "resource");
+    assert_eq!(content[1]["resource"]["mimeType"], "application/pdf");
+    let blob = content[1]["resource"]["blob"].as_str().unwrap();
+    use base64::Engine;
+    assert_eq!(base64::engine::general_purpose::STANDARD.decode(blob).unwrap(), bytes);
+    let structured = result.structured_content.unwrap();
+    assert_eq!(structured["attachments"][0]["mime"], "application/pdf");
+    assert!(structured["attachments"][0].get("data").is_none(), "{structured}");
+    // Asking for pages still gives text.
+    let text = call(&client, json!({"path": "paper.pdf", "pages": "2"})).await;
+    assert!(text_of(&text).starts_with("── page 2 of 2 ──\nSecond page"), "{}", text_of(&text));
     client.cancel().await.unwrap();
 }

@@ -694,3 +694,45 @@ fn the_line_mode_next_call_writes_pages_in_the_form_it_reads_back() {
     let result = read_with(&ws, "book.pdf", json!({"limit": 2}));
     assert!(footer(output(&result)).ends_with(" · next: pages=1-6 offset=3 limit=2)"), "{}", footer(output(&result)));
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// PDFs as document attachments (pdf_as_document)
+// ---------------------------------------------------------------------------------------------------------------
+
+fn read_as_document(ws: &Ws, request: Value) -> Value {
+    let out = ws.cmd().arg("--pdf-as-document").write_stdin(request.to_string()).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    parse_one_json(&out.stdout)
+}
+
+#[test]
+fn as_a_document_the_pdf_itself_is_attached_after_it_is_seen_to_open() {
+    use base64::Engine;
+    let ws = Ws::new();
+    let bytes = book(3);
+    ws.file("book.pdf", &bytes);
+    let result = read_as_document(&ws, json!({"path": "book.pdf"}));
+    assert_eq!(result["kind"], "attachment", "{result}");
+    let attachment = &result["attachments"][0];
+    assert_eq!(attachment["mime"], "application/pdf");
+    let data = base64::engine::general_purpose::STANDARD.decode(attachment["data"].as_str().unwrap()).unwrap();
+    assert_eq!(data, bytes, "the file's own bytes");
+    assert!(result["output"].as_str().unwrap().starts_with("PDF document · 3 page(s) · "), "{}", result["output"]);
+    assert_eq!(result["meta"]["mime"], "application/pdf");
+    // pages or a window still get text.
+    let text = read_as_document(&ws, json!({"path": "book.pdf", "pages": "2"}));
+    assert_eq!(text["kind"], "text");
+    assert!(pdf_text(&text).starts_with("── page 2 of 3 ──\n"));
+    let lines = read_as_document(&ws, json!({"path": "book.pdf", "limit": 5}));
+    assert_eq!(lines["kind"], "text");
+}
+
+#[test]
+fn as_a_document_a_broken_pdf_is_an_error_never_an_attachment() {
+    let ws = Ws::new();
+    ws.file("broken.pdf", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\nthis is not a PDF body at all\n");
+    let result = read_as_document(&ws, json!({"path": "broken.pdf"}));
+    assert_eq!(result["ok"], false, "{result}");
+    assert_eq!(result["error_code"], "BINARY");
+    assert!(result.get("attachments").is_none());
+}
