@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Media benchmark: downscaling a 9600 x 6000 PNG and extracting a 200-page PDF, beside baselines in the same run.
+# Builds the release binary, installs GNU time if missing, generates the files under bench/data/ and prints a table.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x /usr/bin/time ]; then
+  echo "installing GNU time (for peak RSS)" >&2
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq time >/dev/null; else sudo apt-get install -y time; fi
+fi
+cargo build --release --quiet
+exec python3 bench/media_bench.py "$@"
