@@ -5,7 +5,7 @@
 //! with its own roots; `--stateless` answers every request on its own, with plain JSON responses, so any number of
 //! instances can sit behind any load balancer.
 
-use super::{ReadServer, runtime};
+use super::{ReadServer, multi_thread_runtime};
 use agent_read::Config;
 use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -36,7 +36,7 @@ pub fn serve_http(config: Config, options: &HttpOptions) -> Result<(), String> {
     let base = ReadServer::new(config)?;
     let http_config = http_config(options);
     let stop = http_config.cancellation_token.clone();
-    runtime()?.block_on(async move {
+    multi_thread_runtime()?.block_on(async move {
         let listener = tokio::net::TcpListener::bind(address)
             .await
             .map_err(|e| format!("cannot listen on {address}: {e}; choose another address or port"))?;
