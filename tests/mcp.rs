@@ -283,41 +283,11 @@ async fn a_corrupt_image_is_an_error_result_without_an_image_block() {
     client.cancel().await.unwrap();
 }
 
-/// A PDF of one Helvetica text page per item of `pages` (a line of text each), made with lopdf.
-fn small_pdf(pages: &[&str]) -> Vec<u8> {
-    use lopdf::{Document, Object, Stream, dictionary};
-    let mut doc = Document::with_version("1.5");
-    let pages_id = doc.new_object_id();
-    let font = doc.add_object(dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" });
-    let kids: Vec<Object> = pages
-        .iter()
-        .map(|text| {
-            let content = format!("BT /F1 12 Tf 72 720 Td ({text}) Tj ET").into_bytes();
-            let content = doc.add_object(Stream::new(lopdf::Dictionary::new(), content));
-            doc.add_object(dictionary! {
-                "Type" => "Page",
-                "Parent" => pages_id,
-                "Contents" => content,
-                "Resources" => dictionary! { "Font" => dictionary! { "F1" => font } },
-            })
-            .into()
-        })
-        .collect();
-    let count = kids.len() as i64;
-    let media_box: Vec<Object> = vec![0.into(), 0.into(), 612.into(), 792.into()];
-    let tree = dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => count, "MediaBox" => media_box };
-    doc.objects.insert(pages_id, Object::Dictionary(tree));
-    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-    doc.trailer.set("Root", catalog);
-    let mut bytes = Vec::new();
-    doc.save_to(&mut bytes).expect("the PDF saves");
-    bytes
-}
-
 #[tokio::test]
 async fn a_pdf_is_text_under_page_headers_with_its_page_count() {
     let dir = workspace();
-    std::fs::write(dir.path().join("report.pdf"), small_pdf(&["First page words", "Second page words"])).unwrap();
+    std::fs::write(dir.path().join("report.pdf"), common::pdf::pdf_of(&["First page words", "Second page words"]))
+        .unwrap();
     let client = connect(dir.path()).await;
     let result = call(&client, json!({"path": "report.pdf"})).await;
     assert_eq!(result.is_error, Some(false));
@@ -350,7 +320,7 @@ async fn a_pdf_is_text_under_page_headers_with_its_page_count() {
 #[tokio::test]
 async fn a_pdf_as_a_document_is_an_embedded_resource_whose_bytes_travel_once() {
     let dir = workspace();
-    let bytes = small_pdf(&["First page", "Second page"]);
+    let bytes = common::pdf::pdf_of(&["First page", "Second page"]);
     std::fs::write(dir.path().join("paper.pdf"), &bytes).unwrap();
     let client = connect_with(dir.path(), &["--pdf-as-document"]).await;
     let result = call(&client, json!({"path": "paper.pdf"})).await;

@@ -5,8 +5,9 @@
 
 mod common;
 
+use common::pdf::{Fixture, pdf_of, show, zeros_zlib};
 use common::{Ws, output, parse_one_json};
-use lopdf::{Dictionary, Document, Object, ObjectId, Stream, StringFormat, dictionary};
+use lopdf::{Dictionary, Document, Object, Stream, StringFormat, dictionary};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -16,76 +17,6 @@ const CAP: usize = 50 * 1024;
 // ---------------------------------------------------------------------------------------------------------------
 // Fixtures
 // ---------------------------------------------------------------------------------------------------------------
-
-/// Builds test PDFs: pages share a Helvetica font (`/F1`).
-struct Fixture {
-    doc: Document,
-    pages_id: ObjectId,
-    font: ObjectId,
-    kids: Vec<ObjectId>,
-}
-
-impl Fixture {
-    fn new() -> Fixture {
-        let mut doc = Document::with_version("1.5");
-        let pages_id = doc.new_object_id();
-        let font = doc.add_object(dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" });
-        Fixture { doc, pages_id, font, kids: Vec::new() }
-    }
-
-    fn page(&mut self, contents: Object) -> ObjectId {
-        let page = self.doc.add_object(dictionary! {
-            "Type" => "Page",
-            "Parent" => self.pages_id,
-            "Contents" => contents,
-            "Resources" => dictionary! { "Font" => dictionary! { "F1" => self.font } },
-        });
-        self.kids.push(page);
-        page
-    }
-
-    fn text_page(&mut self, text: &str) -> ObjectId {
-        let content = self.doc.add_object(Stream::new(Dictionary::new(), show(text)));
-        self.page(content.into())
-    }
-
-    fn bytes(mut self) -> Vec<u8> {
-        let kids: Vec<Object> = self.kids.iter().map(|&id| id.into()).collect();
-        let count = kids.len() as i64;
-        self.doc.objects.insert(
-            self.pages_id,
-            Object::Dictionary(dictionary! {
-                "Type" => "Pages",
-                "Kids" => kids,
-                "Count" => count,
-                "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
-            }),
-        );
-        let catalog = self.doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => self.pages_id });
-        self.doc.trailer.set("Root", catalog);
-        let mut bytes = Vec::new();
-        self.doc.save_to(&mut bytes).expect("the fixture saves");
-        bytes
-    }
-}
-
-/// Content that shows `text` in `/F1`, a line per line (no parentheses or backslashes in `text`).
-fn show(text: &str) -> Vec<u8> {
-    let mut ops = String::from("BT /F1 10 Tf 12 TL 50 760 Td");
-    for line in text.lines() {
-        ops.push_str(&format!(" ({line}) Tj T*"));
-    }
-    ops.push_str(" ET");
-    ops.into_bytes()
-}
-
-fn pdf_of(pages: &[String]) -> Vec<u8> {
-    let mut fixture = Fixture::new();
-    for text in pages {
-        fixture.text_page(text);
-    }
-    fixture.bytes()
-}
 
 /// The text of page `page` of the 40-page fixture: 26 lines of about 80 characters (a little over 2 KB), every line
 /// unique to its page.
@@ -120,62 +51,6 @@ fn encrypted(user_password: &str) -> Vec<u8> {
     doc.encrypt(&lopdf::EncryptionState::try_from(version).expect("an encryption state")).expect("encrypts");
     let mut bytes = Vec::new();
     doc.save_to(&mut bytes).expect("the encrypted fixture saves");
-    bytes
-}
-
-/// A zlib stream of `1 + 258 * copies` zero bytes, about `copies / 4` bytes long (one dynamic Huffman block in which
-/// a length-258, distance-1 copy costs two bits). Copied from `tests/pdf.rs`.
-fn zeros_zlib(copies: u64) -> Vec<u8> {
-    let mut bits: Vec<(u64, u32)> = vec![(1, 1), (2, 2), (29, 5), (1, 5), (14, 4)];
-    for symbol in [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1] {
-        bits.push((
-            match symbol {
-                18 => 1,
-                1 | 2 => 2,
-                _ => 0,
-            },
-            3,
-        ));
-    }
-    let code = |code: u64, length: u32| (0..length).rev().map(move |bit| ((code >> bit) & 1, 1));
-    let mut header: Vec<(u64, u32)> = Vec::new();
-    header.extend(code(0b11, 2));
-    header.extend(code(0, 1));
-    header.push((127, 7));
-    header.extend(code(0, 1));
-    header.push((106, 7));
-    header.extend(code(0b11, 2));
-    header.extend(code(0, 1));
-    header.push((17, 7));
-    header.extend(code(0b10, 2));
-    header.extend(code(0b10, 2));
-    header.extend(code(0b10, 2));
-    header.extend(code(0b10, 2));
-    bits.extend(header);
-    let (mut bytes, mut pending, mut count) = (vec![0x78u8, 0x01], 0u64, 0u32);
-    let mut put = |bytes: &mut Vec<u8>, value: u64, width: u32| {
-        pending |= value << count;
-        count += width;
-        while count >= 8 {
-            bytes.push(pending as u8);
-            pending >>= 8;
-            count -= 8;
-        }
-    };
-    for (value, width) in bits {
-        put(&mut bytes, value, width);
-    }
-    let mut zeros = 2 * copies;
-    while zeros >= 32 {
-        put(&mut bytes, 0, 32);
-        zeros -= 32;
-    }
-    put(&mut bytes, 0, zeros as u32);
-    put(&mut bytes, 1, 1);
-    put(&mut bytes, 1, 1);
-    put(&mut bytes, 0, 7);
-    let total = 1 + 258 * copies;
-    bytes.extend_from_slice(&((((total % 65521) << 16) | 1) as u32).to_be_bytes());
     bytes
 }
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub mod mcp;
+pub mod pdf;
 
 /// A temporary workspace: `<tmp>/work` is the root reads are confined to; `<tmp>` is outside it.
 pub struct Ws {
