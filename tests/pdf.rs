@@ -7,8 +7,8 @@ mod common;
 
 use agent_read::Cancel;
 use agent_read::media::pdf::{self, Extracted, Isolation, PageSelection, PdfError};
-use common::pdf::{Fixture, pdf_of, show, zeros_zlib};
-use lopdf::{Dictionary, Document, Object, Stream, StringFormat, dictionary};
+use common::pdf::{Fixture, encrypted, pdf_of, show, zeros_zlib};
+use lopdf::{Dictionary, Stream, dictionary};
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::PathBuf;
@@ -114,24 +114,6 @@ fn the_worker_reads_200_pages_whole() {
 
 #[test]
 fn the_worker_refuses_encrypted_and_malformed_pdfs_and_reads_what_the_empty_password_opens() {
-    let encrypted = |user_password: &str| {
-        let mut fixture = Fixture::new();
-        fixture.text_page("Secret page");
-        let id = Object::String(b"0123456789abcdef".to_vec(), StringFormat::Hexadecimal);
-        fixture.doc.trailer.set("ID", vec![id.clone(), id]);
-        let mut doc = Document::load_mem(&fixture.bytes()).unwrap();
-        let version = lopdf::EncryptionVersion::V2 {
-            document: &doc,
-            owner_password: "owner",
-            user_password,
-            key_length: 128,
-            permissions: lopdf::Permissions::all(),
-        };
-        doc.encrypt(&lopdf::EncryptionState::try_from(version).unwrap()).unwrap();
-        let mut bytes = Vec::new();
-        doc.save_to(&mut bytes).unwrap();
-        bytes
-    };
     assert!(matches!(run(&encrypted("secret"), "1", 100, &worker()), Err(PdfError::Encrypted)));
     assert_eq!(texts(&run(&encrypted(""), "1", 100, &worker()).unwrap()), [(1, "Secret page")]);
     let mut garbage = b"%PDF-1.7\n".to_vec();

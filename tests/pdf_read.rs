@@ -5,9 +5,9 @@
 
 mod common;
 
-use common::pdf::{Fixture, pdf_of, show, zeros_zlib};
+use common::pdf::{Fixture, encrypted, pdf_of, show, zeros_zlib};
 use common::{Ws, output, parse_one_json};
-use lopdf::{Dictionary, Document, Object, Stream, StringFormat, dictionary};
+use lopdf::{Dictionary, Stream, dictionary};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -32,26 +32,6 @@ fn page_text(page: u32) -> String {
 /// `count` pages of [`page_text`].
 fn book(count: u32) -> Vec<u8> {
     pdf_of(&(1..=count).map(page_text).collect::<Vec<_>>())
-}
-
-/// A PDF whose first page opens only with `user_password` (RC4, 128 bits).
-fn encrypted(user_password: &str) -> Vec<u8> {
-    let mut fixture = Fixture::new();
-    fixture.text_page("Secret page");
-    let id = Object::String(b"0123456789abcdef".to_vec(), StringFormat::Hexadecimal);
-    fixture.doc.trailer.set("ID", vec![id.clone(), id]);
-    let mut doc = Document::load_mem(&fixture.bytes()).expect("the fixture loads");
-    let version = lopdf::EncryptionVersion::V2 {
-        document: &doc,
-        owner_password: "owner",
-        user_password,
-        key_length: 128,
-        permissions: lopdf::Permissions::all(),
-    };
-    doc.encrypt(&lopdf::EncryptionState::try_from(version).expect("an encryption state")).expect("encrypts");
-    let mut bytes = Vec::new();
-    doc.save_to(&mut bytes).expect("the encrypted fixture saves");
-    bytes
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 //! PDF fixtures made with lopdf, shared by the PDF test files.
 
-use lopdf::{Dictionary, Document, Object, ObjectId, Stream, dictionary};
+use lopdf::{Dictionary, Document, Object, ObjectId, Stream, StringFormat, dictionary};
 
 /// Builds test PDFs: pages share a Helvetica font (`/F1`).
 pub struct Fixture {
@@ -134,5 +134,25 @@ pub fn zeros_zlib(copies: u64) -> Vec<u8> {
     put(&mut bytes, 0, 7);
     let total = 1 + 258 * copies;
     bytes.extend_from_slice(&((((total % 65521) << 16) | 1) as u32).to_be_bytes());
+    bytes
+}
+
+/// A PDF whose first page opens only with `user_password` (RC4, 128 bits).
+pub fn encrypted(user_password: &str) -> Vec<u8> {
+    let mut fixture = Fixture::new();
+    fixture.text_page("Secret page");
+    let id = Object::String(b"0123456789abcdef".to_vec(), StringFormat::Hexadecimal);
+    fixture.doc.trailer.set("ID", vec![id.clone(), id]);
+    let mut doc = Document::load_mem(&fixture.bytes()).expect("the fixture loads");
+    let version = lopdf::EncryptionVersion::V2 {
+        document: &doc,
+        owner_password: "owner",
+        user_password,
+        key_length: 128,
+        permissions: lopdf::Permissions::all(),
+    };
+    doc.encrypt(&lopdf::EncryptionState::try_from(version).expect("an encryption state")).expect("encrypts");
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).expect("the encrypted fixture saves");
     bytes
 }
