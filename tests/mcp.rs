@@ -176,7 +176,7 @@ async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_c
 }
 
 #[tokio::test]
-async fn a_cancelled_request_stops_its_read() {
+async fn a_slow_read_delays_no_other_and_cancelling_it_stops_it() {
     use rmcp::model::{CallToolRequest, ClientRequest};
     use rmcp::service::PeerRequestOptions;
     let dir = workspace();
@@ -203,12 +203,18 @@ async fn a_cancelled_request_stops_its_read() {
     ));
     let handle = client.send_cancellable_request(request, PeerRequestOptions::no_options()).await.expect("send");
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // While the slow read scans, another read answers: the audit log then holds that read alone.
+    let quick = call(&client, json!({"path": "notes.txt", "limit": 1})).await;
+    assert_eq!(quick.is_error, Some(false));
+    let during = std::fs::read_to_string(&audit_log).unwrap_or_default();
+    assert_eq!(during.lines().count(), 1, "only the quick read has finished: {during:?}");
+    assert!(during.contains("notes.txt"), "{during:?}");
     handle.cancel(Some("no longer needed".into())).await.expect("cancel");
     // The read stops at its next chunk and the audit log says so (without cancellation it would run for minutes).
     let mut outcome = String::new();
     for _ in 0..200 {
         outcome = std::fs::read_to_string(&audit_log).unwrap_or_default();
-        if !outcome.is_empty() {
+        if outcome.lines().count() > 1 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
