@@ -150,6 +150,12 @@ impl ReadRequest {
     /// Validates the fields against each other and the limits, yielding the window to read.
     pub fn window(&self, limits: &Limits) -> Result<Window, ReadError> {
         validate_path(&self.path)?;
+        if self.pages.is_some() && self.encoding.is_some() {
+            return Err(ReadError::invalid_param(
+                "`pages` reads a PDF's text and `encoding` reads a file as raw text; they cannot be combined",
+            )
+            .with_hint("send `pages` alone for a PDF, or `encoding` alone for text"));
+        }
         let byte_mode = self.start_byte.is_some() || self.end_byte.is_some();
         if byte_mode {
             if self.offset.is_some() || self.limit.is_some() {
@@ -353,6 +359,8 @@ mod tests {
         assert!(window(ReadRequest { limit: Some(0), ..ReadRequest::new("a") }).is_err());
         assert!(window(ReadRequest::new("")).unwrap_err().message.contains("empty"));
         assert!(window(ReadRequest::new("a\0b")).unwrap_err().message.contains("NUL"));
+        let both = ReadRequest { pages: Some("2".into()), encoding: Some("utf-8".into()), ..ReadRequest::new("a.pdf") };
+        assert!(window(both).unwrap_err().message.contains("cannot be combined"));
         let long = window(ReadRequest::new("x".repeat(5000))).unwrap_err().message;
         assert!(long.contains("5000 bytes") && long.len() < 200, "{long}");
         let mixed = ReadRequest { offset: Some(2), start_byte: Some(0), ..ReadRequest::new("a") };

@@ -104,12 +104,6 @@ pub fn read(
         .read_at(0, &mut block)
         .map_err(io_error(&target.shown))?;
     block.truncate(sniffed);
-    if request.pages.is_some() && request.forced.is_some() {
-        return Err(ReadError::invalid_param(
-            "`pages` reads a PDF's text and `encoding` reads a file as raw text; they cannot be combined",
-        )
-        .with_hint("send `pages` alone for a PDF, or `encoding` alone for text"));
-    }
     let content = classify::classify(&block, sniffed < SNIFF_LEN, request.forced);
     if request.pages.is_some() && content != Content::Pdf {
         return Err(ReadError::invalid_param(format!(
