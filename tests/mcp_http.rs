@@ -219,3 +219,22 @@ async fn each_session_keeps_its_own_roots() {
     let other = call(&plain, json!({"path": "mine.txt"})).await;
     assert_eq!(other.structured_content.unwrap()["error_code"], "NOT_FOUND");
 }
+
+#[tokio::test]
+async fn sigterm_ends_the_server_and_its_open_sessions() {
+    let dir = workspace();
+    let mut server = HttpServer::start(dir.path(), &[]);
+    let client = server.connect().await;
+    assert_eq!(call(&client, json!({"path": "notes.txt", "limit": 1})).await.is_error, Some(false));
+    let status = Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let started = std::time::Instant::now();
+    let exit = loop {
+        if let Some(exit) = server.child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "still running 10 s after SIGTERM");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert!(exit.success(), "{exit:?}");
+}

@@ -249,6 +249,19 @@ mod tests {
         assert_eq!(reader.read(&ReadRequest::new("a.txt")).output(), "1: one\n(lines 1-1 of 1 · 4 B · end of file)");
     }
 
+    #[cfg(feature = "pdf")]
+    #[test]
+    fn a_library_reader_without_a_worker_extracts_pdfs_in_a_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let pdf = crate::media::pdf::fixtures::pdf_of(&["First words", "Second words"]);
+        std::fs::write(dir.path().join("doc.pdf"), pdf).unwrap();
+        let config = Config::with_roots([dir.path()]);
+        assert!(config.pdf_worker.is_none(), "the library default has no worker program");
+        let reader = Reader::new(config).unwrap();
+        let result = reader.read(&ReadRequest { pages: Some("2".into()), ..ReadRequest::new("doc.pdf") });
+        assert_eq!(result.output(), "── page 2 of 2 ──\nSecond words\n(pages 2 of 2 · 753 B · end of document)");
+    }
+
     #[test]
     fn concurrent_reads_from_many_threads_agree() {
         let dir = tempfile::tempdir().unwrap();

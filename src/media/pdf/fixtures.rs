@@ -79,7 +79,7 @@ pub(super) fn show(text: &str) -> Vec<u8> {
 }
 
 /// A PDF of one page per entry.
-pub(super) fn pdf_of(pages: &[&str]) -> Vec<u8> {
+pub(crate) fn pdf_of(pages: &[&str]) -> Vec<u8> {
     let mut fixture = Fixture::new();
     for text in pages {
         fixture.text_page(text);

@@ -70,7 +70,7 @@
 mod decode;
 mod extract;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 mod guard;
 mod measure;
 mod pages;
