@@ -543,16 +543,23 @@ def check_ping(msg):
     return None if msg.get("result") == {} else f"ping answered {str(msg)[:200]}"
 
 
-def check_ours(msg, expected):
+def tool_text(msg):
+    """The first text block of a successful tool result, or (None, why it is not one)."""
     if "error" in msg:
-        return f"JSON-RPC error {msg['error']}"
+        return None, f"JSON-RPC error {msg['error']}"
     result = msg.get("result") or {}
     if result.get("isError"):
-        return f"isError: {str(result.get('content'))[:300]}"
+        return None, f"isError: {str(result.get('content'))[:300]}"
     content = result.get("content") or []
     text = content[0].get("text", "") if content else ""
-    if not text:
-        return "empty content"
+    return (text, None) if text else (None, "empty content")
+
+
+def check_ours(msg, expected):
+    text, failure = tool_text(msg)
+    if failure:
+        return failure
+    result = msg["result"]
     path, body, first, n_lines = expected
     meta = (result.get("structuredContent") or {}).get("meta") or {}
     if not text.startswith("1: " + first) or meta.get("total_lines") != n_lines or meta.get("end_line") != n_lines:
@@ -561,15 +568,9 @@ def check_ours(msg, expected):
 
 
 def check_node(msg, expected):
-    if "error" in msg:
-        return f"JSON-RPC error {msg['error']}"
-    result = msg.get("result") or {}
-    if result.get("isError"):
-        return f"isError: {str(result.get('content'))[:300]}"
-    content = result.get("content") or []
-    text = content[0].get("text", "") if content else ""
-    if not text:
-        return "empty content"
+    text, failure = tool_text(msg)
+    if failure:
+        return failure
     if text != expected[1]:
         return f"content differs from {expected[0]} ({len(text)} chars, file has {len(expected[1])})"
     return None

@@ -3,9 +3,7 @@
 # Builds the release binary, installs GNU time if missing, generates the files under bench/data/ and prints a table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -x /usr/bin/time ]; then
-  echo "installing GNU time (for peak RSS)" >&2
-  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq time >/dev/null; else sudo apt-get install -y time; fi
-fi
+source bench/lib.sh
+ensure_gnu_time
 cargo build --release --quiet
 exec python3 bench/media_bench.py "$@"
