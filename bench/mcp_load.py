@@ -32,6 +32,7 @@ Parameters (environment): N_SEQ=10000 N_CONC=1000 N_SEQ_HTTP=1000 N_PING=1000 RE
   WARMUP=(2 x N_FILES) WARMUP_BURSTS=1  HTTP=auto|0  PHASE_TIMEOUT=300 (seconds)
   SERVERS=ours-stdio,node-stdio,ours-http,ours-http-sl (a subset to run)  HTTP_QUICKACK=1 (diagnostic: see QUICKACK)
   AGENT_READ_BIN  NODE (node binary)  NODE_SERVER (path of server-filesystem's dist/index.js)
+`python3 bench/mcp_load.py --files-only` only writes the files and prints their folder.
 Raw results go to bench/data/mcp-results.json, server standard error to bench/data/mcp-logs/.
 Only the standard library is used.
 """
@@ -961,6 +962,9 @@ def versions():
 
 
 def main():
+    if sys.argv[1:] == ["--files-only"]:  # for bench/mcp_latency.sh, which reads the same files
+        generate_files()
+        return print(FILES_DIR)
     if not os.path.exists(BIN):
         raise SystemExit(f"no binary at {BIN}: run `cargo build --release` first (bench/mcp_load.sh does)")
     if not os.path.exists(NODE_SERVER):

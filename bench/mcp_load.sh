@@ -9,22 +9,7 @@
 # Other knobs (N_FILES, N_PING, WARMUP, PHASE_TIMEOUT, ...) are described at the top of bench/mcp_load.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v node >/dev/null && command -v npm >/dev/null || {
-  echo "node (20 or newer) and npm are needed for the reference server; e.g. apt-get install nodejs npm" >&2
-  exit 2
-}
+source bench/lib.sh
+ensure_node_server
 cargo build --release --quiet
-(
-  cd bench/node
-  if [ -f package-lock.json ]; then
-    # Reinstall only when the lock file changed since the last install.
-    if ! cmp -s package-lock.json node_modules/.bench-installed-lock 2>/dev/null; then
-      npm ci --no-audit --no-fund --loglevel=error >&2
-      cp package-lock.json node_modules/.bench-installed-lock
-    fi
-  else
-    npm install --no-audit --no-fund --loglevel=error >&2
-    cp package-lock.json node_modules/.bench-installed-lock
-  fi
-)
 exec python3 bench/mcp_load.py "$@"

@@ -132,6 +132,36 @@ async fn concurrent_calls_all_answer() {
     client.cancel().await.unwrap();
 }
 
+/// Clients start stdio servers on pipes, which the server drives without blocking; any other standard input (a file,
+/// a terminal, a socket) takes the blocking path. Both must serve.
+#[test]
+fn a_standard_input_that_is_not_a_pipe_is_served_too() {
+    let dir = workspace();
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+               "capabilities": {}, "clientInfo": {"name": "file-client", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "read", "arguments": {"path": "src/main.rs"}}}),
+    ];
+    let input = dir.path().join("requests.jsonl");
+    std::fs::write(&input, requests.iter().map(|r| format!("{r}\n")).collect::<String>()).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"))
+        .arg("mcp")
+        .arg("--root")
+        .arg(dir.path())
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .expect("run agent-read mcp");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let answer: Value = stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|message| message["id"] == 2)
+        .unwrap_or_else(|| panic!("no answer to the call in {stdout:?}"));
+    assert_eq!(answer["result"]["content"][0]["text"], "1: fn main() {}\n(lines 1-1 of 1 · 13 B · end of file)");
+}
+
 /// Waits (bounded) until a read of `path` gives the expected error code or success.
 async fn eventually(client: &RunningService<RoleClient, RootsClient>, path: &str, ok: bool) -> Value {
     for _ in 0..100 {
