@@ -22,6 +22,7 @@
 //!
 //! audit_log = "/var/log/agent-read.jsonl"   # one JSON line per read (never content)
 //! pdf_as_document = false      # true: PDFs come back whole, as a document attachment
+//! index_cache = "/var/cache/agent-read"     # keep line indexes of big files on disk too (off by default)
 //! ```
 
 use crate::policy::PolicyConfig;
@@ -109,6 +110,10 @@ pub struct Config {
     /// a request names `pages` or a line window).
     #[serde(default)]
     pub pdf_as_document: bool,
+    /// Folder where line indexes of big files are also kept on disk, so that separate processes (one-shot command
+    /// lines) reading the same big file skip the full pass. Created if missing; off by default.
+    #[serde(default)]
+    pub index_cache: Option<PathBuf>,
     /// A program that extracts PDF text in a child process when run as `PROGRAM __pdf-worker …` (the `agent-read`
     /// binary names itself), so a hostile PDF cannot crash, hang or exhaust the caller. Without one, extraction runs
     /// in a thread of this process, bounded but not isolated. Set in code, not read from TOML.
@@ -125,7 +130,7 @@ impl Config {
     /// Parses TOML text; relative roots are taken relative to `base_dir` (the config file's directory).
     pub fn from_toml(text: &str, base_dir: &Path) -> Result<Self, ConfigError> {
         let mut config: Config = toml::from_str(text).map_err(|e| ConfigError::new(format!("invalid config: {e}")))?;
-        for path in config.roots.iter_mut().chain(config.audit_log.iter_mut()) {
+        for path in config.roots.iter_mut().chain(config.audit_log.iter_mut()).chain(config.index_cache.iter_mut()) {
             if path.is_relative() {
                 *path = base_dir.join(&*path);
             }

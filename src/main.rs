@@ -80,6 +80,9 @@ struct Cli {
     /// Return PDFs whole, as a document attachment (for models that read PDFs natively).
     #[arg(long, global = true)]
     pdf_as_document: bool,
+    /// Keep line indexes of big files (1 MiB and up) in DIR, so later runs on the same file skip the full pass.
+    #[arg(long, value_name = "DIR", global = true)]
+    index_cache: Option<PathBuf>,
     /// Time budget of one read in milliseconds (default 30000).
     #[arg(long, value_name = "MS", global = true)]
     timeout_ms: Option<u64>,
@@ -189,6 +192,9 @@ fn build_config(cli: &Cli) -> Result<Config, String> {
     config.pdf_as_document |= cli.pdf_as_document;
     if let Some(path) = &cli.audit_log {
         config.audit_log = Some(path.clone());
+    }
+    if let Some(dir) = &cli.index_cache {
+        config.index_cache = Some(dir.clone());
     }
     if let Some(ms) = cli.timeout_ms {
         config.limits.timeout_ms = ms;

@@ -19,7 +19,7 @@ pub enum Codec {
 }
 
 /// How newlines look in a codec's byte stream: a code unit of `unit` bytes holding U+000A.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NewlineLayout {
     /// Bytes per code unit that can hold a newline (1, 2 or 4).
     pub unit: usize,

@@ -10,6 +10,7 @@ use crate::render::human_size;
 use crate::request::Window;
 use crate::result::{AttachmentMeta, ReadResult, TextMeta};
 use crate::window::Source;
+use crate::window::index::store::LineIndexes;
 use std::fs::{File, Metadata};
 use std::io::Read;
 
@@ -26,6 +27,8 @@ pub struct Target<'a> {
     pub shown: String,
     /// When the read must stop.
     pub budget: Budget,
+    /// The reader's line indexes, for big text files.
+    pub indexes: &'a LineIndexes,
 }
 
 impl Target<'_> {

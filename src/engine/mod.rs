@@ -21,6 +21,8 @@ use crate::request::ReadRequest;
 use crate::resolve::{Handle, Opened, Resolved, Roots};
 use crate::result::ReadResult;
 use crate::suggest;
+use crate::window::index::disk::Folder;
+use crate::window::index::store::LineIndexes;
 use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -33,6 +35,8 @@ pub struct Reader {
     policy: Policy,
     audit: Option<AuditLog>,
     media: file::Media,
+    /// Where big text files' lines start, learned by earlier reads.
+    indexes: LineIndexes,
 }
 
 /// Where a request got to, for the audit log.
@@ -48,12 +52,19 @@ impl Reader {
     pub fn new(config: Config) -> Result<Reader, ConfigError> {
         config.limits.validate()?;
         let audit = config.audit_log.as_deref().map(AuditLog::open).transpose()?;
+        let indexes = match &config.index_cache {
+            Some(dir) => LineIndexes::with_folder(Folder::open(dir).map_err(|e| {
+                ConfigError::new(format!("index cache {}: {e}; give a folder this process can write", dir.display()))
+            })?),
+            None => LineIndexes::in_memory(),
+        };
         Ok(Reader {
             roots: Roots::new(&config.roots)?,
             limits: config.limits,
             policy: Policy::new(&config.policy)?,
             audit,
             media: file::Media::new(config.pdf_worker, config.pdf_as_document),
+            indexes,
         })
     }
 
@@ -131,7 +142,8 @@ impl Reader {
         trace.shown = Some(shown.clone());
         match opened.handle {
             Handle::File(file, metadata) => {
-                let target = file::Target { file: &file, metadata: &metadata, shown, budget };
+                let indexes = &self.indexes;
+                let target = file::Target { file: &file, metadata: &metadata, shown, budget, indexes };
                 let request = file::FileRequest { window, forced, pages: request.pages.as_deref() };
                 file::read(&target, request, &self.limits, &self.media)
             }

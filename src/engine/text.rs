@@ -8,8 +8,10 @@ use crate::error::{ErrorCode, ReadError};
 use crate::render::{self, FOOTER_RESERVE, Footer, LineRenderer, human_size};
 use crate::request::{LineWindow, Window};
 use crate::result::{TextMeta, TextResult};
-use crate::window::scan::{self, ScanSummary, Start};
-use crate::window::{Source, bytes, tail};
+use crate::window::index::{FileIdentity, FileVersion, MIN_INDEXED_BYTES};
+use crate::window::lines::{self, Indexing};
+use crate::window::scan::{CapturedLine, ScanSummary};
+use crate::window::{Source, bytes};
 
 /// What a rendering adds to a window: notices for the footer, and what the next call must repeat (`pages="3" `).
 #[derive(Debug, Default)]
@@ -34,9 +36,15 @@ pub fn read(
     if sniffed <= format.bom_len {
         return Ok(empty_file(meta, size));
     }
-    let source = Source::new(target.file, format.bom_len as u64, target.read_end(), format.codec.newline_layout())
-        .with_budget(target.budget.clone());
-    read_source(&source, format, window, meta, limits, rendering)
+    let layout = format.codec.newline_layout();
+    let source =
+        Source::new(target.file, format.bom_len as u64, target.read_end(), layout).with_budget(target.budget.clone());
+    let indexing = (size >= MIN_INDEXED_BYTES).then(|| Indexing {
+        indexes: target.indexes,
+        identity: FileIdentity::of(target.metadata, source.data_start, layout),
+        version: FileVersion::of(target.metadata),
+    });
+    read_source(&source, indexing, format, window, meta, limits, rendering)
 }
 
 /// Reads the window of text rendered in memory (a notebook's cells, a PDF's pages) exactly as a file's, with the
@@ -51,11 +59,12 @@ pub fn read_rendered(
 ) -> Result<TextResult, ReadError> {
     let format = TextFormat { codec: Codec::Whatwg(encoding_rs::UTF_8), source: EncodingSource::Detected, bom_len: 0 };
     let source = Source::in_memory(text.as_bytes(), format.codec.newline_layout()).with_budget(budget.clone());
-    read_source(&source, &format, window, meta, limits, rendering)
+    read_source(&source, None, &format, window, meta, limits, rendering)
 }
 
 fn read_source(
     source: &Source<'_>,
+    indexing: Option<Indexing<'_>>,
     format: &TextFormat,
     window: Window,
     meta: TextMeta,
@@ -63,7 +72,7 @@ fn read_source(
     rendering: &Rendering,
 ) -> Result<TextResult, ReadError> {
     match window {
-        Window::Lines(lines) => read_lines(source, format, lines, meta, limits, rendering),
+        Window::Lines(lines) => read_lines(source, indexing, format, lines, meta, limits, rendering),
         Window::Bytes { start, end: end_byte } => {
             read_bytes(source, format, [start, end_byte], meta, limits, rendering)
         }
@@ -72,6 +81,7 @@ fn read_source(
 
 fn read_lines(
     source: &Source<'_>,
+    indexing: Option<Indexing<'_>>,
     format: &TextFormat,
     request: LineWindow,
     mut meta: TextMeta,
@@ -81,9 +91,9 @@ fn read_lines(
     let path = meta.path.clone();
     let io_err = io_error(&path);
     let mut renderer = LineRenderer::new(format.codec, limits.max_line_chars, limits.max_output_bytes);
-    let start = window_start(source, request.offset).map_err(&io_err)?;
     let keep_max = renderer.keep_max();
-    let summary = match scan::scan(source, start, request.limit, keep_max, |line| renderer.push(line)) {
+    let sink = |line: CapturedLine<'_>| renderer.push(line);
+    let summary = match lines::scan_lines(source, indexing, request.offset, request.limit, keep_max, sink) {
         Ok(summary) => summary,
         Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Err(timed_out(renderer, limits)),
         Err(e) => return Err(io_err(e)),
@@ -127,15 +137,6 @@ fn read_lines(
     meta.line_ending = Some(summary.endings.describe());
     meta.trailing_newline = Some(summary.trailing_newline);
     Ok(TextResult { output, meta })
-}
-
-/// Where a line window starts: a line number, or for a negative offset the byte where the last lines begin.
-fn window_start(source: &Source<'_>, offset: i64) -> std::io::Result<Start> {
-    if offset > 0 {
-        return Ok(Start::Line(offset.unsigned_abs()));
-    }
-    let from_end = offset.unsigned_abs();
-    Ok(Start::Byte(tail::start_of_last_lines(source, from_end)?))
 }
 
 /// A line read stopped by its time budget: the lines gathered so far, then the error (no path in the message, so

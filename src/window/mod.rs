@@ -5,17 +5,22 @@
 //! - [`scan`] makes one forward pass that counts every line (the cost floor, like `wc -l`) and hands the lines of
 //!   the window to a sink as it passes them;
 //! - [`tail`] walks backward from the end to find where a negative offset starts;
-//! - [`bytes`] reads a byte range and moves its ends to character boundaries.
+//! - [`bytes`] reads a byte range and moves its ends to character boundaries;
+//! - [`lines`] runs a line window, through the file's line index when there is one;
+//! - [`index`] remembers where lines start in big files, so a repeated deep read costs its window, not the file.
 //!
 //! A line is ended by a line feed code unit; a carriage return just before it belongs to the terminator (CRLF).
 //! A lone carriage return is content, as in `wc -l`, and is counted in the line-ending statistics.
 
 pub mod bytes;
+pub mod index;
+pub mod lines;
 pub mod scan;
 pub mod tail;
 
 use crate::budget::Budget;
 use crate::classify::codec::NewlineLayout;
+use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -132,7 +137,7 @@ pub fn count_newlines(layout: NewlineLayout, chunk: &[u8]) -> u64 {
 }
 
 /// Counts of line terminators seen in the content, for `line_ending`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineEndings {
     /// Line feeds (every line break).
     pub lf: u64,
@@ -156,7 +161,7 @@ impl LineEndings {
 }
 
 /// Feeds chunks to the line-ending statistics, carrying the last code unit across chunk borders.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EndingCounter {
     layout: NewlineLayout,
     counts: LineEndings,
@@ -202,6 +207,11 @@ impl EndingCounter {
                 }
             }
         }
+    }
+
+    /// The layout the counter reads.
+    pub fn layout(&self) -> NewlineLayout {
+        self.layout
     }
 
     /// The totals so far.

@@ -4,7 +4,11 @@
 //! window's start; *capture* walks line by line, keeping at most `keep_max` bytes of each line, and hands each to the
 //! sink; *count* goes back to counting whole chunks once the sink has had enough. Memory is one chunk plus one kept
 //! line prefix, whatever the file's size or the length of its lines.
+//!
+//! A pass may also begin at a checkpoint of a [line index](super::index) and stop once the window is complete, so a
+//! repeated deep read costs the window rather than the file; and a pass to the end can build that index on the way.
 
+use super::index::{Checkpoint, IndexBuilder};
 use super::{CHUNK_LEN, EndingCounter, LineEndings, Source, count_newlines, newlines};
 use crate::classify::codec::NewlineLayout;
 use std::io;
@@ -40,17 +44,45 @@ pub enum Flow {
     Done,
 }
 
-/// What one full pass learned about the file.
+/// What one pass learned about the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScanSummary {
-    /// Lines in the whole file.
+    /// Lines in the whole file (when the pass reached the end; else lines counted so far).
     pub total_lines: u64,
-    /// Line-terminator statistics over the whole file.
+    /// Line-terminator statistics over the whole file (when the pass reached the end).
     pub endings: LineEndings,
-    /// Whether the content ends with a line feed.
+    /// Whether the content ends with a line feed (false when the pass stopped early).
     pub trailing_newline: bool,
-    /// Where the content really ended (earlier than expected if the file shrank).
+    /// Where the pass stopped: the content's real end (earlier than expected if the file shrank), or the end of the
+    /// window's last line when it stopped early.
     pub end: u64,
+    /// Whether the pass read to the end of the content.
+    pub reached_end: bool,
+}
+
+/// Where a pass begins and how far it goes.
+#[derive(Debug)]
+pub struct Pass<'b> {
+    /// A line start: the content start (line 1), or a checkpoint of a line index.
+    pub from: Checkpoint,
+    /// Line endings counted before `from` (fresh at the content start).
+    pub endings: EndingCounter,
+    /// Stop once the window is complete (the line index knows the rest) instead of counting to the end.
+    pub stop_when_done: bool,
+    /// Records checkpoints on the way, and the counts at the end.
+    pub index: Option<&'b mut IndexBuilder>,
+}
+
+impl Pass<'_> {
+    /// A whole pass: from the content start to its end.
+    pub fn whole(source: &Source<'_>) -> Pass<'static> {
+        Pass {
+            from: Checkpoint { line: 1, byte: source.data_start },
+            endings: EndingCounter::new(source.layout),
+            stop_when_done: false,
+            index: None,
+        }
+    }
 }
 
 enum Phase {
@@ -67,14 +99,26 @@ pub fn scan(
     keep_max: usize,
     sink: impl FnMut(CapturedLine<'_>) -> Flow,
 ) -> io::Result<ScanSummary> {
+    scan_pass(source, Pass::whole(source), start, limit, keep_max, sink)
+}
+
+/// Scans from `pass.from`, handing at most `limit` lines from `start` (at or after `pass.from`) on to `sink`; counts to
+/// the end unless `pass.stop_when_done`.
+pub fn scan_pass(
+    source: &Source<'_>,
+    mut pass: Pass<'_>,
+    start: Start,
+    limit: u64,
+    keep_max: usize,
+    sink: impl FnMut(CapturedLine<'_>) -> Flow,
+) -> io::Result<ScanSummary> {
     let layout = source.layout;
     let mut buf = vec![0u8; CHUNK_LEN];
-    let mut endings = EndingCounter::new(layout);
-    let mut pos = source.data_start;
-    let mut newlines_before_chunk = 0u64;
-    let mut capture = Capture::new(source.data_start, limit, keep_max, layout, sink);
+    let mut pos = pass.from.byte;
+    let mut newlines_before_chunk = pass.from.line - 1;
+    let mut capture = Capture::new(pos, limit, keep_max, layout, sink);
     let mut phase =
-        if start == Start::Line(1) || start == Start::Byte(source.data_start) { Phase::Capture } else { Phase::Skip };
+        if start == Start::Line(pass.from.line) || start == Start::Byte(pos) { Phase::Capture } else { Phase::Skip };
     while pos < source.end {
         let want = CHUNK_LEN.min(usize::try_from(source.end - pos).unwrap_or(CHUNK_LEN));
         let n = source.read_at(pos, &mut buf[..want])?;
@@ -83,7 +127,10 @@ pub fn scan(
         }
         let chunk = &buf[..n];
         let chunk_lf = count_newlines(layout, chunk);
-        endings.feed(chunk, chunk_lf);
+        pass.endings.feed(chunk, chunk_lf);
+        if let Some(index) = pass.index.as_deref_mut() {
+            index.observe(layout, chunk, pos, newlines_before_chunk);
+        }
         let mut from = 0;
         if let Phase::Skip = phase
             && let Some(at) = skip_target(source, start, chunk, pos, newlines_before_chunk, chunk_lf)
@@ -100,6 +147,9 @@ pub fn scan(
                 let first_number = newlines_before_chunk + 1 + count_newlines(layout, &chunk[..from]);
                 if capture.take(chunk, from, pos, first_number) == Flow::Done {
                     phase = Phase::Count;
+                    if pass.stop_when_done {
+                        return Ok(stopped_early(newlines_before_chunk, capture.line_start));
+                    }
                 }
             }
         }
@@ -114,12 +164,27 @@ pub fn scan(
     {
         capture.finish_partial_line(newlines_before_chunk + 1, pos);
     }
+    if let Some(index) = pass.index {
+        index.finish(newlines_before_chunk, pass.endings.clone(), trailing_newline, pos);
+    }
     Ok(ScanSummary {
         total_lines: newlines_before_chunk + u64::from(has_partial_line),
-        endings: endings.finish(),
+        endings: pass.endings.finish(),
         trailing_newline,
         end: pos,
+        reached_end: true,
     })
+}
+
+/// The summary of a pass that stopped once its window was complete, at `end`.
+fn stopped_early(newlines_before_chunk: u64, end: u64) -> ScanSummary {
+    ScanSummary {
+        total_lines: newlines_before_chunk,
+        endings: LineEndings::default(),
+        trailing_newline: false,
+        end,
+        reached_end: false,
+    }
 }
 
 /// The capture phase: the line being gathered (its start and kept prefix) and the sink that receives lines.

@@ -1,0 +1,192 @@
+//! A line window over a source: where it starts (a line number, or a count from the end) and the pass that hands
+//! its lines to a sink — through the file's [line index](super::index) when it has one, so a repeated read costs the
+//! window, and building that index during the full pass when it has none.
+
+use super::index::store::LineIndexes;
+use super::index::{FileIdentity, FileVersion, IndexBuilder, LineIndex};
+use super::scan::{self, CapturedLine, Flow, Pass, ScanSummary, Start};
+use super::{Source, tail};
+use std::io;
+use std::sync::Arc;
+
+/// The line index a file read may use and keep: where indexes are kept, and which file and moment it must describe.
+#[derive(Debug, Clone, Copy)]
+pub struct Indexing<'a> {
+    /// The reader's indexes.
+    pub indexes: &'a LineIndexes,
+    /// The file being read.
+    pub identity: FileIdentity,
+    /// Its state when opened.
+    pub version: FileVersion,
+}
+
+/// Hands at most `limit` lines from `offset` (1-based; negative counts from the end) to `sink`, and returns what a
+/// full pass would: the total line count and line-ending statistics. With `indexing`, a known index answers the
+/// totals and the pass starts at its nearest checkpoint and stops after the window; otherwise one full pass counts
+/// everything and leaves an index behind.
+pub fn scan_lines(
+    source: &Source<'_>,
+    indexing: Option<Indexing<'_>>,
+    offset: i64,
+    limit: u64,
+    keep_max: usize,
+    mut sink: impl FnMut(CapturedLine<'_>) -> Flow,
+) -> io::Result<ScanSummary> {
+    let Some(indexing) = indexing else {
+        return scan::scan(source, window_start(source, offset)?, limit, keep_max, sink);
+    };
+    if let Some(index) = indexing.indexes.find(indexing.identity, indexing.version, source)? {
+        if let Some(summary) = scan_from_index(source, &index, offset, limit, keep_max, &mut sink)? {
+            return Ok(summary);
+        }
+        indexing.indexes.forget(indexing.identity);
+    }
+    let mut builder = IndexBuilder::new(source.data_start);
+    let pass = Pass { index: Some(&mut builder), ..Pass::whole(source) };
+    let summary = scan::scan_pass(source, pass, window_start(source, offset)?, limit, keep_max, sink)?;
+    if let Some(index) = builder.build(indexing.identity, indexing.version, source)? {
+        indexing.indexes.keep(Arc::new(index));
+    }
+    Ok(summary)
+}
+
+/// The window read from `index`'s nearest checkpoint; `None` (nothing handed to the sink) when that checkpoint is not
+/// a line start in the file, so the index cannot be trusted.
+fn scan_from_index(
+    source: &Source<'_>,
+    index: &LineIndex,
+    offset: i64,
+    limit: u64,
+    keep_max: usize,
+    sink: impl FnMut(CapturedLine<'_>) -> Flow,
+) -> io::Result<Option<ScanSummary>> {
+    let total = index.total_lines();
+    let first = match offset {
+        1.. => offset.unsigned_abs(),
+        _ => total.saturating_sub(offset.unsigned_abs()) + 1,
+    };
+    if first > total {
+        // Past the end: nothing to hand over, and the totals say why.
+        return Ok(Some(index.summary()));
+    }
+    let from = index.checkpoint_before(first);
+    if !index.starts_a_line(source, from)? {
+        return Ok(None);
+    }
+    let pass = Pass { from, stop_when_done: true, ..Pass::whole(source) };
+    scan::scan_pass(source, pass, Start::Line(first), limit, keep_max, sink)?;
+    Ok(Some(index.summary()))
+}
+
+/// Where a line window starts without an index: a line number, or for a negative offset the byte where the last
+/// lines begin (found by reading backward from the end).
+fn window_start(source: &Source<'_>, offset: i64) -> io::Result<Start> {
+    if offset > 0 {
+        return Ok(Start::Line(offset.unsigned_abs()));
+    }
+    Ok(Start::Byte(tail::start_of_last_lines(source, offset.unsigned_abs())?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::Codec;
+    use crate::classify::codec::NewlineLayout;
+    use crate::window::index::tests::numbered_lines;
+    use std::io::{Seek, Write};
+
+    fn utf8() -> NewlineLayout {
+        Codec::for_label("utf-8").unwrap().newline_layout()
+    }
+
+    /// Reads a window; returns its lines' numbers and texts, and the totals.
+    fn window(
+        file: &std::fs::File,
+        indexing: Option<Indexing<'_>>,
+        offset: i64,
+        limit: u64,
+    ) -> (Vec<(u64, String)>, ScanSummary) {
+        let size = file.metadata().unwrap().len();
+        let source = Source::new(file, 0, size, utf8());
+        let mut lines = Vec::new();
+        let summary = scan_lines(&source, indexing, offset, limit, 200, |line| {
+            lines.push((line.number, String::from_utf8_lossy(line.kept).into_owned()));
+            Flow::More
+        })
+        .unwrap();
+        (lines, summary)
+    }
+
+    fn indexing<'a>(indexes: &'a LineIndexes, file: &std::fs::File) -> Indexing<'a> {
+        let metadata = file.metadata().unwrap();
+        Indexing { indexes, identity: FileIdentity::of(&metadata, 0, utf8()), version: FileVersion::of(&metadata) }
+    }
+
+    fn big_file() -> std::fs::File {
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&numbered_lines(1, 60_000)).unwrap();
+        file
+    }
+
+    #[test]
+    fn indexed_windows_match_a_full_pass_from_the_top_and_from_the_end() {
+        let file = big_file();
+        let indexes = LineIndexes::in_memory();
+        for (offset, limit) in [(1, 3), (45_000, 5), (-7, 10), (-60_000, 2), (59_999, 100)] {
+            let plain = window(&file, None, offset, limit);
+            let first = window(&file, Some(indexing(&indexes, &file)), offset, limit);
+            let again = window(&file, Some(indexing(&indexes, &file)), offset, limit);
+            assert_eq!(first, plain, "offset {offset}: the pass that builds the index");
+            assert_eq!(again, plain, "offset {offset}: read through the index");
+        }
+        assert_eq!(indexes.len(), 1);
+    }
+
+    #[test]
+    fn a_read_through_the_index_does_not_scan_before_its_checkpoint() {
+        let mut file = big_file();
+        let indexes = LineIndexes::in_memory();
+        let known = indexing(&indexes, &file);
+        window(&file, Some(known), 1, 1);
+        // Erase every line break between 1 KiB and 64 KiB (the fingerprinted ends stay). Told the file is unchanged
+        // (its old version), the reader must still number line 50,000 right: it starts at a checkpoint far below.
+        let mut part = vec![0u8; 63 * 1024];
+        std::os::unix::fs::FileExt::read_at(&file, &mut part, 1024).unwrap();
+        part.iter_mut().filter(|b| **b == b'\n').for_each(|b| *b = b'.');
+        file.seek(std::io::SeekFrom::Start(1024)).unwrap();
+        file.write_all(&part).unwrap();
+        let (lines, summary) = window(&file, Some(known), 50_000, 1);
+        assert_eq!(lines[0].0, 50_000);
+        assert!(lines[0].1.starts_with("line 50000 "), "{lines:?}");
+        assert_eq!(summary.total_lines, 60_000);
+        // A full pass sees the damage: the same line is numbered differently.
+        let (lines, _) = window(&file, None, 50_000, 1);
+        assert!(!lines[0].1.starts_with("line 50000 "), "{lines:?}");
+    }
+
+    #[test]
+    fn a_changed_file_is_indexed_afresh() {
+        let mut file = big_file();
+        let indexes = LineIndexes::in_memory();
+        window(&file, Some(indexing(&indexes, &file)), -1, 1);
+        file.write_all(b"one more line\n").unwrap();
+        let (lines, summary) = window(&file, Some(indexing(&indexes, &file)), -1, 1);
+        assert_eq!(lines, vec![(60_001, "one more line".to_string())]);
+        assert_eq!(summary.total_lines, 60_001);
+        // Rewritten in place, same size: the times differ, the old index is not used.
+        file.rewind().unwrap();
+        file.write_all(b"LINE").unwrap();
+        let (lines, _) = window(&file, Some(indexing(&indexes, &file)), 1, 1);
+        assert!(lines[0].1.starts_with("LINE 1 "), "{lines:?}");
+    }
+
+    #[test]
+    fn past_the_end_hands_over_nothing_and_gives_the_totals() {
+        let file = big_file();
+        let indexes = LineIndexes::in_memory();
+        window(&file, Some(indexing(&indexes, &file)), 1, 1);
+        let (lines, summary) = window(&file, Some(indexing(&indexes, &file)), 60_001, 1);
+        assert!(lines.is_empty());
+        assert_eq!(summary.total_lines, 60_000);
+    }
+}
