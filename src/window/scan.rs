@@ -63,7 +63,8 @@ pub struct ScanSummary {
 /// Where a pass begins and how far it goes.
 #[derive(Debug)]
 pub struct Pass<'b> {
-    /// A line start: the content start (line 1), or a checkpoint of a line index.
+    /// A line start: the content start (line 1), or a checkpoint of a line index. A pass that captures nothing may
+    /// begin anywhere on a code unit boundary: only the line feeds counted before it matter then.
     pub from: Checkpoint,
     /// Line endings counted before `from` (fresh at the content start).
     pub endings: EndingCounter,
@@ -129,7 +130,7 @@ pub fn scan_pass(
         let chunk_lf = count_newlines(layout, chunk);
         pass.endings.feed(chunk, chunk_lf);
         if let Some(index) = pass.index.as_deref_mut() {
-            index.observe(layout, chunk, pos, newlines_before_chunk);
+            index.observe(layout, chunk, pos, newlines_before_chunk, chunk_lf);
         }
         let mut from = 0;
         if let Phase::Skip = phase

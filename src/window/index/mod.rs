@@ -162,7 +162,9 @@ impl LineIndex {
     /// first and last bytes unchanged. `None` when it did not, or the pass stopped short.
     pub fn extended(&self, source: &Source<'_>, version: FileVersion) -> io::Result<Option<LineIndex>> {
         let old_end = self.version.size;
-        if version.size <= old_end || !self.ends_match(source)? {
+        // The pass over the new bytes must start on a code unit boundary, as every pass does.
+        let aligned = (old_end - self.identity.data_start) % self.identity.layout.unit as u64 == 0;
+        if version.size <= old_end || !aligned || !self.ends_match(source)? {
             return Ok(None);
         }
         let mut builder = IndexBuilder::continuing(self);
@@ -248,10 +250,12 @@ impl IndexBuilder {
         }
     }
 
-    /// Looks at one chunk of the pass (starting at `pos`, after `newlines_before` line feeds) for a checkpoint.
-    pub fn observe(&mut self, layout: NewlineLayout, chunk: &[u8], pos: u64, newlines_before: u64) {
+    /// Looks at one chunk of the pass (starting at `pos`, after `newlines_before` line feeds, holding `chunk_lf`)
+    /// for a checkpoint.
+    pub fn observe(&mut self, layout: NewlineLayout, chunk: &[u8], pos: u64, newlines_before: u64, chunk_lf: u64) {
         let chunk_end = pos + chunk.len() as u64;
-        if chunk_end <= self.next_at {
+        // A chunk without a line feed (inside a very long line) cannot hold a line start: no second look at it.
+        if chunk_end <= self.next_at || chunk_lf == 0 {
             return;
         }
         // Chunks start on code unit boundaries; so must the search.
@@ -446,6 +450,26 @@ pub(crate) mod tests {
                 format!("line {} ", checkpoint.line).encode_utf16().flat_map(u16::to_le_bytes).collect();
             assert!(bytes[checkpoint.byte as usize..].starts_with(&expected[..expected.len() - 2]), "{checkpoint:?}");
         }
+    }
+
+    #[test]
+    fn a_utf16_file_cut_mid_code_unit_is_rebuilt_not_extended() {
+        let layout = Codec::for_label("utf-16le").unwrap().newline_layout();
+        let text: String = (1..=40_000).map(|i| format!("line {i}\n")).collect();
+        let mut bytes: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        bytes.push(b'x'); // half a code unit
+        let mut file = file_with(&bytes);
+        let metadata = file.metadata().unwrap();
+        let source = Source::new(&file, 0, metadata.len(), layout);
+        let mut builder = IndexBuilder::new(0);
+        let pass = Pass { index: Some(&mut builder), ..Pass::whole(&source) };
+        scan::scan_pass(&source, pass, Start::Line(1), 1, 100, |_| Flow::Done).unwrap();
+        let identity = FileIdentity::of(&metadata, 0, layout);
+        let index = builder.build(identity, FileVersion::of(&metadata), &source).unwrap().unwrap();
+        file.write_all(&[0, b'\n', 0]).unwrap();
+        let metadata = file.metadata().unwrap();
+        let source = Source::new(&file, 0, metadata.len(), layout);
+        assert_eq!(index.extended(&source, FileVersion::of(&metadata)).unwrap(), None);
     }
 
     #[test]
