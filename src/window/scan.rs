@@ -47,7 +47,7 @@ pub enum Flow {
 /// What one pass learned about the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScanSummary {
-    /// Lines in the whole file (when the pass reached the end; else lines counted so far).
+    /// Lines in the whole file (when the pass reached the end; else only the line feeds before the chunk it stopped in).
     pub total_lines: u64,
     /// Line-terminator statistics over the whole file (when the pass reached the end).
     pub endings: LineEndings,
