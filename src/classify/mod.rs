@@ -175,7 +175,16 @@ fn control_per_mille(block: &[u8]) -> usize {
     if block.is_empty() {
         return 0;
     }
-    let controls = block.iter().filter(|b| matches!(b, 0x01..=0x07 | 0x0E..=0x1A | 0x1C..=0x1F | 0x7F)).count();
+    // Written as a branch-free sum over short chunks so that it compiles to vector code: a 64 KiB block is counted
+    // on every read, and the `filter().count()` form took a sixth of a small file's whole read.
+    let is_control = |b: u8| {
+        u8::from(b.wrapping_sub(0x01) < 7)
+            + u8::from(b.wrapping_sub(0x0E) < 13)
+            + u8::from(b.wrapping_sub(0x1C) < 4)
+            + u8::from(b == 0x7F)
+    };
+    let controls: usize =
+        block.chunks(255).map(|chunk| usize::from(chunk.iter().fold(0u8, |sum, &b| sum + is_control(b)))).sum();
     controls * 1000 / block.len()
 }
 
@@ -319,6 +328,18 @@ mod tests {
     fn nul_or_many_controls_is_binary() {
         assert_eq!(binary_description(b"abc\0def"), "binary data");
         assert_eq!(binary_description(&[1, 2, 3, 4, 5, b'a', 6, 7, 8, 9]), "binary data");
+    }
+
+    #[test]
+    fn control_bytes_are_exactly_the_ones_text_does_not_use() {
+        for byte in 0..=u8::MAX {
+            let expected = matches!(byte, 0x01..=0x07 | 0x0E..=0x1A | 0x1C..=0x1F | 0x7F);
+            // Long enough to span several counting chunks, with a remainder.
+            let block = vec![byte; 1000];
+            assert_eq!(control_per_mille(&block), if expected { 1000 } else { 0 }, "byte {byte:#04x}");
+        }
+        let mixed: Vec<u8> = (0..3000).map(|i| if i % 4 == 0 { 0x01 } else { b'a' }).collect();
+        assert_eq!(control_per_mille(&mixed), 250);
     }
 
     #[test]

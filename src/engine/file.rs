@@ -102,7 +102,8 @@ pub fn read(
     limits: &Limits,
     media: &Media,
 ) -> Result<ReadResult, ReadError> {
-    let mut block = vec![0u8; SNIFF_LEN];
+    // A small file's block is the file (its size is known from the open handle; reading stops there anyway).
+    let mut block = vec![0u8; SNIFF_LEN.min(usize::try_from(target.read_end()).unwrap_or(SNIFF_LEN))];
     let sniffed = Source::new(target.file, 0, target.read_end(), Codec::Whatwg(encoding_rs::UTF_8).newline_layout())
         .read_at(0, &mut block)
         .map_err(io_error(&target.shown))?;

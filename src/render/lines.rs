@@ -54,9 +54,12 @@ impl LineRenderer {
 
     /// Renders one line, or refuses it when the cap is reached (then the window ends before it).
     pub fn push(&mut self, line: CapturedLine<'_>) -> Flow {
-        let prefix = format!("{}: ", line.number);
         let content_len = line.content_end - line.start;
         let whole = line.kept.len() as u64 == content_len;
+        if whole && let Some(flow) = self.push_plain_utf8(&line) {
+            return flow;
+        }
+        let prefix = format!("{}: ", line.number);
         let limit = DecodeLimit { max_chars: self.max_line_chars, max_bytes: usize::MAX };
         let mut decoded = self.codec.decode(line.kept, limit, whole);
         let mut marker = truncation_marker(&line, decoded.consumed);
@@ -83,6 +86,28 @@ impl LineRenderer {
         self.last = Some(line.number);
         self.returned += 1;
         if self.cap_hit { Flow::Done } else { Flow::More }
+    }
+
+    /// The common case without decoding or allocating: a whole UTF-8 line, valid, within the character limit (it has
+    /// no more characters than bytes) and within the cap. `None` when the line needs the general path.
+    fn push_plain_utf8(&mut self, line: &CapturedLine<'_>) -> Option<Flow> {
+        if !self.codec.is_utf8() || line.kept.len() > self.max_line_chars {
+            return None;
+        }
+        let text = std::str::from_utf8(line.kept).ok()?;
+        let mut digits = itoa::Buffer::new();
+        let number = digits.format(line.number);
+        if self.out.len() + number.len() + 2 + text.len() + 1 > self.budget {
+            return None;
+        }
+        self.out.push_str(number);
+        self.out.push_str(": ");
+        self.out.push_str(text);
+        self.out.push('\n');
+        self.first.get_or_insert(line.number);
+        self.last = Some(line.number);
+        self.returned += 1;
+        Some(Flow::More)
     }
 
     /// The rendered lines, each ending with a newline.

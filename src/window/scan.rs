@@ -114,14 +114,16 @@ pub fn scan_pass(
     sink: impl FnMut(CapturedLine<'_>) -> Flow,
 ) -> io::Result<ScanSummary> {
     let layout = source.layout;
-    let mut buf = vec![0u8; CHUNK_LEN];
+    // No bigger than what there is to read: a small file's read should not zero a whole chunk.
+    let span = usize::try_from(source.end.saturating_sub(pass.from.byte)).unwrap_or(CHUNK_LEN);
+    let mut buf = vec![0u8; CHUNK_LEN.min(span)];
     let mut pos = pass.from.byte;
     let mut newlines_before_chunk = pass.from.line - 1;
     let mut capture = Capture::new(pos, limit, keep_max, layout, sink);
     let mut phase =
         if start == Start::Line(pass.from.line) || start == Start::Byte(pos) { Phase::Capture } else { Phase::Skip };
     while pos < source.end {
-        let want = CHUNK_LEN.min(usize::try_from(source.end - pos).unwrap_or(CHUNK_LEN));
+        let want = buf.len().min(usize::try_from(source.end - pos).unwrap_or(CHUNK_LEN));
         let n = source.read_at(pos, &mut buf[..want])?;
         if n == 0 {
             break;
