@@ -23,13 +23,15 @@ a JSON-RPC result, not isError, non-empty text that is the file's content (Node:
 numbered lines of the whole file, `meta.total_lines` right); anything else counts as an error.
 
 Memory: VmRSS after warm-up (WARMUP sequential reads, WARMUP_BURSTS bursts of N_CONC) and after every repetition
-shows whether memory stays flat; the peak of a phase is VmHWM read at its end after resetting it at its start
+shows whether memory stays flat. Both are read once every server has been idle SETTLE seconds (default 2), the same
+for all, so that what is compared is the memory a server keeps, not what it holds for a burst that just ended (an
+HTTP agent-read gives freed memory back half a second after its last request); the peak of a phase is VmHWM read at its end after resetting it at its start
 (`echo 5 > /proc/PID/clear_refs`).
 
 Also, before the reads, N_PING sequential `ping` requests per server: the protocol and transport floor, no file read.
 
 Parameters (environment): N_SEQ=10000 N_CONC=1000 N_SEQ_HTTP=1000 N_PING=1000 REPS=5 N_FILES=200
-  WARMUP=(2 x N_FILES) WARMUP_BURSTS=1  HTTP=auto|0  PHASE_TIMEOUT=300 (seconds)
+  WARMUP=(2 x N_FILES) WARMUP_BURSTS=1  SETTLE=2 (seconds)  HTTP=auto|0  PHASE_TIMEOUT=300 (seconds)
   SERVERS=ours-stdio,node-stdio,ours-http,ours-http-sl (a subset to run)  HTTP_QUICKACK=1 (diagnostic: see QUICKACK)
   AGENT_READ_BIN  NODE (node binary)  NODE_SERVER (path of server-filesystem's dist/index.js)
 `python3 bench/mcp_load.py --files-only` only writes the files and prints their folder.
@@ -73,6 +75,7 @@ REPS = env_int("REPS", 5)
 WARMUP = env_int("WARMUP", 2 * N_FILES)
 WARMUP_BURSTS = env_int("WARMUP_BURSTS", 1)
 PHASE_TIMEOUT = env_int("PHASE_TIMEOUT", 300)
+SETTLE = env_int("SETTLE", 2)
 HTTP_MODE = os.environ.get("HTTP", "auto")
 # Diagnostic only, never for the figures: the client acknowledges every HTTP segment at once (TCP_QUICKACK), which
 # hides a server that leaves Nagle's algorithm on (its small writes then wait for the client's delayed ACK, ~40 ms).
@@ -754,6 +757,8 @@ async def bench():
           file=sys.stderr)
     for target in targets:
         await warm_up(target, files)
+    await asyncio.sleep(SETTLE)
+    for target in targets:
         status = proc_status(target.pid)
         target.rss.append(("warm", status.get("VmRSS")))
         target.run_hwm = status.get("VmHWM") or 0  # start-up and warm-up; the phases' peaks are added below
@@ -790,6 +795,7 @@ async def bench():
                 if result["stalled"] or target.client.server.exited.done():
                     target.failed = result["stalled"] or f"exited with {target.client.server.exited.result()}"
                     print(f"{target.name}: stopped using it: {target.failed}", file=sys.stderr)
+        await asyncio.sleep(SETTLE)
         for target in targets:
             target.rss.append((f"rep {rep + 1}", proc_status(target.pid).get("VmRSS")))
 

@@ -5,6 +5,7 @@
 //! with its own roots; `--stateless` answers every request on its own, with plain JSON responses, so any number of
 //! instances can sit behind any load balancer.
 
+use super::idle_trim::Activity;
 use super::{ReadServer, multi_thread_runtime};
 use agent_read::Config;
 use axum::serve::ListenerExt;
@@ -46,8 +47,15 @@ pub fn serve_http(config: Config, options: &HttpOptions) -> Result<(), String> {
             Arc::new(LocalSessionManager::default()),
             http_config,
         );
-        let router =
-            axum::Router::new().nest_service(MCP_PATH, service).layer(axum::middleware::from_fn(session_ended_is_204));
+        let activity = Activity::default();
+        tokio::spawn(activity.clone().trim_when_quiet());
+        let router = axum::Router::new()
+            .nest_service(MCP_PATH, service)
+            .layer(axum::middleware::from_fn(session_ended_is_204))
+            .layer(axum::middleware::from_fn(move |request, next: axum::middleware::Next| {
+                activity.record();
+                next.run(request)
+            }));
         warn_if_unreachable(bound, options);
         let mode = if options.stateless { "stateless" } else { "sessions" };
         eprintln!("agent-read: serving MCP over streamable HTTP at http://{bound}{MCP_PATH} ({mode})");

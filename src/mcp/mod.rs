@@ -12,6 +12,7 @@
 //! session has its own roots: one client's roots never widen another's.
 
 pub mod http;
+mod idle_trim;
 
 use agent_read::tool::{self, SchemaFormat};
 use agent_read::{Cancel, Config, ReadResult, Reader};
