@@ -75,12 +75,15 @@ pub struct ReadError {
     pub suggestions: Vec<String>,
     /// What was gathered before the failure (the lines read before a `TIMEOUT`), shown before the error.
     pub partial: Option<String>,
+    /// A closing line in parentheses after the next step (a session's budget), when there is one. Boxed: errors
+    /// travel in `Result`s everywhere, and this keeps them small.
+    pub note: Option<Box<str>>,
 }
 
 impl ReadError {
     /// An error with a code and message and nothing else.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ReadError { code, message: message.into(), hint: None, suggestions: Vec::new(), partial: None }
+        ReadError { code, message: message.into(), hint: None, suggestions: Vec::new(), partial: None, note: None }
     }
 
     /// Shorthand for an `INVALID_PARAM` error.

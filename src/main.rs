@@ -214,6 +214,8 @@ fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
         end_byte: cli.end_byte,
         pages: cli.pages.clone(),
         encoding: cli.encoding.clone(),
+        // One read per process: there is no session to repeat a read in.
+        reread: false,
     };
     let result = reader.read(&request);
     if cli.json {

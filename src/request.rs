@@ -40,10 +40,14 @@ pub struct ReadRequest {
     /// Force a text encoding instead of detecting it (WHATWG labels: utf-8, utf-16le, windows-1252, shift_jis, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encoding: Option<String>,
+    /// Only in a session (the MCP server): true returns the content again even when this same read of an unchanged
+    /// file was already answered in this session, instead of a one-line "unchanged since your read" notice.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reread: bool,
 }
 
 /// The request fields, in schema order, as listed in error messages.
-pub const FIELDS: &[&str] = &["path", "offset", "limit", "start_byte", "end_byte", "pages", "encoding"];
+pub const FIELDS: &[&str] = &["path", "offset", "limit", "start_byte", "end_byte", "pages", "encoding", "reread"];
 
 /// Accepted spellings of fields other than their schema name.
 const ALIASES: &[(&str, &str)] = &[("file_path", "path")];
@@ -138,6 +142,7 @@ impl ReadRequest {
                 "start_byte" => request.start_byte = Some(integer_field(key, val)?),
                 "end_byte" => request.end_byte = Some(integer_field(key, val)?),
                 "pages" => request.pages = Some(pages_field(key, val)?),
+                "reread" => request.reread = bool_field(key, val)?,
                 _ => request.encoding = Some(string_field(key, val)?),
             }
         }
@@ -195,6 +200,13 @@ fn pages_field(key: &str, val: &Value) -> Result<String, ReadError> {
         other => string_field(key, other)
             .map_err(|e| e.with_hint(r#"send the pages as a string: "3", "1-5", "2,4-6" or "8-""#)),
     }
+}
+
+fn bool_field(key: &str, val: &Value) -> Result<bool, ReadError> {
+    val.as_bool().ok_or_else(|| {
+        ReadError::invalid_param(format!("`{key}` must be true or false, not {}", json_type_name(val)))
+            .with_hint(format!("send \"{key}\": true"))
+    })
 }
 
 fn string_field(key: &str, val: &Value) -> Result<String, ReadError> {

@@ -17,6 +17,8 @@ pub enum ReadResult {
     Directory(DirectoryResult),
     /// A file returned whole as an attachment (an image; a PDF when asked for as a document).
     Attachment(AttachmentResult),
+    /// In a session: an exact repeat of an earlier read of an unchanged file, answered with a one-line notice.
+    Unchanged(UnchangedResult),
     /// A failed read, with what to do next.
     Error(ReadError),
 }
@@ -33,6 +35,7 @@ impl ReadResult {
             ReadResult::Text(t) => t.output.clone(),
             ReadResult::Directory(d) => d.output.clone(),
             ReadResult::Attachment(a) => a.output.clone(),
+            ReadResult::Unchanged(u) => u.output.clone(),
             ReadResult::Error(e) => render_error(e),
         }
     }
@@ -61,6 +64,9 @@ pub fn render_error(e: &ReadError) -> String {
     }
     if let Some(hint) = &e.hint {
         out.push_str(&format!("\nNext: {hint}"));
+    }
+    if let Some(note) = &e.note {
+        out.push_str(&format!("\n({note})"));
     }
     out
 }
@@ -268,12 +274,36 @@ pub struct AttachmentMeta {
     pub reencoded: bool,
 }
 
+/// A repeat of an earlier read in the same session: same path, same window, same content, so the model is told so in
+/// one line instead of being sent the content again.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnchangedResult {
+    /// The one-line notice.
+    pub output: String,
+    /// Which earlier answer it stands for.
+    pub meta: UnchangedMeta,
+}
+
+/// The earlier answer an [`UnchangedResult`] stands for.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnchangedMeta {
+    /// The path as resolved, relative to its root when inside one.
+    pub path: String,
+    /// When the content was delivered, RFC 3339 (UTC).
+    pub read_at: String,
+    /// The window, as that answer's footer described it.
+    pub window: String,
+    /// Bytes of the answer it stands for.
+    pub saved_bytes: u64,
+}
+
 #[derive(Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 enum Tagged<'a> {
     Text(&'a TextResult),
     Directory(&'a DirectoryResult),
     Attachment(&'a AttachmentResult),
+    Unchanged(&'a UnchangedResult),
     Error(ErrorFields<'a>),
 }
 
@@ -301,6 +331,7 @@ impl Serialize for ReadResult {
             ReadResult::Text(t) => Tagged::Text(t),
             ReadResult::Directory(d) => Tagged::Directory(d),
             ReadResult::Attachment(a) => Tagged::Attachment(a),
+            ReadResult::Unchanged(u) => Tagged::Unchanged(u),
             ReadResult::Error(e) => Tagged::Error(ErrorFields {
                 output: render_error(e),
                 error: &e.message,

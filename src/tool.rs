@@ -38,6 +38,20 @@ near-miss file names.
 Prefer it over shell commands (cat, head, tail, sed -n) for reading files: it pages huge files, reports the \
 encoding honestly, and tells you the exact next call.";
 
+/// What the description adds when the tool is served in a session with repeat-read stubs (the MCP server).
+pub const REPEAT_READS: &str = "\n\nRepeats: reading the same path and window again while the file is unchanged \
+answers a one-line notice (\"unchanged since your read at …\") instead of the content; send `reread: true` to get \
+the content again.";
+
+/// Whether the tool is described for one-shot reads or for a session that answers repeats with a notice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Served {
+    /// Every read stands alone (the command line, a plain `Reader`): `reread` is not offered.
+    OneShot,
+    /// Reads in a session that answers exact repeats with a notice: `reread` is offered and explained.
+    WithRepeatStubs,
+}
+
 /// Tool shapes `--schema-format` can print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchemaFormat {
@@ -64,14 +78,32 @@ impl SchemaFormat {
     }
 }
 
-/// The JSON Schema of the request (draft 2020-12 keywords, no `$schema` or `title` noise).
+/// The JSON Schema of the request for one-shot reads (draft 2020-12 keywords, no `$schema` or `title` noise).
 pub fn parameters_schema() -> Value {
+    parameters_schema_for(Served::OneShot)
+}
+
+/// The JSON Schema of the request as served: `reread` only where repeats are answered with a notice.
+pub fn parameters_schema_for(served: Served) -> Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(ReadRequest)).unwrap_or_else(|_| json!({}));
     if let Value::Object(map) = &mut schema {
         map.remove("$schema");
         map.remove("title");
+        if served == Served::OneShot
+            && let Some(Value::Object(properties)) = map.get_mut("properties")
+        {
+            properties.remove("reread");
+        }
     }
     schema
+}
+
+/// The description as served.
+pub fn description_for(served: Served) -> String {
+    match served {
+        Served::OneShot => DESCRIPTION.to_string(),
+        Served::WithRepeatStubs => format!("{DESCRIPTION}{REPEAT_READS}"),
+    }
 }
 
 /// The JSON Schema of a result (the MCP `outputSchema`): every result has `ok`, `kind` and `output`; the rest
@@ -99,20 +131,26 @@ pub fn output_schema() -> Value {
     })
 }
 
-/// The tool definition in the given shape.
+/// The tool definition for one-shot reads in the given shape.
 pub fn definition(format: SchemaFormat) -> Value {
-    let parameters = parameters_schema();
+    definition_for(format, Served::OneShot)
+}
+
+/// The tool definition as served, in the given shape.
+pub fn definition_for(format: SchemaFormat, served: Served) -> Value {
+    let parameters = parameters_schema_for(served);
+    let description = description_for(served);
     match format {
-        SchemaFormat::Plain => json!({"name": NAME, "description": DESCRIPTION, "parameters": parameters}),
+        SchemaFormat::Plain => json!({"name": NAME, "description": description, "parameters": parameters}),
         SchemaFormat::OpenAi => json!({
             "type": "function",
-            "function": {"name": NAME, "description": DESCRIPTION, "parameters": parameters}
+            "function": {"name": NAME, "description": description, "parameters": parameters}
         }),
-        SchemaFormat::Anthropic => json!({"name": NAME, "description": DESCRIPTION, "input_schema": parameters}),
+        SchemaFormat::Anthropic => json!({"name": NAME, "description": description, "input_schema": parameters}),
         SchemaFormat::Mcp => json!({
             "name": NAME,
             "title": "Read file or directory",
-            "description": DESCRIPTION,
+            "description": description,
             "inputSchema": parameters,
             "annotations": {
                 "title": "Read file or directory",

@@ -101,6 +101,7 @@ impl Tally {
             ReadResult::Text(_) => "text",
             ReadResult::Directory(_) => "directory",
             ReadResult::Attachment(_) => "attachment",
+            ReadResult::Unchanged(_) => "unchanged",
             ReadResult::Error(e) => e.code.as_str(),
         });
     }
@@ -1040,6 +1041,7 @@ fn check_path(fx: &PathFixture, case: PathCase, tally: &Tally) -> Result<(), Tes
             ReadResult::Directory(_) => {
                 prop_assert!(metadata.is_dir(), "listing of a non-directory {}", real.display());
             }
+            ReadResult::Unchanged(_) => prop_assert!(false, "a reader outside a session answered a stub"),
             ReadResult::Error(_) => {}
         }
     }
@@ -1098,6 +1100,7 @@ fn check_read_from_inside(fx: &PathFixture, result: &ReadResult) -> Result<(), T
         ReadResult::Attachment(a) => {
             prop_assert!(false, "the fixture holds no image, yet {} was attached", a.meta.path)
         }
+        ReadResult::Unchanged(u) => prop_assert!(false, "a reader outside a session answered a stub: {}", u.output),
         ReadResult::Error(_) => {}
     }
     Ok(())
@@ -1144,6 +1147,7 @@ fn check_shown_path(fx: &PathFixture, case: &PathCase, result: &ReadResult) -> R
         ReadResult::Text(t) => &t.meta.path,
         ReadResult::Directory(d) => &d.meta.path,
         ReadResult::Attachment(a) => &a.meta.path,
+        ReadResult::Unchanged(u) => &u.meta.path,
         ReadResult::Error(_) => return Ok(()),
     };
     let Some(read) = fx.physical(&case.path) else {
@@ -1426,6 +1430,10 @@ fn render_invariants(
     let text = match &result {
         ReadResult::Text(t) => t,
         ReadResult::Attachment(_) => return Ok(()), // random bytes that happen to be an image: not what this checks
+        ReadResult::Unchanged(u) => {
+            prop_assert!(false, "a reader outside a session answered a stub: {}", u.output);
+            return Ok(());
+        }
         ReadResult::Error(e) => {
             prop_assert!(
                 matches!(e.code, ErrorCode::InvalidParam | ErrorCode::InvalidRange | ErrorCode::Binary),

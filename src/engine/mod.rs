@@ -5,6 +5,7 @@
 
 mod directory;
 mod file;
+pub mod observe;
 
 pub use file::PDF_WORKER_ARG;
 #[cfg(feature = "pdf")]
@@ -14,7 +15,7 @@ mod text;
 use crate::audit::{self, AuditEntry, AuditLog};
 use crate::budget::{Budget, Cancel};
 use crate::classify::Codec;
-use crate::config::{Config, ConfigError, Limits};
+use crate::config::{Config, ConfigError, Limits, MIN_OUTPUT_BYTES};
 use crate::error::{ErrorCode, MAX_MESSAGE_BYTES, ReadError};
 use crate::policy::{Denial, Policy, absolute_of};
 use crate::request::ReadRequest;
@@ -23,6 +24,7 @@ use crate::result::ReadResult;
 use crate::suggest;
 use crate::window::index::disk::Folder;
 use crate::window::index::store::LineIndexes;
+pub use observe::Seen;
 use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -39,11 +41,21 @@ pub struct Reader {
     indexes: LineIndexes,
 }
 
-/// Where a request got to, for the audit log.
+/// Where a request got to, for the audit log (and for a session, what it read).
 #[derive(Debug, Default)]
 struct Trace {
     root: Option<usize>,
     shown: Option<String>,
+    seen: Option<Seen>,
+}
+
+/// How one read runs beyond what its request says; sessions use it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions {
+    /// A smaller output cap for this read; the configured cap still bounds it (and so does the minimum cap).
+    pub max_output_bytes: Option<usize>,
+    /// Report what was read: the real path, identity, size, times and a content hash ([`Seen`]).
+    pub observe: bool,
 }
 
 impl Reader {
@@ -81,10 +93,52 @@ impl Reader {
     /// Reads one request until done or until `cancel` is given; a cancelled read ends with `CANCELLED` within one
     /// chunk's work (64 KiB) or a few thousand directory entries.
     pub fn read_cancellable(&self, request: &ReadRequest, cancel: &Cancel) -> ReadResult {
+        self.read_with(request, cancel, ReadOptions::default()).0
+    }
+
+    /// Reads one request with `options`; returns the result and, when `options.observe` is set and the read got as far
+    /// as opening its target, what it read.
+    pub fn read_with(
+        &self,
+        request: &ReadRequest,
+        cancel: &Cancel,
+        options: ReadOptions,
+    ) -> (ReadResult, Option<Seen>) {
         let mut trace = Trace::default();
-        let result = self.try_read(request, cancel, &mut trace).unwrap_or_else(|e| ReadResult::Error(self.clip(e)));
+        let result =
+            self.try_read(request, cancel, &mut trace, options).unwrap_or_else(|e| ReadResult::Error(self.clip(e)));
         self.audit(request, &trace, &result);
-        result
+        (result, trace.seen)
+    }
+
+    /// Where `path` is, resolved against the roots lexically (`..` folded, symbolic links not followed), as an
+    /// absolute path; `OUTSIDE_ROOT` and `INVALID_PARAM` as a read would give them.
+    pub fn lexical_path(&self, path: &str) -> Result<std::path::PathBuf, ReadError> {
+        let resolved = self.roots.resolve(path)?;
+        Ok(self.roots.real_path(resolved.root).join(&resolved.relative))
+    }
+
+    /// Finds `path` as a read would (same roots, same policy, same confined open) and says what is there now, content
+    /// hash included; reads nothing into any answer. For checking whether a file changed since a session read it.
+    pub fn observe(&self, path: &str) -> Result<Seen, ReadError> {
+        let resolved = self.roots.resolve(path)?;
+        let shown = self.roots.display_in(resolved.root, &resolved.relative);
+        self.check_policy(resolved.root, &resolved.relative, &shown)?;
+        let opened = self.roots.open(&resolved, &shown)?;
+        self.check_policy(opened.root, &opened.real_relative, &shown)?;
+        self.check_ignored(&opened, &shown)?;
+        let real_path = self.roots.real_path(opened.root).join(&opened.real_relative);
+        match &opened.handle {
+            Handle::File(file, metadata) => {
+                let mut seen = Seen::of(real_path, metadata);
+                seen.content = observe::hash_file(file, metadata).map_err(|e| ReadError::from_io(&e, &shown))?;
+                Ok(seen)
+            }
+            Handle::Directory(dir) => {
+                let metadata = dir_metadata(dir).map_err(|e| ReadError::from_io(&e, &shown))?;
+                Ok(Seen::of(real_path, &metadata))
+            }
+        }
     }
 
     /// Parses an untrusted JSON request and reads it.
@@ -119,11 +173,26 @@ impl Reader {
         error.clipped(MAX_MESSAGE_BYTES.min(self.limits.max_output_bytes / 4))
     }
 
-    fn try_read(&self, request: &ReadRequest, cancel: &Cancel, trace: &mut Trace) -> Result<ReadResult, ReadError> {
+    fn try_read(
+        &self,
+        request: &ReadRequest,
+        cancel: &Cancel,
+        trace: &mut Trace,
+        options: ReadOptions,
+    ) -> Result<ReadResult, ReadError> {
+        let capped;
+        let limits = match options.max_output_bytes {
+            Some(cap) => {
+                let cap = cap.min(self.limits.max_output_bytes).max(MIN_OUTPUT_BYTES);
+                capped = Limits { max_output_bytes: cap, ..self.limits.clone() };
+                &capped
+            }
+            None => &self.limits,
+        };
         let budget = Budget::new(Instant::now() + Duration::from_millis(self.limits.timeout_ms), cancel.clone());
         // Every field's own validity (INVALID_PARAM) before how the fields relate (INVALID_RANGE).
         let forced = request.encoding.as_deref().map(parse_encoding).transpose()?;
-        let window = request.window(&self.limits)?;
+        let window = request.window(limits)?;
         let resolved = self.roots.resolve(&request.path)?;
         let shown = self.roots.display_in(resolved.root, &resolved.relative);
         trace.root = Some(resolved.root);
@@ -140,18 +209,29 @@ impl Reader {
         // Results name the file as resolved (symlinks and `..` followed), relative to its root.
         let shown = self.roots.display_in(opened.root, &opened.real_relative);
         trace.shown = Some(shown.clone());
+        let real_path = self.roots.real_path(opened.root).join(&opened.real_relative);
         match opened.handle {
             Handle::File(file, metadata) => {
                 let indexes = &self.indexes;
                 let target = file::Target { file: &file, metadata: &metadata, shown, budget, indexes };
                 let request = file::FileRequest { window, forced, pages: request.pages.as_deref() };
-                file::read(&target, request, &self.limits, &self.media)
+                let result = file::read(&target, request, limits, &self.media)?;
+                if options.observe {
+                    let mut seen = Seen::of(real_path, &metadata);
+                    // A file that cannot be hashed is compared by metadata later: stricter, never wrong.
+                    seen.content = observe::hash_file(&file, &metadata).ok().flatten();
+                    trace.seen = Some(seen);
+                }
+                Ok(result)
             }
             Handle::Directory(_) if request.pages.is_some() => {
                 Err(ReadError::invalid_param(format!("{shown} is a directory; `pages` applies to PDFs only"))
                     .with_hint("page a directory with offset and limit"))
             }
             Handle::Directory(dir) => {
+                if options.observe {
+                    trace.seen = dir_metadata(&dir).ok().map(|metadata| Seen::of(real_path, &metadata));
+                }
                 let listing = directory::Listing {
                     dir: &dir,
                     relative: &opened.real_relative,
@@ -160,7 +240,7 @@ impl Reader {
                     shown,
                     budget,
                 };
-                directory::list(&listing, window, &self.limits).map(ReadResult::Directory)
+                directory::list(&listing, window, limits).map(ReadResult::Directory)
             }
         }
     }
@@ -191,6 +271,7 @@ impl Reader {
             ReadResult::Text(_) => ("ok", "text"),
             ReadResult::Directory(_) => ("ok", "directory"),
             ReadResult::Attachment(_) => ("ok", "attachment"),
+            ReadResult::Unchanged(_) => ("ok", "unchanged"),
             ReadResult::Error(e) => (e.code.as_str(), "error"),
         };
         log.record(&AuditEntry {
@@ -203,6 +284,11 @@ impl Reader {
             bytes: result.output().len(),
         });
     }
+}
+
+/// A directory's metadata in the standard library's form (through a duplicate of its handle).
+fn dir_metadata(dir: &cap_std::fs::Dir) -> std::io::Result<std::fs::Metadata> {
+    dir.try_clone()?.into_std_file().metadata()
 }
 
 fn denied(shown: &str, denial: &Denial) -> ReadError {

@@ -1,0 +1,161 @@
+//! What a session learns about the file behind a read: where it really is, which file it is, its size and times,
+//! and, for files up to [`CONTENT_HASH_LIMIT`], a hash of the whole content. With the hash, a later check can tell a
+//! file that was only touched from one that changed, even within the same clock tick.
+//!
+//! The hash is taken through the handle the read used, after the read. The file's size and times are compared
+//! before and after hashing, and a file written in between gets no hash. A check then falls back to comparing
+//! metadata, which counts the write as a change.
+
+use crate::window::index::FileVersion;
+use std::fs::{File, Metadata};
+use std::io;
+use std::os::unix::fs::{FileExt as _, MetadataExt as _};
+use std::path::PathBuf;
+use xxhash_rust::xxh3::Xxh3;
+
+/// Files up to this size get a content hash; bigger ones are compared by metadata only.
+pub const CONTENT_HASH_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// A 128-bit hash of some bytes (XXH3): equal content gives equal hashes, and different content almost never does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ContentHash(pub u128);
+
+impl ContentHash {
+    /// The hash of `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        ContentHash(xxhash_rust::xxh3::xxh3_128(bytes))
+    }
+}
+
+/// A file or directory as a read found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// Its real path (symbolic links resolved), absolute.
+    pub real_path: PathBuf,
+    /// Whether it is a directory.
+    pub is_dir: bool,
+    /// The device holding it.
+    pub device: u64,
+    /// Its inode on that device.
+    pub inode: u64,
+    /// Size and times.
+    pub version: FileVersion,
+    /// Hash of the whole content, for regular files up to [`CONTENT_HASH_LIMIT`] that did not change while hashed.
+    pub content: Option<ContentHash>,
+}
+
+impl Seen {
+    /// What `metadata` says of the file or directory at `real_path`, without a content hash.
+    pub fn of(real_path: PathBuf, metadata: &Metadata) -> Self {
+        Seen {
+            real_path,
+            is_dir: metadata.is_dir(),
+            device: metadata.dev(),
+            inode: metadata.ino(),
+            version: FileVersion::of(metadata),
+            content: None,
+        }
+    }
+
+    /// Whether `later` shows the same content as `self`. Hashes decide when both sides have one, so a file that was
+    /// touched or rewritten with the same bytes is unchanged. Otherwise any difference in identity, size or times
+    /// counts as a change.
+    pub fn same_content_as(&self, later: &Seen) -> bool {
+        match (self.content, later.content) {
+            (Some(before), Some(after)) => before == after,
+            _ => self.device == later.device && self.inode == later.inode && self.version == later.version,
+        }
+    }
+}
+
+/// Hashes the whole of an open regular file, or returns `None` when it is too big, holds more than its reported size
+/// (a `/proc`-style file reporting 0), or changed while it was being hashed. `opened` is the metadata taken when the file was opened.
+pub fn hash_file(file: &File, opened: &Metadata) -> io::Result<Option<ContentHash>> {
+    let size = opened.len();
+    if !opened.is_file() || size > CONTENT_HASH_LIMIT {
+        return Ok(None);
+    }
+    let mut hasher = Xxh3::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut position = 0u64;
+    loop {
+        let n = match file.read_at(&mut buffer, position) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        hasher.update(&buffer[..n]);
+        position += n as u64;
+        if position > size {
+            // Grew while hashed: the bytes hashed are not the bytes read.
+            return Ok(None);
+        }
+    }
+    let after = file.metadata()?;
+    let stable = position == size && FileVersion::of(&after) == FileVersion::of(opened);
+    Ok(stable.then(|| ContentHash(hasher.digest128())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen_of(path: &std::path::Path) -> Seen {
+        let file = File::open(path).unwrap();
+        let metadata = file.metadata().unwrap();
+        let mut seen = Seen::of(path.to_path_buf(), &metadata);
+        seen.content = hash_file(&file, &metadata).unwrap();
+        seen
+    }
+
+    #[test]
+    fn equal_bytes_hash_equal_and_a_touch_keeps_the_content_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        std::fs::write(&path, "one\ntwo\n").unwrap();
+        let before = seen_of(&path);
+        assert_eq!(before.content, Some(ContentHash::of(b"one\ntwo\n")));
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        File::options().write(true).open(&path).unwrap().set_modified(later).unwrap();
+        let touched = seen_of(&path);
+        assert_ne!(before.version, touched.version);
+        assert!(before.same_content_as(&touched));
+    }
+
+    #[test]
+    fn a_same_size_rewrite_is_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        std::fs::write(&path, "one\ntwo\n").unwrap();
+        let before = seen_of(&path);
+        std::fs::write(&path, "one\nTWO\n").unwrap();
+        assert!(!before.same_content_as(&seen_of(&path)));
+    }
+
+    #[test]
+    fn without_hashes_metadata_decides() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        std::fs::write(&path, "x").unwrap();
+        let mut before = seen_of(&path);
+        before.content = None;
+        assert!(before.same_content_as(&seen_of(&path)));
+        let mut moved = before.clone();
+        moved.version.modified_ns += 1;
+        assert!(!before.same_content_as(&moved));
+    }
+
+    #[test]
+    fn empty_files_are_hashed_but_oversized_and_proc_files_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty");
+        std::fs::write(&empty, "").unwrap();
+        assert_eq!(seen_of(&empty).content, Some(ContentHash::of(b"")));
+        // Reports size 0 but has content.
+        assert_eq!(seen_of(std::path::Path::new("/proc/self/status")).content, None);
+        let big = dir.path().join("big");
+        File::create(&big).unwrap().set_len(CONTENT_HASH_LIMIT + 1).unwrap();
+        assert_eq!(seen_of(&big).content, None);
+    }
+}

@@ -1,0 +1,341 @@
+//! A session: the reads one model makes over one conversation, through one [`Reader`].
+//!
+//! On top of plain reads a session keeps a ledger of what it returned, and uses it three ways:
+//! - **Freshness.** [`Session::freshness`] tells an edit tool whether a file changed since the model last read it.
+//!   Content decides (a whole-file hash for files up to 64 MiB), so a file that was only touched is still fresh, and a
+//!   change within the same clock tick is still caught.
+//! - **Repeat-read stubs** (when enabled). An exact repeat of an earlier read gets a one-line notice instead of the
+//!   content: same path, same window, and the file and the answer unchanged. `reread: true` in the request asks for
+//!   the content anyway.
+//! - **Budget** (when set). The session counts the bytes and tokens it returned. With a token budget, every answer
+//!   says in its footer what is left, and a read that asks for no particular window gets a smaller one as the budget
+//!   runs out. Answers never stop, and the footer always says when a window was shrunk.
+//!
+//! A session is thread-safe: reads run in parallel, and the ledger is locked only to look up and record.
+
+mod ledger;
+mod notes;
+pub mod tokens;
+
+use crate::budget::Cancel;
+use crate::engine::observe::ContentHash;
+use crate::engine::{ReadOptions, Reader};
+use crate::error::ErrorCode;
+use crate::request::ReadRequest;
+use crate::result::ReadResult;
+use ledger::{Ledger, WindowRecord};
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::time::SystemTime;
+pub use tokens::TokenCounting;
+
+/// How a session behaves. The default: no stubs, no budget, estimated token counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SessionSettings {
+    /// Answer an exact repeat of an earlier read of an unchanged file with a one-line notice.
+    pub repeat_read_stubs: bool,
+    /// Tokens the session may return in all; every answer then says what is left.
+    pub budget_tokens: Option<u64>,
+    /// How tokens are counted.
+    pub token_counting: TokenCounting,
+}
+
+/// What a session has returned so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Usage {
+    /// Reads answered (stubs and errors included).
+    pub reads: u64,
+    /// Bytes of output returned.
+    pub bytes: u64,
+    /// Tokens of output returned (estimated or exact, per the settings).
+    pub tokens: u64,
+    /// Reads answered with an "unchanged" stub.
+    pub stubs: u64,
+    /// Bytes the stubs stood for, not sent again.
+    pub bytes_saved: u64,
+    /// The token budget, when one is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// Tokens left in the budget (0 when spent); `None` without a budget.
+    pub fn tokens_left(&self) -> Option<u64> {
+        self.budget_tokens.map(|budget| budget.saturating_sub(self.tokens))
+    }
+}
+
+/// Whether a file changed since the session last read it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Freshness {
+    /// The session has not read it (or has forgotten it).
+    Unread,
+    /// The same as when the session last read it.
+    Fresh {
+        /// When the session last read it.
+        #[serde(with = "humantime_serde_rfc3339")]
+        read_at: SystemTime,
+        /// `content` when whole-file hashes decided; `metadata` (identity, size, times) for files over 64 MiB.
+        basis: Basis,
+    },
+    /// Different from when the session last read it.
+    Changed {
+        /// When the session last read it.
+        #[serde(with = "humantime_serde_rfc3339")]
+        read_at: SystemTime,
+        /// How it changed, for the model or the person: "deleted", "content changed", …
+        reason: String,
+    },
+}
+
+/// What a freshness check compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// Hashes of the whole content.
+    Content,
+    /// Identity, size and times (files too big to hash, directories).
+    Metadata,
+}
+
+/// A session over a reader. Cheap to create; one per conversation (the MCP server makes one per connection).
+#[derive(Debug)]
+pub struct Session {
+    reader: RwLock<Arc<Reader>>,
+    settings: SessionSettings,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    ledger: Ledger,
+    usage: Usage,
+}
+
+impl Session {
+    /// A session reading through `reader`; fails when the settings ask for exact token counts this build cannot make.
+    pub fn new(reader: Arc<Reader>, settings: SessionSettings) -> Result<Session, String> {
+        settings.token_counting.available()?;
+        let usage = Usage { budget_tokens: settings.budget_tokens, ..Usage::default() };
+        Ok(Session { reader: RwLock::new(reader), settings, state: Mutex::new(State { usage, ..State::default() }) })
+    }
+
+    /// The reader reads go through.
+    pub fn reader(&self) -> Arc<Reader> {
+        self.reader.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Reads through another reader from now on (the client's roots changed); the ledger and usage are kept.
+    pub fn replace_reader(&self, reader: Arc<Reader>) {
+        *self.reader.write().unwrap_or_else(PoisonError::into_inner) = reader;
+    }
+
+    /// The settings the session was made with.
+    pub fn settings(&self) -> SessionSettings {
+        self.settings
+    }
+
+    /// Reads one request, recording it. Never panics; every failure is an `Error` result.
+    pub fn read(&self, request: &ReadRequest) -> ReadResult {
+        self.read_cancellable(request, &Cancel::new())
+    }
+
+    /// Parses an untrusted JSON request and reads it until done or until `cancel` is given.
+    pub fn read_json_cancellable(&self, request: &serde_json::Value, cancel: &Cancel) -> ReadResult {
+        match ReadRequest::from_json(request) {
+            Ok(request) => self.read_cancellable(&request, cancel),
+            // Parsed by the reader too, so that the error reads (and is audited) the same as without a session.
+            Err(_) => self.account(self.reader().read_json_cancellable(request, cancel), None),
+        }
+    }
+
+    /// Reads one request until done or until `cancel` is given, recording it.
+    pub fn read_cancellable(&self, request: &ReadRequest, cancel: &Cancel) -> ReadResult {
+        let reader = self.reader();
+        let shrink = self.window_shrink(request, reader.limits().max_output_bytes);
+        let options = ReadOptions { max_output_bytes: Some(shrink.cap), observe: true };
+        let (result, seen) = reader.read_with(request, cancel, options);
+        let result = match seen {
+            Some(seen) if result.is_ok() => {
+                let lexical = reader.lexical_path(&request.path).ok();
+                self.remember(request, result, seen, lexical)
+            }
+            _ => result,
+        };
+        // Say the window was shrunk only when the smaller cap did end it early.
+        let shrunk_to = shrink.shrunk_to.filter(|_| cap_hit(&result));
+        self.account(result, shrunk_to)
+    }
+
+    /// Whether the file at `path` (resolved like a read) changed since this session last read it.
+    pub fn freshness(&self, path: &str) -> Freshness {
+        let reader = self.reader();
+        match reader.observe(path) {
+            Ok(now) => {
+                let state = self.lock();
+                let Some(record) = state.ledger.file(&now.real_path) else { return Freshness::Unread };
+                let basis = if record.seen.content.is_some() && now.content.is_some() {
+                    Basis::Content
+                } else {
+                    Basis::Metadata
+                };
+                if record.seen.same_content_as(&now) {
+                    Freshness::Fresh { read_at: record.read_at, basis }
+                } else {
+                    Freshness::Changed { read_at: record.read_at, reason: notes::change_reason(&record.seen, &now) }
+                }
+            }
+            Err(error) => {
+                let Ok(lexical) = reader.lexical_path(path) else { return Freshness::Unread };
+                let state = self.lock();
+                let record = state.ledger.file(&lexical).or_else(|| state.ledger.file_by_alias(&lexical));
+                match record {
+                    Some(record) => Freshness::Changed { read_at: record.read_at, reason: gone_reason(error.code) },
+                    None => Freshness::Unread,
+                }
+            }
+        }
+    }
+
+    /// Forgets what the session read of `path` (its next read sends the content, and it reads as unread).
+    pub fn forget(&self, path: &str) {
+        let reader = self.reader();
+        let real = reader.observe(path).map(|seen| seen.real_path).or_else(|_| reader.lexical_path(path));
+        if let Ok(real) = real {
+            self.lock().ledger.forget(&real);
+        }
+    }
+
+    /// Forgets every read (for a harness that cleared or compacted the model's context); usage is kept.
+    pub fn forget_all(&self) {
+        self.lock().ledger.clear();
+    }
+
+    /// What the session has returned so far.
+    pub fn usage(&self) -> Usage {
+        self.lock().usage
+    }
+
+    /// Files the ledger remembers (at most 4,096; the least recently read are forgotten first).
+    pub fn files_remembered(&self) -> usize {
+        self.lock().ledger.len()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic elsewhere cannot leave the ledger half-written (each update is a few assignments): keep serving.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records a successful read, and turns it into a stub when it repeats an earlier one exactly.
+    fn remember(
+        &self,
+        request: &ReadRequest,
+        result: ReadResult,
+        seen: crate::engine::Seen,
+        lexical: Option<std::path::PathBuf>,
+    ) -> ReadResult {
+        let output = result.output();
+        let window =
+            WindowRecord { key: window_key(request), output: ContentHash::of(output.as_bytes()), read_at: now() };
+        let mut state = self.lock();
+        let earlier = (self.settings.repeat_read_stubs && !request.reread)
+            .then(|| state.ledger.repeat_of(&seen, window.key, window.output).map(|earlier| earlier.read_at))
+            .flatten();
+        state.ledger.record(seen, lexical, window, earlier.is_none());
+        match earlier {
+            Some(read_at) => {
+                state.usage.stubs += 1;
+                state.usage.bytes_saved += output.len() as u64;
+                ReadResult::Unchanged(notes::stub(&result, &output, read_at))
+            }
+            None => result,
+        }
+    }
+
+    /// Counts what is returned, and says in the footer what the budget has left.
+    fn account(&self, result: ReadResult, shrunk_to: Option<usize>) -> ReadResult {
+        let counting = self.settings.token_counting;
+        // Counted before taking the lock: exact counts of a 50 KiB answer take milliseconds.
+        let answer_tokens = counting.count(&result.output());
+        let mut state = self.lock();
+        let (result, tokens) = match state.usage.budget_tokens {
+            Some(budget) => {
+                // The note's own tokens are counted from a first draft (the number in it barely changes its
+                // length), plus one for the separator, so that "left" already includes this whole answer.
+                let spent = state.usage.tokens + answer_tokens;
+                let draft = notes::budget_note(budget.saturating_sub(spent), budget, shrunk_to);
+                let note_tokens = counting.count(&draft) + 1;
+                let left = budget.saturating_sub(spent + note_tokens);
+                (notes::with_note(result, notes::budget_note(left, budget, shrunk_to)), answer_tokens + note_tokens)
+            }
+            None => (result, answer_tokens),
+        };
+        state.usage.reads += 1;
+        state.usage.tokens += tokens;
+        state.usage.bytes += result.output().len() as u64;
+        result
+    }
+
+    /// The output cap for this read: the configured one, or a smaller one when a budget is running out and the
+    /// request asked for no particular window.
+    fn window_shrink(&self, request: &ReadRequest, configured: usize) -> Shrink {
+        // Room for the budget note, so that the answer with it still fits the configured cap.
+        let configured_with_note = configured.saturating_sub(notes::BUDGET_NOTE_RESERVE);
+        let Some(left) = self.lock().usage.tokens_left() else {
+            return Shrink { cap: configured, shrunk_to: None };
+        };
+        let asks_for_a_window = request.limit.is_some() || request.start_byte.is_some() || request.end_byte.is_some();
+        let affordable = usize::try_from(self.settings.token_counting.bytes_for(left)).unwrap_or(usize::MAX);
+        if asks_for_a_window || affordable >= configured_with_note {
+            return Shrink { cap: configured_with_note, shrunk_to: None };
+        }
+        let cap = affordable.max(crate::config::MIN_OUTPUT_BYTES);
+        Shrink { cap, shrunk_to: Some(cap) }
+    }
+}
+
+/// The output cap chosen for one read.
+struct Shrink {
+    cap: usize,
+    /// The smaller cap, when the budget made the window smaller than the configured one.
+    shrunk_to: Option<usize>,
+}
+
+/// Identifies a read's window: the request with its path and `reread` left out.
+fn window_key(request: &ReadRequest) -> ContentHash {
+    let window = ReadRequest { path: String::new(), reread: false, ..request.clone() };
+    ContentHash::of(serde_json::to_string(&window).unwrap_or_default().as_bytes())
+}
+
+/// Whether the output cap ended the answer's window early.
+fn cap_hit(result: &ReadResult) -> bool {
+    match result {
+        ReadResult::Text(text) => text.meta.byte_cap_hit,
+        ReadResult::Directory(listing) => listing.meta.byte_cap_hit,
+        _ => false,
+    }
+}
+
+fn gone_reason(code: ErrorCode) -> String {
+    match code {
+        ErrorCode::NotFound => "deleted (or moved): it no longer exists at this path".to_string(),
+        ErrorCode::Denied | ErrorCode::OutsideRoot => "no longer readable here (policy or roots changed)".to_string(),
+        other => format!("cannot be read now ({other})"),
+    }
+}
+
+fn now() -> SystemTime {
+    SystemTime::now()
+}
+
+/// `SystemTime` as RFC 3339 (UTC, seconds) in JSON.
+mod humantime_serde_rfc3339 {
+    use serde::Serializer;
+    use std::time::SystemTime;
+
+    pub fn serialize<S: Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&humantime::format_rfc3339_seconds(*time))
+    }
+}
