@@ -170,15 +170,31 @@ mod tests {
 
     #[test]
     fn schema_properties_are_exactly_the_parsed_fields() {
-        let schema = parameters_schema();
-        let props: Vec<&str> = schema["properties"].as_object().unwrap().keys().map(String::as_str).collect();
-        let mut expected = FIELDS.to_vec();
+        let properties = |served| {
+            let schema = parameters_schema_for(served);
+            assert_eq!(schema["required"], json!(["path"]));
+            assert_eq!(schema["additionalProperties"], json!(false));
+            let mut props: Vec<String> = schema["properties"].as_object().unwrap().keys().cloned().collect();
+            props.sort_unstable();
+            props
+        };
+        let mut expected: Vec<String> = FIELDS.iter().map(|f| f.to_string()).collect();
         expected.sort_unstable();
-        let mut props_sorted = props.clone();
-        props_sorted.sort_unstable();
-        assert_eq!(props_sorted, expected);
-        assert_eq!(schema["required"], json!(["path"]));
-        assert_eq!(schema["additionalProperties"], json!(false));
+        assert_eq!(properties(Served::WithRepeatStubs), expected);
+        // One-shot faces do not offer `reread`, which only means something in a session.
+        expected.retain(|f| f != "reread");
+        assert_eq!(properties(Served::OneShot), expected);
+        assert_eq!(parameters_schema(), parameters_schema_for(Served::OneShot));
+    }
+
+    #[test]
+    fn the_session_description_explains_repeats() {
+        assert_eq!(description_for(Served::OneShot), DESCRIPTION);
+        let served = description_for(Served::WithRepeatStubs);
+        assert!(served.starts_with(DESCRIPTION) && served.contains("`reread: true`"), "{served}");
+        let mcp = definition_for(SchemaFormat::Mcp, Served::WithRepeatStubs);
+        assert_eq!(mcp["description"], served);
+        assert!(mcp["inputSchema"]["properties"]["reread"].is_object());
     }
 
     #[test]
