@@ -23,9 +23,15 @@
 //! audit_log = "/var/log/agent-read.jsonl"   # one JSON line per read (never content)
 //! pdf_as_document = false      # true: PDFs come back whole, as a document attachment
 //! index_cache = "/var/cache/agent-read"     # keep line indexes of big files on disk too (off by default)
+//!
+//! [session]                    # the MCP server's per-connection sessions (the library takes SessionSettings)
+//! repeat_read_stubs = true     # an exact repeat of an unchanged read answers a one-line notice (default true)
+//! budget_tokens = 200000       # tokens one session may return; every answer says what is left (default none)
+//! token_counting = "estimate"  # or "o200k" (exact; needs the `tiktoken` cargo feature)
 //! ```
 
 use crate::policy::PolicyConfig;
+use crate::session::{SessionSettings, TokenCounting};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -119,6 +125,32 @@ pub struct Config {
     /// in a thread of this process, bounded but not isolated. Set in code, not read from TOML.
     #[serde(skip)]
     pub pdf_worker: Option<PathBuf>,
+    /// How the MCP server's per-connection sessions behave (`[session]`); each field falls back to that face's default.
+    #[serde(default)]
+    pub session: SessionConfig,
+}
+
+/// The `[session]` table: every field optional, so that each face keeps its own defaults for what is not set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct SessionConfig {
+    /// Answer an exact repeat of an unchanged read with a one-line notice.
+    pub repeat_read_stubs: Option<bool>,
+    /// Tokens one session may return in all.
+    pub budget_tokens: Option<u64>,
+    /// How tokens are counted.
+    pub token_counting: Option<TokenCounting>,
+}
+
+impl SessionConfig {
+    /// The settings these values give, with `stubs_by_default` where `repeat_read_stubs` is not set.
+    pub fn settings(&self, stubs_by_default: bool) -> SessionSettings {
+        SessionSettings {
+            repeat_read_stubs: self.repeat_read_stubs.unwrap_or(stubs_by_default),
+            budget_tokens: self.budget_tokens,
+            token_counting: self.token_counting.unwrap_or_default(),
+        }
+    }
 }
 
 impl Config {
@@ -187,6 +219,20 @@ mod tests {
         assert_eq!(config.limits.timeout_ms, 5);
         assert_eq!(config.policy.deny, vec!["*.db".to_string()]);
         assert!(config.policy.default_deny && config.policy.respect_ignore);
+    }
+
+    #[test]
+    fn toml_session_table_keeps_unset_fields_to_the_face() {
+        let config =
+            Config::from_toml("[session]\nbudget_tokens = 5000\ntoken_counting = \"o200k\"\n", Path::new("/")).unwrap();
+        let settings = config.session.settings(true);
+        assert!(settings.repeat_read_stubs, "unset: the face's default");
+        assert_eq!(settings.budget_tokens, Some(5000));
+        assert_eq!(settings.token_counting, TokenCounting::O200k);
+        let off = Config::from_toml("[session]\nrepeat_read_stubs = false\n", Path::new("/")).unwrap();
+        assert!(!off.session.settings(true).repeat_read_stubs);
+        let unknown = Config::from_toml("[session]\nstubs = true\n", Path::new("/")).unwrap_err().to_string();
+        assert!(unknown.contains("stubs"), "{unknown}");
     }
 
     #[test]

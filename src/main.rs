@@ -12,8 +12,9 @@
 
 mod mcp;
 
+use agent_read::session::TokenCounting;
 use agent_read::tool::{self, SchemaFormat};
-use agent_read::{Config, ReadRequest, ReadResult, Reader};
+use agent_read::{Config, ReadRequest, ReadResult, Reader, SessionSettings};
 use clap::Parser;
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -115,6 +116,32 @@ struct McpArgs {
     /// balancer; client roots are not asked for.
     #[arg(long, requires = "http")]
     stateless: bool,
+    /// Send the content again on an exact repeat of an unchanged read, instead of a one-line "unchanged" notice.
+    #[arg(long)]
+    no_repeat_stubs: bool,
+    /// Tokens one connection's session may return in all; every answer then says what is left, and default windows
+    /// shrink as it runs out.
+    #[arg(long, value_name = "N")]
+    budget_tokens: Option<u64>,
+    /// How the budget counts tokens: `estimate` (bytes; the default) or `o200k` (exact; needs the `tiktoken` feature).
+    #[arg(long, value_name = "HOW", value_parser = ["estimate", "o200k"])]
+    token_counting: Option<String>,
+}
+
+impl McpArgs {
+    /// The session settings: the configuration's `[session]` table, then these flags; repeat stubs on by default.
+    fn session_settings(&self, config: &Config) -> Result<SessionSettings, String> {
+        let mut settings = config.session.settings(true);
+        settings.repeat_read_stubs &= !self.no_repeat_stubs;
+        if let Some(budget) = self.budget_tokens {
+            settings.budget_tokens = Some(budget);
+        }
+        if let Some(how) = &self.token_counting {
+            settings.token_counting = TokenCounting::parse(how)?;
+        }
+        settings.token_counting.available()?;
+        Ok(settings)
+    }
 }
 
 impl Cli {
@@ -146,15 +173,19 @@ fn main() -> ExitCode {
         Err(message) => return usage_error(&message),
     };
     if let Some(Mode::Mcp(args)) = &cli.command {
+        let settings = match args.session_settings(&config) {
+            Ok(settings) => settings,
+            Err(message) => return usage_error(&message),
+        };
         let served = match &args.http {
-            None => mcp::serve_stdio(config),
+            None => mcp::serve_stdio(config, settings),
             Some(listen) => {
                 let options = mcp::http::HttpOptions {
                     listen: listen.clone(),
                     allowed_hosts: args.allowed_hosts.clone(),
                     stateless: args.stateless,
                 };
-                mcp::http::serve_http(config, &options)
+                mcp::http::serve_http(config, settings, &options)
             }
         };
         return match served {

@@ -113,7 +113,11 @@ pub fn output_schema() -> Value {
         "type": "object",
         "properties": {
             "ok": {"type": "boolean", "description": "false only for errors"},
-            "kind": {"type": "string", "enum": ["text", "directory", "attachment", "error"]},
+            "kind": {
+                "type": "string",
+                "enum": ["text", "directory", "attachment", "unchanged", "error"],
+                "description": "`unchanged`: in a session, an exact repeat of an unchanged read, answered in one line"
+            },
             "output": {"type": "string", "description": "the text the model should see"},
             "meta": {"type": "object", "description": "what the window shows and what it left out"},
             "entries": {"type": "array", "items": {"type": "object"}, "description": "directory entries"},

@@ -38,8 +38,10 @@ async fn server_names_itself_and_lists_the_read_tool_with_its_schemas() {
     assert_eq!(tools.len(), 1);
     let tool = serde_json::to_value(&tools[0]).unwrap();
     assert_eq!(tool["name"], "read");
-    assert_eq!(tool["description"], agent_read::tool::DESCRIPTION);
-    assert_eq!(tool["inputSchema"], agent_read::tool::parameters_schema());
+    // Served in a session that answers exact repeats with a notice: `reread` is offered and explained.
+    let served = agent_read::tool::Served::WithRepeatStubs;
+    assert_eq!(tool["description"], agent_read::tool::description_for(served));
+    assert_eq!(tool["inputSchema"], agent_read::tool::parameters_schema_for(served));
     assert_eq!(tool["outputSchema"], agent_read::tool::output_schema());
     assert_eq!(tool["annotations"]["readOnlyHint"], true);
     assert_eq!(tool["annotations"]["idempotentHint"], true);
@@ -376,4 +378,66 @@ async fn a_pdf_as_a_document_is_an_embedded_resource_whose_bytes_travel_once() {
     let text = call(&client, json!({"path": "paper.pdf", "pages": "2"})).await;
     assert!(text_of(&text).starts_with("── page 2 of 2 ──\nSecond page"), "{}", text_of(&text));
     client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_exact_repeat_in_one_connection_answers_a_one_line_notice() {
+    let dir = workspace();
+    let client = connect(dir.path()).await;
+    let first = call(&client, json!({"path": "notes.txt", "limit": 5})).await;
+    assert!(text_of(&first).starts_with("1: line 1\n"), "{}", text_of(&first));
+    let repeat = call(&client, json!({"path": "notes.txt", "limit": 5})).await;
+    assert_eq!(repeat.is_error, Some(false));
+    let stub = text_of(&repeat);
+    assert!(stub.starts_with("(unchanged since your read at ") && !stub.contains('\n'), "{stub}");
+    assert!(stub.contains("lines 1-5 of 30"), "{stub}");
+    let structured = repeat.structured_content.expect("structuredContent");
+    assert_eq!(structured["kind"], "unchanged");
+    assert_eq!(structured["meta"]["saved_bytes"], text_of(&first).len());
+    let again = call(&client, json!({"path": "notes.txt", "limit": 5, "reread": true})).await;
+    assert_eq!(text_of(&again), text_of(&first));
+    std::fs::write(dir.path().join("notes.txt"), "changed\n").unwrap();
+    let changed = call(&client, json!({"path": "notes.txt", "limit": 5})).await;
+    assert!(text_of(&changed).starts_with("1: changed\n"), "{}", text_of(&changed));
+    client.cancel().await.unwrap();
+
+    // Another connection is another session: its first read gets the content.
+    let other = connect(dir.path()).await;
+    assert!(text_of(&call(&other, json!({"path": "notes.txt"})).await).starts_with("1: changed\n"));
+    other.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn repeat_stubs_can_be_turned_off_and_a_budget_is_reported() {
+    let dir = workspace();
+    let client = connect_with(dir.path(), &["--no-repeat-stubs", "--budget-tokens", "1000"]).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let tool = serde_json::to_value(&tools[0]).unwrap();
+    assert_eq!(tool["inputSchema"], agent_read::tool::parameters_schema(), "no `reread` without stubs");
+    let first = text_of(&call(&client, json!({"path": "notes.txt", "limit": 2})).await);
+    let second = text_of(&call(&client, json!({"path": "notes.txt", "limit": 2})).await);
+    assert!(first.starts_with("1: line 1\n") && second.starts_with("1: line 1\n"), "{second}");
+    assert!(first.ends_with(" tokens left)"), "{first}");
+    let left = |text: &str| -> u64 {
+        let words = text.rsplit("session budget: ").next().unwrap();
+        words.split(' ').next().unwrap().parse().unwrap()
+    };
+    assert!(left(&second) < left(&first), "{first}\n{second}");
+    client.cancel().await.unwrap();
+}
+
+#[test]
+fn exact_token_counts_without_the_feature_are_a_usage_error() {
+    if cfg!(feature = "tiktoken") {
+        return;
+    }
+    let dir = workspace();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"))
+        .args(["mcp", "--token-counting", "o200k", "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("`tiktoken` feature"), "{stderr}");
 }

@@ -61,8 +61,9 @@ impl Drop for HttpServer {
     }
 }
 
-/// The whole life of a client: schemas, a read, paging, a failure as a tool result.
-async fn exercise(server: &HttpServer) {
+/// The whole life of a client: schemas, a read, paging, a failure as a tool result. `served` is how the tool is
+/// described: with repeat-read notices in session mode, one-shot when stateless.
+async fn exercise(server: &HttpServer, served: agent_read::tool::Served) {
     let client = server.connect().await;
     let info = serde_json::to_value(client.peer_info().expect("server info")).unwrap();
     assert_eq!(info["serverInfo"]["name"], "agent-read");
@@ -70,7 +71,8 @@ async fn exercise(server: &HttpServer) {
     let tools = client.list_all_tools().await.expect("tools/list");
     let tool = serde_json::to_value(&tools[0]).unwrap();
     assert_eq!(tools.len(), 1);
-    assert_eq!(tool["inputSchema"], agent_read::tool::parameters_schema());
+    assert_eq!(tool["inputSchema"], agent_read::tool::parameters_schema_for(served));
+    assert_eq!(tool["description"], agent_read::tool::description_for(served));
     assert_eq!(tool["outputSchema"], agent_read::tool::output_schema());
     let first = call(&client, json!({"path": "notes.txt", "limit": 10})).await;
     assert_eq!(first.is_error, Some(false));
@@ -90,14 +92,48 @@ async fn session_mode_serves_a_whole_client_life() {
     let dir = workspace();
     let server = HttpServer::start(dir.path(), &[]);
     assert!(server.url.starts_with("http://127.0.0.1:") && server.url.ends_with("/mcp"), "{}", server.url);
-    exercise(&server).await;
+    exercise(&server, agent_read::tool::Served::WithRepeatStubs).await;
 }
 
 #[tokio::test]
 async fn stateless_mode_serves_a_whole_client_life() {
     let dir = workspace();
     let server = HttpServer::start(dir.path(), &["--stateless"]);
-    exercise(&server).await;
+    exercise(&server, agent_read::tool::Served::OneShot).await;
+}
+
+#[tokio::test]
+async fn each_http_session_has_its_own_ledger() {
+    let dir = workspace();
+    let server = HttpServer::start(dir.path(), &[]);
+    let first = server.connect().await;
+    let content = text_of(&call(&first, json!({"path": "notes.txt"})).await);
+    assert!(content.starts_with("1: line 1\n"), "{content}");
+    let repeat = text_of(&call(&first, json!({"path": "notes.txt"})).await);
+    assert!(repeat.starts_with("(unchanged since your read at "), "{repeat}");
+    let second = server.connect().await;
+    assert_eq!(text_of(&call(&second, json!({"path": "notes.txt"})).await), content);
+    first.cancel().await.unwrap();
+    second.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn stateless_mode_repeats_content_and_refuses_a_budget() {
+    let dir = workspace();
+    let server = HttpServer::start(dir.path(), &["--stateless"]);
+    let client = server.connect().await;
+    let first = text_of(&call(&client, json!({"path": "notes.txt"})).await);
+    assert_eq!(text_of(&call(&client, json!({"path": "notes.txt"})).await), first, "no session, no notice");
+    client.cancel().await.unwrap();
+
+    let output = Command::new(env!("CARGO_BIN_EXE_agent-read"))
+        .args(["mcp", "--http", "127.0.0.1:0", "--stateless", "--budget-tokens", "1000", "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--stateless") && stderr.contains("budget"), "{stderr}");
 }
 
 #[tokio::test]

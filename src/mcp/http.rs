@@ -7,7 +7,7 @@
 
 use super::idle_trim::Activity;
 use super::{ReadServer, multi_thread_runtime};
-use agent_read::Config;
+use agent_read::{Config, SessionSettings};
 use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -32,9 +32,18 @@ pub struct HttpOptions {
 }
 
 /// Serves the `read` tool over streamable HTTP until interrupted (Ctrl-C or SIGTERM).
-pub fn serve_http(config: Config, options: &HttpOptions) -> Result<(), String> {
+pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpOptions) -> Result<(), String> {
     let address = listen_address(&options.listen)?;
-    let base = ReadServer::new(config)?;
+    if options.stateless {
+        // Every request stands alone: no session lives long enough to hold a ledger or a budget.
+        if settings.budget_tokens.is_some() {
+            return Err("a token budget needs a session, and --stateless has none; drop the budget (--budget-tokens \
+                        or [session] budget_tokens), or serve HTTP with sessions"
+                .to_string());
+        }
+        settings.repeat_read_stubs = false;
+    }
+    let base = ReadServer::new(config, settings)?;
     let http_config = http_config(options);
     let stop = http_config.cancellation_token.clone();
     multi_thread_runtime()?.block_on(async move {
@@ -43,7 +52,7 @@ pub fn serve_http(config: Config, options: &HttpOptions) -> Result<(), String> {
             .map_err(|e| format!("cannot listen on {address}: {e}; choose another address or port"))?;
         let bound = listener.local_addr().map_err(|e| format!("cannot read the listening address: {e}"))?;
         let service: StreamableHttpService<ReadServer, LocalSessionManager> = StreamableHttpService::new(
-            move || Ok(base.for_new_client()),
+            move || base.for_new_client().map_err(std::io::Error::other),
             Arc::new(LocalSessionManager::default()),
             http_config,
         );

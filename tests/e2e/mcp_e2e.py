@@ -594,6 +594,23 @@ async def check_unknown_tool(session: ClientSession, ctx: Context) -> str:
     return f"JSON-RPC error {code} ({message!r}); the session goes on"
 
 
+async def check_repeat_read(session: ClientSession, ctx: Context) -> str:
+    window = {"path": "hello.txt", "offset": 2, "limit": 2}
+    first = text_of(await read(session, window))
+    repeat = await read(session, window)
+    structured = expect_ok(repeat, "the same read again")
+    if not ctx.target.roots:  # stateless HTTP: no session, every request stands alone
+        expect_eq(text_of(repeat), first, "a repeat without a session: the content again")
+        return "stateless: a repeat gets the content again"
+    expect_eq(structured.get("kind"), "unchanged", "structuredContent.kind of an exact repeat")
+    stub = text_of(repeat)
+    expect(stub.startswith("(unchanged since your read at ") and "\n" not in stub, "a one-line notice", stub)
+    expect_eq(structured["meta"]["saved_bytes"], len(first.encode()), "meta.saved_bytes: the answer it stands for")
+    again = await read(session, {**window, "reread": True})
+    expect_eq(text_of(again), first, "reread=true: the content again")
+    return "an exact repeat answers a one-line notice (kind unchanged); reread=true sends the content"
+
+
 PLAIN_CHECKS: list[tuple[str, Callable[[ClientSession, Context], Awaitable[str]]]] = [
     ("initialize", check_initialize),
     ("tools/list", check_tools_list),
@@ -604,6 +621,7 @@ PLAIN_CHECKS: list[tuple[str, Callable[[ClientSession, Context], Awaitable[str]]
     ("outside root", check_outside_root),
     ("invalid params", check_invalid_params),
     ("unknown tool", check_unknown_tool),
+    ("repeat read", check_repeat_read),
 ]
 
 
