@@ -77,6 +77,10 @@ fn freshness_through_a_symlink_and_of_unread_or_outside_paths() {
     assert!(reason(session.freshness("link.txt")).starts_with("deleted"), "found through the link's path");
     let outside = ws.outside_file("secret.txt", "s");
     assert_eq!(session.freshness(outside.to_str().unwrap()), Freshness::Unread);
+    // A denied file is never read, so never in the ledger, and checking it tells nothing about it.
+    ws.file(".env", "TOKEN=1");
+    assert!(session.read(&ReadRequest::new(".env")).error().is_some());
+    assert_eq!(session.freshness(".env"), Freshness::Unread);
     assert_eq!(session.freshness("never-read.txt"), Freshness::Unread);
 }
 
