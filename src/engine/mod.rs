@@ -81,10 +81,30 @@ impl Reader {
     /// Reads one request until done or until `cancel` is given; a cancelled read ends with `CANCELLED` within one
     /// chunk's work (64 KiB) or a few thousand directory entries.
     pub fn read_cancellable(&self, request: &ReadRequest, cancel: &Cancel) -> ReadResult {
+        self.read_bounded(request, cancel, &Bounds { limits: &self.limits, attachments: true })
+    }
+
+    /// Reads one request under other bounds than the reader's own (`read_many` gives each file a share of the
+    /// output cap and what is left of its time budget, and lists attachments instead of attaching them).
+    pub(crate) fn read_bounded(&self, request: &ReadRequest, cancel: &Cancel, bounds: &Bounds<'_>) -> ReadResult {
         let mut trace = Trace::default();
-        let result = self.try_read(request, cancel, &mut trace).unwrap_or_else(|e| ReadResult::Error(self.clip(e)));
+        let result = self
+            .try_read(request, cancel, bounds, &mut trace)
+            .unwrap_or_else(|e| ReadResult::Error(clip(e, bounds.limits)));
         self.audit(request, &trace, &result);
         result
+    }
+
+    /// The roots reads are confined to.
+    pub(crate) fn roots(&self) -> &Roots {
+        &self.roots
+    }
+
+    /// Whether the read policy refuses a root-relative path (deny and allow globs, and ignore files when respected),
+    /// judged without opening it: `read_many` withholds such glob matches unnamed.
+    pub(crate) fn refuses(&self, root: usize, relative: &Path) -> bool {
+        let read = |path: &Path| self.roots.read_small_file(root, path);
+        self.check_policy(root, relative, "").is_err() || self.policy.check_ignored(relative, false, read).is_err()
     }
 
     /// Parses an untrusted JSON request and reads it.
@@ -109,21 +129,23 @@ impl Reader {
     }
 
     fn rejected(&self, error: ReadError) -> ReadResult {
-        let result = ReadResult::Error(self.clip(error));
+        let result = ReadResult::Error(clip(error, &self.limits));
         self.audit(&ReadRequest::default(), &Trace::default(), &result);
         result
     }
 
-    /// Errors stay well inside the output cap whatever the input echoed in them.
-    fn clip(&self, error: ReadError) -> ReadError {
-        error.clipped(MAX_MESSAGE_BYTES.min(self.limits.max_output_bytes / 4))
-    }
-
-    fn try_read(&self, request: &ReadRequest, cancel: &Cancel, trace: &mut Trace) -> Result<ReadResult, ReadError> {
-        let budget = Budget::new(Instant::now() + Duration::from_millis(self.limits.timeout_ms), cancel.clone());
+    fn try_read(
+        &self,
+        request: &ReadRequest,
+        cancel: &Cancel,
+        bounds: &Bounds<'_>,
+        trace: &mut Trace,
+    ) -> Result<ReadResult, ReadError> {
+        let limits = bounds.limits;
+        let budget = Budget::new(Instant::now() + Duration::from_millis(limits.timeout_ms), cancel.clone());
         // Every field's own validity (INVALID_PARAM) before how the fields relate (INVALID_RANGE).
         let forced = request.encoding.as_deref().map(parse_encoding).transpose()?;
-        let window = request.window(&self.limits)?;
+        let window = request.window(limits)?;
         let resolved = self.roots.resolve(&request.path)?;
         let shown = self.roots.display_in(resolved.root, &resolved.relative);
         trace.root = Some(resolved.root);
@@ -144,8 +166,9 @@ impl Reader {
             Handle::File(file, metadata) => {
                 let indexes = &self.indexes;
                 let target = file::Target { file: &file, metadata: &metadata, shown, budget, indexes };
-                let request = file::FileRequest { window, forced, pages: request.pages.as_deref() };
-                file::read(&target, request, &self.limits, &self.media)
+                let pages = request.pages.as_deref();
+                let request = file::FileRequest { window, forced, pages, attachments: bounds.attachments };
+                file::read(&target, request, limits, &self.media)
             }
             Handle::Directory(_) if request.pages.is_some() => {
                 Err(ReadError::invalid_param(format!("{shown} is a directory; `pages` applies to PDFs only"))
@@ -160,7 +183,7 @@ impl Reader {
                     shown,
                     budget,
                 };
-                directory::list(&listing, window, &self.limits).map(ReadResult::Directory)
+                directory::list(&listing, window, limits).map(ReadResult::Directory)
             }
         }
     }
@@ -203,6 +226,21 @@ impl Reader {
             bytes: result.output().len(),
         });
     }
+}
+
+/// The bounds one read runs under: normally the reader's own limits, with attachments.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bounds<'a> {
+    /// Output cap, time budget and the rest.
+    pub limits: &'a Limits,
+    /// Whether images (and PDFs as documents) are attached; when not, they come back as an attachment result
+    /// without attachments, so the caller can list them instead of paying for their decoding.
+    pub attachments: bool,
+}
+
+/// Errors stay well inside the output cap whatever the input echoed in them.
+fn clip(error: ReadError, limits: &Limits) -> ReadError {
+    error.clipped(MAX_MESSAGE_BYTES.min(limits.max_output_bytes / 4))
 }
 
 fn denied(shown: &str, denial: &Denial) -> ReadError {
