@@ -106,7 +106,9 @@ impl Reader {
 fn finish(gathered: Gathered, mut meta: ManyMeta) -> ManyResult {
     meta.files_read = gathered.sections.len();
     meta.files_failed = gathered.sections.iter().filter(|section| !section.2.is_ok()).count();
-    meta.files_skipped = gathered.skipped.iter().map(|(_, entry, _)| entry.count).sum();
+    // Withheld matches have their entries in `skipped` (one per glob) but are counted apart.
+    let counted: u64 = gathered.skipped.iter().map(|(_, entry, _)| entry.count).sum();
+    meta.files_skipped = counted.saturating_sub(meta.withheld);
     meta.withheld += gathered.withheld_late;
     let texts: Vec<String> = gathered.sections.iter().map(|section| section.3.clone()).collect();
     let mut lines: Vec<String> = gathered.skipped.iter().filter_map(|(_, _, line)| line.clone()).collect();
