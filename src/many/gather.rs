@@ -138,8 +138,11 @@ impl Call<'_> {
                 let entry = Skipped { next, ..self.file_skip(&candidate.path, reason) };
                 self.skipped(entry, share)
             }
+            // A glob match refused now, or gone (the walk lists folders by path, so a folder swapped for a link
+            // mid-walk could have listed a name from elsewhere), is withheld unnamed like a refused match.
             ReadResult::Error(e)
-                if candidate.from_glob && matches!(e.code, ErrorCode::Denied | ErrorCode::OutsideRoot) =>
+                if candidate.from_glob
+                    && matches!(e.code, ErrorCode::Denied | ErrorCode::OutsideRoot | ErrorCode::NotFound) =>
             {
                 Outcome::Withheld
             }

@@ -118,7 +118,8 @@ fn finish(gathered: Gathered, mut meta: ManyMeta) -> ManyResult {
     let summary = |bytes| {
         let (shown, failed, skipped, withheld) =
             (meta.files_read, meta.files_failed, meta.files_skipped, meta.withheld);
-        render::Summary { shown, failed, skipped, withheld, bytes, cap: meta.cap }.line()
+        let clamped_max_files = meta.max_files_clamped_from.map(|_| meta.max_files);
+        render::Summary { shown, failed, skipped, withheld, bytes, cap: meta.cap, clamped_max_files }.line()
     };
     let output = render::assemble(&texts, &lines, summary);
     meta.bytes = output.len();

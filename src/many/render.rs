@@ -19,7 +19,7 @@ use crate::render::human_size;
 pub const SKIPPED_TITLE: &str = "--- skipped ---";
 
 /// Bytes kept for the summary line and the blank line before it (the longest summary is far shorter).
-pub const SUMMARY_RESERVE: usize = 192;
+pub const SUMMARY_RESERVE: usize = 224;
 
 /// Bytes kept for the line that counts skipped entries not spelled out.
 pub const MORE_RESERVE: usize = 100;
@@ -66,6 +66,8 @@ pub struct Summary {
     pub bytes: usize,
     /// The output cap.
     pub cap: usize,
+    /// The `max_files` applied, when the request asked for more.
+    pub clamped_max_files: Option<usize>,
 }
 
 impl Summary {
@@ -78,6 +80,9 @@ impl Summary {
         line.push_str(&format!(" · {} skipped", self.skipped));
         if self.withheld > 0 {
             line.push_str(&format!(" · {} withheld", self.withheld));
+        }
+        if let Some(max_files) = self.clamped_max_files {
+            line.push_str(&format!(" · max_files clamped to {max_files}"));
         }
         let (bytes, cap) = (human_size(self.bytes as u64), human_size(self.cap as u64));
         line.push_str(&format!(" · {bytes} of the {cap} cap)"));
@@ -117,11 +122,18 @@ mod tests {
             withheld: u64::MAX,
             bytes: usize::MAX,
             cap: usize::MAX,
+            clamped_max_files: Some(usize::MAX),
         };
         assert!(longest.line().len() + 2 <= SUMMARY_RESERVE, "{}", longest.line());
         assert!(more_line(usize::MAX).len() < MORE_RESERVE);
-        let one = Summary { shown: 2, failed: 1, skipped: 0, withheld: 0, bytes: 100, cap: 51200 };
+        let one =
+            Summary { shown: 2, failed: 1, skipped: 0, withheld: 0, bytes: 100, cap: 51200, clamped_max_files: None };
         assert_eq!(one.line(), "(read_many: 2 shown (1 error) · 0 skipped · 100 B of the 50.0 KiB cap)");
+        let clamped = Summary { failed: 0, clamped_max_files: Some(200), ..one };
+        assert_eq!(
+            clamped.line(),
+            "(read_many: 2 shown · 0 skipped · max_files clamped to 200 · 100 B of the 50.0 KiB cap)"
+        );
     }
 
     #[test]

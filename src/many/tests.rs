@@ -120,6 +120,9 @@ fn max_files_bounds_the_files_read_and_counts_the_rest() {
     assert_eq!(skipped.len(), 1, "f0.txt was read already: {skipped:?}");
     assert_eq!(skipped[0].0, "*.txt");
     assert!(skipped[0].1.starts_with("5 more match(es) not read: max_files=3 reached"), "{skipped:?}");
+    let clamped = run(&reader, ReadManyRequest { max_files: Some(999), ..ReadManyRequest::new(["*.txt"]) });
+    assert_eq!((clamped.meta.max_files, clamped.meta.max_files_clamped_from), (MAX_FILES, Some(999)));
+    assert!(clamped.output.contains(" · max_files clamped to 200 · "), "{}", clamped.output);
 }
 
 #[test]
@@ -223,4 +226,26 @@ fn the_cap_holds_for_every_mix_of_sizes_and_caps() {
             assert!(many.output.ends_with(" cap)"), "{paths:?} at {cap}: {}", many.output);
         }
     }
+}
+
+#[test]
+fn a_glob_match_gone_before_its_read_is_withheld_unnamed() {
+    let (_dir, root) = workspace(&[("a.txt", "a\n"), ("vanishing.txt", "b\n")]);
+    let reader = reader_with_cap(&root, 50 * 1024);
+    let request = ReadManyRequest::new(["*.txt"]);
+    let next_call = |path: &str| gather::read_call(&request, path);
+    let expander = Expander { reader: &reader, max_files: 50, next_call: &next_call };
+    let cancel = Cancel::new();
+    let far = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let expansion =
+        expander.expand(&request.paths, &mut glob::WalkBudget { deadline: far, cancel: &cancel, visited: 0 });
+    assert_eq!(expansion.candidates.len(), 2);
+    // As if the walk had listed a name from elsewhere (a folder swapped for a link mid-walk): the name is not there.
+    std::fs::remove_file(root.join("vanishing.txt")).unwrap();
+    let call = Call { reader: &reader, request: &request, cancel: &cancel, deadline: far };
+    let gathered = call.gather(expansion).unwrap();
+    assert_eq!(gathered.withheld_late, 1);
+    let many = finish(gathered, ManyMeta { cap: 50 * 1024, ..ManyMeta::default() });
+    assert_eq!(paths_of(&many), ["a.txt"]);
+    assert!(!many.output.contains("vanishing") && many.output.contains(" · 1 withheld · "), "{}", many.output);
 }
