@@ -7,7 +7,8 @@
 //!
 //! A read travels one road, one module per stage:
 //! [`request`] → [`resolve`] (roots, confined open) + [`policy`] → [`classify`] (text or binary, encoding) → [`window`] (find the bytes)
-//! → [`render`] (what the model sees), driven by the [`Reader`] in [`engine`].
+//! → [`render`] (what the model sees), driven by the [`Reader`] in [`engine`]. [`many`] reads several files in one
+//! call (`Reader::read_many`), each down that same road with its fair share of one output cap.
 //!
 //! ```no_run
 //! use agent_read::{Config, ReadRequest, Reader};

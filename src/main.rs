@@ -100,7 +100,7 @@ struct Cli {
 /// Modes other than reading one path.
 #[derive(Debug, clap::Subcommand)]
 enum Mode {
-    /// Serve the `read` tool as an MCP server, on standard input and output unless --http is given (a file named
+    /// Serve the `read` and `read_many` tools as an MCP server, on standard input and output unless --http is given (a file named
     /// `mcp` is `./mcp`).
     Mcp(McpArgs),
     /// Read several files, directories or globs in one answer, sharing the output cap (the `read_many` tool; a file

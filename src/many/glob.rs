@@ -199,6 +199,27 @@ mod tests {
     }
 
     #[test]
+    fn the_walk_stops_at_its_entry_and_time_bounds_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..20 {
+            std::fs::write(dir.path().join(format!("f{i:02}.txt")), "x").unwrap();
+        }
+        let roots = Roots::new(&[dir.path().to_path_buf()]).unwrap();
+        let cancel = Cancel::new();
+        let later = Instant::now() + std::time::Duration::from_secs(60);
+        let mut budget = WalkBudget { deadline: later, cancel: &cancel, visited: 0 };
+        let whole = find(&roots, "*.txt", &mut budget).unwrap();
+        assert_eq!((whole.files.len(), whole.stopped.as_deref()), (20, None));
+        assert_eq!(budget.visited, 21, "the root and its 20 files");
+        let mut nearly_spent = WalkBudget { deadline: later, cancel: &cancel, visited: MAX_WALK_ENTRIES - 5 };
+        let cut = find(&roots, "*.txt", &mut nearly_spent).unwrap();
+        assert_eq!(cut.files.len(), 4, "the root, then four files");
+        assert_eq!(cut.stopped.as_deref(), Some("the walk stopped after visiting 100000 entries"));
+        let mut late = WalkBudget { deadline: Instant::now(), cancel: &cancel, visited: 0 };
+        assert_eq!(find(&roots, "*.txt", &mut late).unwrap().stopped.as_deref(), Some("the walk ran out of time"));
+    }
+
+    #[test]
     fn the_walk_keeps_to_the_base_and_skips_hidden_names_unless_asked() {
         let (root, base) = (Path::new("/r"), Path::new("src/a"));
         let kept = |path: &str, hidden: bool| keep(Path::new(path), root, base, hidden, false);

@@ -1,5 +1,5 @@
-//! The MCP face: `agent-read mcp` serves the `read` tool (and `read_many`, see [`many`]) with the official Rust SDK (`rmcp`), on standard input and
-//! output or over streamable HTTP ([`http`]).
+//! The MCP face: `agent-read mcp` serves the `read` tool (and `read_many`, see [`many`]) with the official Rust SDK
+//! (`rmcp`), on standard input and output or over streamable HTTP ([`http`]).
 //!
 //! Thin by design: the tool's name, description and input schema come from [`agent_read::tool`], every call goes to
 //! the same [`Reader`] as the command line, and the result is the same JSON — as `structuredContent`, with the model
@@ -221,7 +221,7 @@ impl ServerHandler for ReadServer {
     }
 }
 
-/// Serves the `read` tool on standard input and output until the client disconnects.
+/// Serves the tools on standard input and output until the client disconnects.
 pub fn serve_stdio(config: Config) -> Result<(), String> {
     let server = ReadServer::new(config)?;
     runtime()?.block_on(async move {
