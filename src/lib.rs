@@ -7,7 +7,8 @@
 //!
 //! A read travels one road, one module per stage:
 //! [`request`] → [`resolve`] (roots, confined open) + [`policy`] → [`classify`] (text or binary, encoding) → [`window`] (find the bytes)
-//! → [`render`] (what the model sees), driven by the [`Reader`] in [`engine`].
+//! → [`render`] (what the model sees), driven by the [`Reader`] in [`engine`]. [`many`] reads several files in one
+//! call (`Reader::read_many`), each down that same road with its fair share of one output cap.
 //!
 //! ```no_run
 //! use agent_read::{Config, ReadRequest, Reader};
@@ -25,6 +26,7 @@ pub mod classify;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod many;
 pub mod media;
 pub mod policy;
 pub mod render;
@@ -40,6 +42,7 @@ pub use budget::Cancel;
 pub use config::{Config, ConfigError, Limits};
 pub use engine::Reader;
 pub use error::{ErrorCode, ReadError};
+pub use many::{ReadManyRequest, ReadManyResult};
 pub use request::ReadRequest;
 pub use result::ReadResult;
 pub use session::{Freshness, Session, SessionSettings};

@@ -4,12 +4,15 @@
 //!   model would see (or the JSON result with `--json`).
 //! - `agent-read` with a JSON request on standard input prints one JSON result on standard output.
 //! - `agent-read --schema [--schema-format openai|anthropic|mcp]` prints the tool definition.
+//! - `agent-read many PATH_OR_GLOB... [--limit N] [--max-files N] [--json]` reads several files in one answer (the
+//!   `read_many` tool; without paths, one JSON request on standard input); `agent-read many --schema` prints that tool.
 //! - `agent-read mcp [--root DIR]...` serves the tool as an MCP server on standard input and output;
 //!   `agent-read mcp --http ADDR [--allow-host HOST]... [--stateless]` serves it over streamable HTTP.
 //!
 //! Exit status: 0 when a result was printed (for JSON output, errors included), 1 when a plain-text read failed
 //! (the error went to standard error), 2 for a usage or configuration error.
 
+mod many_cli;
 mod mcp;
 
 use agent_read::session::TokenCounting;
@@ -98,9 +101,12 @@ struct Cli {
 /// Modes other than reading one path.
 #[derive(Debug, clap::Subcommand)]
 enum Mode {
-    /// Serve the `read` tool as an MCP server, on standard input and output unless --http is given (a file named
+    /// Serve the `read` and `read_many` tools as an MCP server, on standard input and output unless --http is given (a file named
     /// `mcp` is `./mcp`).
     Mcp(McpArgs),
+    /// Read several files, directories or globs in one answer, sharing the output cap (the `read_many` tool; a file
+    /// named `many` is `./many`).
+    Many(many_cli::ManyArgs),
 }
 
 /// How to serve MCP.
@@ -163,6 +169,9 @@ fn main() -> ExitCode {
         return ExitCode::from(u8::try_from(agent_read::media::pdf::worker_main(&rest)).unwrap_or(1));
     }
     let cli = Cli::parse();
+    if let Some(Mode::Many(args)) = &cli.command {
+        return many_cli::run(&cli, args);
+    }
     if cli.schema || cli.schema_format.is_some() {
         let format = cli.schema_format.as_deref().and_then(SchemaFormat::parse).unwrap_or(SchemaFormat::Plain);
         let text = serde_json::to_string_pretty(&tool::definition(format)).unwrap_or_default();
@@ -262,24 +271,34 @@ fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
 }
 
 fn read_stdin(reader: &Reader) -> ExitCode {
-    let stdin = std::io::stdin();
-    if stdin.is_terminal() {
+    let Some(request) = stdin_request() else {
         return usage_error("give a PATH, or pipe one JSON request to standard input (see --help)");
-    }
-    let mut text = String::new();
-    let result = match stdin.lock().take(MAX_REQUEST_BYTES + 1).read_to_string(&mut text) {
-        Err(e) => ReadResult::Error(agent_read::ReadError::invalid_param(format!(
-            "standard input is not a UTF-8 JSON request: {e}"
-        ))),
-        Ok(_) if text.len() as u64 > MAX_REQUEST_BYTES => ReadResult::Error(agent_read::ReadError::invalid_param(
-            format!("the request is larger than {MAX_REQUEST_BYTES} bytes"),
-        )),
-        Ok(_) => reader.read_json_str(&text),
+    };
+    let result = match request {
+        Ok(text) => reader.read_json_str(&text),
+        Err(error) => ReadResult::Error(error),
     };
     print_json(&result)
 }
 
-fn print_json(result: &ReadResult) -> ExitCode {
+/// The JSON request text on standard input (at most [`MAX_REQUEST_BYTES`], UTF-8), or `None` when standard input is
+/// a terminal (nobody is piping a request).
+fn stdin_request() -> Option<Result<String, agent_read::ReadError>> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return None;
+    }
+    let mut text = String::new();
+    Some(match stdin.lock().take(MAX_REQUEST_BYTES + 1).read_to_string(&mut text) {
+        Err(e) => Err(agent_read::ReadError::invalid_param(format!("standard input is not a UTF-8 JSON request: {e}"))),
+        Ok(_) if text.len() as u64 > MAX_REQUEST_BYTES => {
+            Err(agent_read::ReadError::invalid_param(format!("the request is larger than {MAX_REQUEST_BYTES} bytes")))
+        }
+        Ok(_) => Ok(text),
+    })
+}
+
+fn print_json(result: &impl serde::Serialize) -> ExitCode {
     match serde_json::to_string(result) {
         Ok(text) => print_stdout(&text, ExitCode::SUCCESS),
         Err(e) => usage_error(&format!("cannot serialize the result: {e}")),

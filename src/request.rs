@@ -216,7 +216,8 @@ fn string_field(key: &str, val: &Value) -> Result<String, ReadError> {
     }
 }
 
-fn integer_field(key: &str, val: &Value) -> Result<i64, ReadError> {
+/// An integer field, or an error naming `key`, what it got and the valid form.
+pub(crate) fn integer_field(key: &str, val: &Value) -> Result<i64, ReadError> {
     if let Some(n) = val.as_i64() {
         return Ok(n);
     }
@@ -232,7 +233,8 @@ fn integer_field(key: &str, val: &Value) -> Result<i64, ReadError> {
         .with_hint(format!("send a JSON number without quotes or fraction, e.g. \"{key}\": 100")))
 }
 
-fn json_type_name(value: &Value) -> &'static str {
+/// How a JSON value's type is named in error messages (`an array`).
+pub(crate) fn json_type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -244,7 +246,7 @@ fn json_type_name(value: &Value) -> &'static str {
 }
 
 /// Keeps untrusted text short inside an error message.
-fn truncate_for_message(s: &str) -> String {
+pub(crate) fn truncate_for_message(s: &str) -> String {
     const MAX: usize = 40;
     match s.char_indices().nth(MAX) {
         Some((i, _)) => format!("{}…", &s[..i]),

@@ -1,8 +1,10 @@
 //! The tool as a model meets it: one name, one description, one parameter schema — the single source for every
 //! face (`--schema`, the MCP tool list, library users wiring it into their own harness).
 //!
-//! The parameter schema is generated from [`ReadRequest`], so the schema, the docs and the parser cannot drift.
+//! The parameter schema is generated from [`ReadRequest`], so the schema, the docs and the parser cannot drift. The
+//! second tool, `read_many` (several files in one call), is defined here the same way, from [`ReadManyRequest`].
 
+use crate::many::ReadManyRequest;
 use crate::request::ReadRequest;
 use serde_json::{Value, json};
 
@@ -85,15 +87,20 @@ pub fn parameters_schema() -> Value {
 
 /// The JSON Schema of the request as served: `reread` only where repeats are answered with a notice.
 pub fn parameters_schema_for(served: Served) -> Value {
-    let mut schema = serde_json::to_value(schemars::schema_for!(ReadRequest)).unwrap_or_else(|_| json!({}));
+    let mut schema = bare(schemars::schema_for!(ReadRequest));
+    if served == Served::OneShot
+        && let Some(Value::Object(properties)) = schema.get_mut("properties")
+    {
+        properties.remove("reread");
+    }
+    schema
+}
+
+fn bare(schema: schemars::Schema) -> Value {
+    let mut schema = serde_json::to_value(schema).unwrap_or_else(|_| json!({}));
     if let Value::Object(map) = &mut schema {
         map.remove("$schema");
         map.remove("title");
-        if served == Served::OneShot
-            && let Some(Value::Object(properties)) = map.get_mut("properties")
-        {
-            properties.remove("reread");
-        }
     }
     schema
 }
@@ -142,22 +149,30 @@ pub fn definition(format: SchemaFormat) -> Value {
 
 /// The tool definition as served, in the given shape.
 pub fn definition_for(format: SchemaFormat, served: Served) -> Value {
-    let parameters = parameters_schema_for(served);
-    let description = description_for(served);
+    shape(NAME, "Read file or directory", &description_for(served), parameters_schema_for(served), format)
+}
+
+/// The `read_many` tool definition in the given shape (MCP: without `outputSchema`, see [`many_output_schema`]).
+pub fn many_definition(format: SchemaFormat) -> Value {
+    shape(MANY_NAME, "Read several files", MANY_DESCRIPTION, many_parameters_schema(), format)
+}
+
+/// One read-only tool in the given shape.
+fn shape(name: &str, title: &str, description: &str, parameters: Value, format: SchemaFormat) -> Value {
     match format {
-        SchemaFormat::Plain => json!({"name": NAME, "description": description, "parameters": parameters}),
+        SchemaFormat::Plain => json!({"name": name, "description": description, "parameters": parameters}),
         SchemaFormat::OpenAi => json!({
             "type": "function",
-            "function": {"name": NAME, "description": description, "parameters": parameters}
+            "function": {"name": name, "description": description, "parameters": parameters}
         }),
-        SchemaFormat::Anthropic => json!({"name": NAME, "description": description, "input_schema": parameters}),
+        SchemaFormat::Anthropic => json!({"name": name, "description": description, "input_schema": parameters}),
         SchemaFormat::Mcp => json!({
-            "name": NAME,
-            "title": "Read file or directory",
+            "name": name,
+            "title": title,
             "description": description,
             "inputSchema": parameters,
             "annotations": {
-                "title": "Read file or directory",
+                "title": title,
                 "readOnlyHint": true,
                 "destructiveHint": false,
                 "idempotentHint": true,
@@ -165,6 +180,66 @@ pub fn definition_for(format: SchemaFormat, served: Served) -> Value {
             }
         }),
     }
+}
+
+/// The `read_many` tool's name.
+pub const MANY_NAME: &str = "read_many";
+
+/// The `read_many` tool's description, written to the same six-point checklist as [`DESCRIPTION`].
+pub const MANY_DESCRIPTION: &str = "\
+Read several files at once: a list of paths and globs (e.g. `src/**/*.rs`), one answer, one shared output budget.
+
+Requires: `paths`, 1 to 200 entries, each a file, a directory or a glob, relative to the workspace root (or absolute \
+inside it). Globs: `*` within a name, `**` across directories, `?`, `[abc]`, `{a,b}`; they match files only, sorted \
+by path, follow .gitignore/.ignore files, and skip hidden names unless the pattern names them (`.github/*.yml`). \
+Optional: `limit` (lines per file, default 2000) and `max_files` (files read at most, default 50, up to 200).
+
+Does not: modify anything, read outside the workspace roots, name files the read policy protects (a glob's \
+protected matches are only counted as withheld), or inline images and PDF documents (they are listed as skipped, \
+with the `read` call that returns them as attachments). A file matched twice is read once.
+
+Side effects: none; read-only and idempotent.
+
+Output: each file under a header line `==> path <==`, followed by exactly what `read` shows for it: numbered lines \
+ending with the footer and its next call (continue that file with `read`, the header's path and the footer's \
+offset), a directory listing, or an error (NOT_FOUND with near misses, BINARY, ...). The whole answer stays under \
+50 KiB by default, shared fairly: small files come whole, larger ones split what is left. Then a `--- skipped ---` \
+list (what, why, and the exact next call: a glob that matched nothing, files beyond max_files or beyond the budget, \
+images), and last a summary line such as `(read_many: 3 shown · 1 skipped · 12.3 KiB of the 50.0 KiB cap)`.
+
+Prefer it over several `read` calls to look at a handful of files or a module at once (sources, configs, tests); \
+prefer `read` to page through one large file.";
+
+/// The JSON Schema of a `read_many` request, generated from [`ReadManyRequest`].
+pub fn many_parameters_schema() -> Value {
+    bare(schemars::schema_for!(ReadManyRequest))
+}
+
+/// The JSON Schema of a `read_many` result (its MCP `outputSchema`; see the README's "Results").
+pub fn many_output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "ok": {"type": "boolean", "description": "false only when the request itself was rejected"},
+            "kind": {"type": "string", "enum": ["many", "error"]},
+            "output": {"type": "string", "description": "the text the model should see"},
+            "files": {
+                "type": "array",
+                "items": {"type": "object"},
+                "description": "one envelope per file shown: path, ok, kind, and meta or error_code"
+            },
+            "skipped": {
+                "type": "array",
+                "items": {"type": "object"},
+                "description": "what was not shown: path or pattern, reason, count, error_code and next when known"
+            },
+            "meta": {"type": "object", "description": "files_read, files_failed, files_skipped, withheld, bytes, cap"},
+            "error": {"type": "string"},
+            "error_code": {"type": "string"},
+            "hint": {"type": "string", "description": "the next step"}
+        },
+        "required": ["ok", "kind", "output"]
+    })
 }
 
 #[cfg(test)]
@@ -220,6 +295,29 @@ mod tests {
                 assert_eq!(actual, expected, "{key}");
             }
         }
+    }
+
+    #[test]
+    fn read_many_schema_is_its_request_type() {
+        let schema = many_parameters_schema();
+        let mut props: Vec<&str> = schema["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+        props.sort_unstable();
+        let mut expected = crate::many::request::FIELDS.to_vec();
+        expected.sort_unstable();
+        assert_eq!(props, expected);
+        assert_eq!(schema["required"], json!(["paths"]));
+        assert_eq!(schema["additionalProperties"], json!(false));
+        assert_eq!(schema["properties"]["paths"]["maxItems"], crate::many::MAX_PATHS);
+        assert_eq!(schema["properties"]["paths"]["minItems"], 1);
+        let mcp = many_definition(SchemaFormat::Mcp);
+        assert_eq!(
+            (mcp["name"].as_str(), mcp["annotations"]["idempotentHint"].as_bool()),
+            (Some("read_many"), Some(true))
+        );
+        assert_eq!(many_definition(SchemaFormat::Anthropic)["input_schema"], schema);
+        let rejected = crate::ReadManyResult::Error(crate::ReadError::invalid_param("x"));
+        let value = serde_json::to_value(&rejected).unwrap();
+        assert!(many_output_schema()["properties"]["kind"]["enum"].as_array().unwrap().contains(&value["kind"]));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::mcp::{RootsClient, call, text_of, workspace};
+use common::mcp::{RootsClient, call, call_tool, text_of, workspace};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
@@ -35,7 +35,7 @@ async fn server_names_itself_and_lists_the_read_tool_with_its_schemas() {
     assert_eq!(info["serverInfo"]["name"], "agent-read");
     assert_eq!(info["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
     let tools = client.list_all_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 1);
+    assert_eq!(tools.len(), 2, "read and read_many");
     let tool = serde_json::to_value(&tools[0]).unwrap();
     assert_eq!(tool["name"], "read");
     // Served in a session that answers exact repeats with a notice: `reread` is offered and explained.
@@ -45,6 +45,39 @@ async fn server_names_itself_and_lists_the_read_tool_with_its_schemas() {
     assert_eq!(tool["outputSchema"], agent_read::tool::output_schema());
     assert_eq!(tool["annotations"]["readOnlyHint"], true);
     assert_eq!(tool["annotations"]["idempotentHint"], true);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn read_many_is_listed_with_its_schemas_and_reads_several_files_in_one_call() {
+    let dir = workspace();
+    let client = connect(dir.path()).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let many = serde_json::to_value(tools.iter().find(|t| t.name == "read_many").expect("read_many listed")).unwrap();
+    assert_eq!(many["description"], agent_read::tool::MANY_DESCRIPTION);
+    assert_eq!(many["inputSchema"], agent_read::tool::many_parameters_schema());
+    assert_eq!(many["outputSchema"], agent_read::tool::many_output_schema());
+    assert_eq!(
+        (many["annotations"]["readOnlyHint"].as_bool(), many["annotations"]["idempotentHint"].as_bool()),
+        (Some(true), Some(true))
+    );
+
+    let result = call_tool(&client, "read_many", json!({"paths": ["notes.txt", "src/*.rs", ".e*"], "limit": 2})).await;
+    assert_eq!(result.is_error, Some(false));
+    let structured = result.structured_content.clone().expect("structuredContent");
+    assert_eq!((structured["ok"].as_bool(), structured["kind"].as_str()), (Some(true), Some("many")));
+    assert_eq!(structured["output"].as_str(), Some(text_of(&result).as_str()));
+    let paths: Vec<&str> =
+        structured["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["notes.txt", "src/main.rs"]);
+    let text = text_of(&result);
+    assert!(text.starts_with("==> notes.txt <==\n1: line 1\n2: line 2\n(lines 1-2 of 30 · 231 B · next: offset=3 limit=2)\n\n==> src/main.rs <==\n"), "{text}");
+    assert!(!text.contains("do-not-show") && !text.contains(".env"), "the denied match is withheld unnamed: {text}");
+    assert_eq!(structured["meta"]["withheld"], 1);
+
+    let rejected = call_tool(&client, "read_many", json!({"path": "notes.txt"})).await;
+    assert_eq!(rejected.is_error, Some(true));
+    assert_eq!(rejected.structured_content.expect("structuredContent")["error_code"], "INVALID_PARAM");
     client.cancel().await.unwrap();
 }
 
@@ -254,6 +287,45 @@ async fn a_slow_read_delays_no_other_and_cancelling_it_stops_it() {
     assert!(outcome.contains(r#""outcome":"CANCELLED""#), "audit log after cancelling: {outcome:?}");
     // The server goes on answering.
     let after = call(&client, json!({"path": "notes.txt", "limit": 1})).await;
+    assert_eq!(after.is_error, Some(false));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn cancelling_a_read_many_stops_the_file_it_is_reading() {
+    use rmcp::model::{CallToolRequest, ClientRequest};
+    use rmcp::service::PeerRequestOptions;
+    let dir = workspace();
+    // Text up front, then a 64 GiB hole: counting its lines takes many seconds.
+    let huge = dir.path().join("huge.log");
+    std::fs::write(&huge, "line\n".repeat(20_000)).unwrap();
+    std::fs::File::options().write(true).open(&huge).unwrap().set_len(64 << 30).unwrap();
+    let audit = tempfile::tempdir().unwrap();
+    let audit_log = audit.path().join("audit.jsonl");
+    let client =
+        connect_with(dir.path(), &["--audit-log", audit_log.to_str().unwrap(), "--timeout-ms", "600000"]).await;
+    let Value::Object(arguments) = json!({"paths": ["notes.txt", "huge.log"]}) else { unreachable!() };
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("read_many").with_arguments(arguments),
+    ));
+    let handle = client.send_cancellable_request(request, PeerRequestOptions::no_options()).await.expect("send");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    handle.cancel(Some("no longer needed".into())).await.expect("cancel");
+    // The smaller file was read first; the big one stops at its next chunk (it would run for minutes otherwise).
+    let mut outcome = String::new();
+    for _ in 0..200 {
+        outcome = std::fs::read_to_string(&audit_log).unwrap_or_default();
+        if outcome.lines().count() > 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let lines: Vec<&str> = outcome.lines().collect();
+    assert_eq!(lines.len(), 2, "{outcome:?}");
+    assert!(lines[0].contains("notes.txt") && lines[0].contains(r#""outcome":"ok""#), "{outcome:?}");
+    assert!(lines[1].contains("huge.log") && lines[1].contains(r#""outcome":"CANCELLED""#), "{outcome:?}");
+    // The server goes on answering.
+    let after = call_tool(&client, "read_many", json!({"paths": ["notes.txt"], "limit": 1})).await;
     assert_eq!(after.is_error, Some(false));
     client.cancel().await.unwrap();
 }

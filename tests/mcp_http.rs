@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::mcp::{RootsClient, call, text_of, workspace};
+use common::mcp::{RootsClient, call, call_tool, text_of, workspace};
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -70,16 +70,23 @@ async fn exercise(server: &HttpServer, served: agent_read::tool::Served) {
     assert_eq!(info["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
     let tools = client.list_all_tools().await.expect("tools/list");
     let tool = serde_json::to_value(&tools[0]).unwrap();
-    assert_eq!(tools.len(), 1);
+    assert_eq!(tools.len(), 2, "read and read_many");
     assert_eq!(tool["inputSchema"], agent_read::tool::parameters_schema_for(served));
     assert_eq!(tool["description"], agent_read::tool::description_for(served));
     assert_eq!(tool["outputSchema"], agent_read::tool::output_schema());
+    let many = serde_json::to_value(&tools[1]).unwrap();
+    assert_eq!(many["inputSchema"], agent_read::tool::many_parameters_schema());
+    assert_eq!(many["outputSchema"], agent_read::tool::many_output_schema());
     let first = call(&client, json!({"path": "notes.txt", "limit": 10})).await;
     assert_eq!(first.is_error, Some(false));
     let next = first.structured_content.as_ref().expect("structuredContent")["meta"]["next_offset"].clone();
     assert_eq!(next, 11);
     let second = call(&client, json!({"path": "notes.txt", "offset": next, "limit": 10})).await;
     assert!(text_of(&second).starts_with("11: line 11\n"), "{}", text_of(&second));
+    let many = call_tool(&client, "read_many", json!({"paths": ["notes.txt", "src/*.rs"], "limit": 1})).await;
+    assert_eq!(many.is_error, Some(false));
+    assert_eq!(many.structured_content.as_ref().expect("structuredContent")["kind"], "many");
+    assert!(text_of(&many).starts_with("==> notes.txt <==\n1: line 1\n"), "{}", text_of(&many));
     let denied = call(&client, json!({"path": ".env"})).await;
     assert_eq!(denied.is_error, Some(true));
     assert!(text_of(&denied).starts_with("DENIED: .env: denied by the read policy"), "{}", text_of(&denied));

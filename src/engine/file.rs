@@ -8,7 +8,7 @@ use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
 use crate::render::human_size;
 use crate::request::Window;
-use crate::result::{AttachmentMeta, ReadResult, TextMeta};
+use crate::result::{AttachmentMeta, AttachmentResult, ReadResult, TextMeta};
 use crate::window::Source;
 use crate::window::index::store::LineIndexes;
 use std::fs::{File, Metadata};
@@ -59,6 +59,8 @@ pub struct FileRequest<'a> {
     pub forced: Option<Codec>,
     /// PDF pages, as the request gave them.
     pub pages: Option<&'a str>,
+    /// Whether attachments are made; when not, an image (or a PDF as a document) is described, not decoded.
+    pub attachments: bool,
 }
 
 /// How media files are handled: where PDF extraction runs.
@@ -122,6 +124,9 @@ pub fn read(
         }
         Content::Text(format) => {
             text::read(target, &format, sniffed, request.window, limits, &Rendering::default()).map(ReadResult::Text)
+        }
+        Content::Image(kind) if !request.attachments && cfg!(feature = "images") => {
+            Ok(not_attached(target, kind.mime(), &format!("{} image", kind.name())))
         }
         Content::Image(kind) => {
             read_image(target, kind, limits).map(|result| note_ignored_window(result, &request.window))
@@ -197,6 +202,9 @@ fn read_pdf(
     media: &Media,
 ) -> Result<ReadResult, ReadError> {
     if media.pdf_as_document && request.pages.is_none() && !is_windowed(&request.window) {
+        if !request.attachments {
+            return Ok(not_attached(target, "application/pdf", "PDF document"));
+        }
         let meta = target.attachment_meta("application/pdf");
         return super::pdf::read_document(target, meta, limits, &media.pdf_isolation);
     }
@@ -211,6 +219,13 @@ fn read_pdf(
     _media: &Media,
 ) -> Result<ReadResult, ReadError> {
     Err(binary_error(target, "PDF document", Some(without_feature("pdf"))))
+}
+
+/// An attachment described but not made (no bytes, nothing decoded): what a caller that cannot pass attachments on
+/// lists instead.
+fn not_attached(target: &Target<'_>, mime: &str, description: &str) -> ReadResult {
+    let output = format!("{description} ({})", human_size(target.metadata.len()));
+    ReadResult::Attachment(AttachmentResult { output, attachments: Vec::new(), meta: target.attachment_meta(mime) })
 }
 
 /// Says so when a request windowed an attachment: it is always whole, and a silent ignore would mislead.

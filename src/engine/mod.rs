@@ -104,9 +104,31 @@ impl Reader {
         cancel: &Cancel,
         options: ReadOptions,
     ) -> (ReadResult, Option<Seen>) {
+        let capped;
+        let limits = match options.max_output_bytes {
+            Some(cap) => {
+                let cap = cap.min(self.limits.max_output_bytes).max(MIN_OUTPUT_BYTES);
+                capped = Limits { max_output_bytes: cap, ..self.limits.clone() };
+                &capped
+            }
+            None => &self.limits,
+        };
+        self.read_bounded(request, cancel, &Bounds { limits, attachments: true, observe: options.observe })
+    }
+
+    /// Reads one request under other bounds than the reader's own (`read_many` gives each file a share of the
+    /// output cap and what is left of its time budget, and lists attachments instead of attaching them); returns what
+    /// was read too when `bounds.observe` is set.
+    pub(crate) fn read_bounded(
+        &self,
+        request: &ReadRequest,
+        cancel: &Cancel,
+        bounds: &Bounds<'_>,
+    ) -> (ReadResult, Option<Seen>) {
         let mut trace = Trace::default();
-        let result =
-            self.try_read(request, cancel, &mut trace, options).unwrap_or_else(|e| ReadResult::Error(self.clip(e)));
+        let result = self
+            .try_read(request, cancel, bounds, &mut trace)
+            .unwrap_or_else(|e| ReadResult::Error(clip(e, bounds.limits)));
         self.audit(request, &trace, &result);
         (result, trace.seen)
     }
@@ -141,6 +163,18 @@ impl Reader {
         }
     }
 
+    /// The roots reads are confined to.
+    pub(crate) fn roots(&self) -> &Roots {
+        &self.roots
+    }
+
+    /// Whether the read policy refuses a root-relative path (deny and allow globs, and ignore files when respected),
+    /// judged without opening it: `read_many` withholds such glob matches unnamed.
+    pub(crate) fn refuses(&self, root: usize, relative: &Path) -> bool {
+        let read = |path: &Path| self.roots.read_small_file(root, path);
+        self.check_policy(root, relative, "").is_err() || self.policy.check_ignored(relative, false, read).is_err()
+    }
+
     /// Parses an untrusted JSON request and reads it.
     pub fn read_json(&self, request: &Value) -> ReadResult {
         self.read_json_cancellable(request, &Cancel::new())
@@ -163,33 +197,20 @@ impl Reader {
     }
 
     fn rejected(&self, error: ReadError) -> ReadResult {
-        let result = ReadResult::Error(self.clip(error));
+        let result = ReadResult::Error(clip(error, &self.limits));
         self.audit(&ReadRequest::default(), &Trace::default(), &result);
         result
-    }
-
-    /// Errors stay well inside the output cap whatever the input echoed in them.
-    fn clip(&self, error: ReadError) -> ReadError {
-        error.clipped(MAX_MESSAGE_BYTES.min(self.limits.max_output_bytes / 4))
     }
 
     fn try_read(
         &self,
         request: &ReadRequest,
         cancel: &Cancel,
+        bounds: &Bounds<'_>,
         trace: &mut Trace,
-        options: ReadOptions,
     ) -> Result<ReadResult, ReadError> {
-        let capped;
-        let limits = match options.max_output_bytes {
-            Some(cap) => {
-                let cap = cap.min(self.limits.max_output_bytes).max(MIN_OUTPUT_BYTES);
-                capped = Limits { max_output_bytes: cap, ..self.limits.clone() };
-                &capped
-            }
-            None => &self.limits,
-        };
-        let budget = Budget::new(Instant::now() + Duration::from_millis(self.limits.timeout_ms), cancel.clone());
+        let limits = bounds.limits;
+        let budget = Budget::new(Instant::now() + Duration::from_millis(limits.timeout_ms), cancel.clone());
         // Every field's own validity (INVALID_PARAM) before how the fields relate (INVALID_RANGE).
         let forced = request.encoding.as_deref().map(parse_encoding).transpose()?;
         let window = request.window(limits)?;
@@ -214,9 +235,10 @@ impl Reader {
             Handle::File(file, metadata) => {
                 let indexes = &self.indexes;
                 let target = file::Target { file: &file, metadata: &metadata, shown, budget, indexes };
-                let request = file::FileRequest { window, forced, pages: request.pages.as_deref() };
+                let pages = request.pages.as_deref();
+                let request = file::FileRequest { window, forced, pages, attachments: bounds.attachments };
                 let result = file::read(&target, request, limits, &self.media)?;
-                if options.observe {
+                if bounds.observe {
                     let mut seen = Seen::of(real_path, &metadata);
                     // A file that cannot be hashed is compared by metadata later: stricter, never wrong.
                     seen.content = observe::hash_file(&file, &metadata).ok().flatten();
@@ -229,7 +251,7 @@ impl Reader {
                     .with_hint("page a directory with offset and limit"))
             }
             Handle::Directory(dir) => {
-                if options.observe {
+                if bounds.observe {
                     trace.seen = dir_metadata(&dir).ok().map(|metadata| Seen::of(real_path, &metadata));
                 }
                 let listing = directory::Listing {
@@ -286,9 +308,26 @@ impl Reader {
     }
 }
 
+/// The bounds one read runs under: normally the reader's own limits, with attachments.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bounds<'a> {
+    /// Output cap, time budget and the rest.
+    pub limits: &'a Limits,
+    /// Whether images (and PDFs as documents) are attached; when not, they come back as an attachment result
+    /// without attachments, so the caller can list them instead of paying for their decoding.
+    pub attachments: bool,
+    /// Whether to report what was read ([`Seen`]) for a session's ledger.
+    pub observe: bool,
+}
+
 /// A directory's metadata in the standard library's form (through a duplicate of its handle).
 fn dir_metadata(dir: &cap_std::fs::Dir) -> std::io::Result<std::fs::Metadata> {
     dir.try_clone()?.into_std_file().metadata()
+}
+
+/// Errors stay well inside the output cap whatever the input echoed in them.
+fn clip(error: ReadError, limits: &Limits) -> ReadError {
+    error.clipped(MAX_MESSAGE_BYTES.min(limits.max_output_bytes / 4))
 }
 
 fn denied(shown: &str, denial: &Denial) -> ReadError {

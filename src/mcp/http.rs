@@ -31,7 +31,7 @@ pub struct HttpOptions {
     pub stateless: bool,
 }
 
-/// Serves the `read` tool over streamable HTTP until interrupted (Ctrl-C or SIGTERM).
+/// Serves the tools over streamable HTTP until interrupted (Ctrl-C or SIGTERM).
 pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpOptions) -> Result<(), String> {
     let address = listen_address(&options.listen)?;
     if options.stateless {

@@ -1,5 +1,5 @@
-//! The MCP face: `agent-read mcp` serves the `read` tool with the official Rust SDK (`rmcp`), on standard input and
-//! output or over streamable HTTP ([`http`]).
+//! The MCP face: `agent-read mcp` serves the `read` tool (and `read_many`, see [`many`]) with the official Rust SDK
+//! (`rmcp`), on standard input and output or over streamable HTTP ([`http`]).
 //!
 //! Thin by design: the tool's name, description and input schema come from [`agent_read::tool`], every call goes to
 //! the same [`Reader`] as the command line, and the result is the same JSON — as `structuredContent`, with the model
@@ -17,6 +17,7 @@
 
 pub mod http;
 mod idle_trim;
+mod many;
 
 use agent_read::tool::{self, SchemaFormat, Served};
 use agent_read::{Cancel, Config, ReadResult, Reader, Session, SessionSettings};
@@ -42,6 +43,7 @@ struct ReadServer {
     session: Arc<Session>,
     permits: Arc<Semaphore>,
     tool: Arc<Tool>,
+    many_tool: Arc<Tool>,
 }
 
 impl ReadServer {
@@ -58,6 +60,7 @@ impl ReadServer {
             session: Arc::new(session),
             permits: Arc::new(Semaphore::new(MAX_CONCURRENT_READS)),
             tool: Arc::new(tool),
+            many_tool: Arc::new(many::many_tool()?),
         })
     }
 
@@ -166,7 +169,10 @@ impl ServerHandler for ReadServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("agent-read", env!("CARGO_PKG_VERSION")))
-            .with_instructions("One read-only tool, `read`: bounded, paged windows of files and directories.")
+            .with_instructions(
+                "Two read-only tools: `read` (bounded, paged windows of one file or directory) and `read_many` \
+                 (several files or globs in one answer, sharing the output budget).",
+            )
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -182,7 +188,7 @@ impl ServerHandler for ReadServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(vec![self.tool.as_ref().clone()]))
+        Ok(ListToolsResult::with_all_items(vec![self.tool.as_ref().clone(), self.many_tool.as_ref().clone()]))
     }
 
     async fn call_tool(
@@ -190,9 +196,17 @@ impl ServerHandler for ReadServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == tool::MANY_NAME {
+            return self.call_read_many(Value::Object(request.arguments.unwrap_or_default()), context).await;
+        }
         if request.name != tool::NAME {
             return Err(ErrorData::invalid_params(
-                format!("unknown tool `{}`; this server has one tool: `{}`", request.name, tool::NAME),
+                format!(
+                    "unknown tool `{}`; this server's tools: `{}`, `{}`",
+                    request.name,
+                    tool::NAME,
+                    tool::MANY_NAME
+                ),
                 None,
             ));
         }
@@ -207,7 +221,7 @@ impl ServerHandler for ReadServer {
     }
 }
 
-/// Serves the `read` tool on standard input and output until the client disconnects.
+/// Serves the tools on standard input and output until the client disconnects.
 pub fn serve_stdio(config: Config, settings: SessionSettings) -> Result<(), String> {
     let server = ReadServer::new(config, settings)?;
     runtime()?.block_on(async move {

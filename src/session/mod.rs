@@ -14,6 +14,7 @@
 //! A session is thread-safe: reads run in parallel, and the ledger is locked only to look up and record.
 
 mod ledger;
+mod many;
 mod notes;
 pub mod tokens;
 
@@ -154,7 +155,8 @@ impl Session {
     /// Reads one request until done or until `cancel` is given, recording it.
     pub fn read_cancellable(&self, request: &ReadRequest, cancel: &Cancel) -> ReadResult {
         let reader = self.reader();
-        let shrink = self.window_shrink(request, reader.limits().max_output_bytes);
+        let asks_for_a_window = request.limit.is_some() || request.start_byte.is_some() || request.end_byte.is_some();
+        let shrink = self.window_shrink(asks_for_a_window, reader.limits().max_output_bytes);
         let options = ReadOptions { max_output_bytes: Some(shrink.cap), observe: true };
         let (result, seen) = reader.read_with(request, cancel, options);
         let result = match seen {
@@ -256,11 +258,22 @@ impl Session {
 
     /// Counts what is returned, and says in the footer what the budget has left.
     fn account(&self, result: ReadResult, shrunk_to: Option<usize>) -> ReadResult {
+        let result = match self.charge(&result.output(), shrunk_to) {
+            Some(note) => notes::with_note(result, note),
+            None => result,
+        };
+        self.lock().usage.bytes += result.output().len() as u64;
+        result
+    }
+
+    /// Counts one answer's tokens (its budget note included) and returns the note to add, when there is a budget.
+    /// The caller adds the note, then the answer's final bytes to `usage.bytes`.
+    fn charge(&self, output: &str, shrunk_to: Option<usize>) -> Option<String> {
         let counting = self.settings.token_counting;
         // Counted before taking the lock: exact counts of a 50 KiB answer take milliseconds.
-        let answer_tokens = counting.count(&result.output());
+        let answer_tokens = counting.count(output);
         let mut state = self.lock();
-        let (result, tokens) = match state.usage.budget_tokens {
+        let (note, tokens) = match state.usage.budget_tokens {
             Some(budget) => {
                 // The note's own tokens are counted from a first draft (the number in it barely changes its
                 // length), plus one for the separator, so that "left" already includes this whole answer.
@@ -268,25 +281,23 @@ impl Session {
                 let draft = notes::budget_note(budget.saturating_sub(spent), budget, shrunk_to);
                 let note_tokens = counting.count(&draft) + 1;
                 let left = budget.saturating_sub(spent + note_tokens);
-                (notes::with_note(result, notes::budget_note(left, budget, shrunk_to)), answer_tokens + note_tokens)
+                (Some(notes::budget_note(left, budget, shrunk_to)), answer_tokens + note_tokens)
             }
-            None => (result, answer_tokens),
+            None => (None, answer_tokens),
         };
         state.usage.reads += 1;
         state.usage.tokens += tokens;
-        state.usage.bytes += result.output().len() as u64;
-        result
+        note
     }
 
     /// The output cap for this read: the configured one, or a smaller one when a budget is running out and the
     /// request asked for no particular window.
-    fn window_shrink(&self, request: &ReadRequest, configured: usize) -> Shrink {
+    fn window_shrink(&self, asks_for_a_window: bool, configured: usize) -> Shrink {
         // Room for the budget note, so that the answer with it still fits the configured cap.
         let configured_with_note = configured.saturating_sub(notes::BUDGET_NOTE_RESERVE);
         let Some(left) = self.lock().usage.tokens_left() else {
             return Shrink { cap: configured, shrunk_to: None };
         };
-        let asks_for_a_window = request.limit.is_some() || request.start_byte.is_some() || request.end_byte.is_some();
         let affordable = usize::try_from(self.settings.token_counting.bytes_for(left)).unwrap_or(usize::MAX);
         if asks_for_a_window || affordable >= configured_with_note {
             return Shrink { cap: configured_with_note, shrunk_to: None };

@@ -90,7 +90,7 @@ fn footer_of(output: &str) -> String {
 }
 
 /// `text` with `note` inside its footer's parentheses, or on a line of its own when the last line is not a footer.
-fn add_note(text: &str, note: &str) -> String {
+pub fn add_note(text: &str, note: &str) -> String {
     let last_line_start = text.rfind('\n').map_or(0, |i| i + 1);
     let last = &text[last_line_start..];
     if last.starts_with('(') && last.ends_with(')') {

@@ -10,6 +10,16 @@ pub async fn call<C: Service<RoleClient>>(client: &RunningService<RoleClient, C>
     client.call_tool(CallToolRequestParams::new("read").with_arguments(arguments)).await.expect("tools/call")
 }
 
+/// Calls the tool `name` with `arguments` (a JSON object); a protocol failure fails the test.
+pub async fn call_tool<C: Service<RoleClient>>(
+    client: &RunningService<RoleClient, C>,
+    name: &'static str,
+    arguments: Value,
+) -> CallToolResult {
+    let Value::Object(arguments) = arguments else { panic!("arguments must be an object") };
+    client.call_tool(CallToolRequestParams::new(name).with_arguments(arguments)).await.expect("tools/call")
+}
+
 /// The text of a result's first content block.
 pub fn text_of(result: &CallToolResult) -> String {
     let value = serde_json::to_value(&result.content).unwrap();

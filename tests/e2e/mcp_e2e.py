@@ -380,8 +380,12 @@ async def check_initialize(session: ClientSession, ctx: Context) -> str:
 
 async def check_tools_list(session: ClientSession, ctx: Context) -> str:
     listing = await session.list_tools()
-    expect_eq([tool.name for tool in listing.tools], ["read"], "tool names")
+    expect_eq([tool.name for tool in listing.tools], ["read", "read_many"], "tool names")
     expect(listing.next_cursor is None, "no further page of tools", dump(listing))
+    many = listing.tools[1]
+    expect_eq(many.input_schema.get("required"), ["paths"], "read_many inputSchema.required")
+    expect(many.annotations is not None and many.annotations.read_only_hint is True, "read_many readOnlyHint", dump(many))
+    expect(isinstance(many.output_schema, dict), "a read_many outputSchema", dump(many))
     tool = listing.tools[0]
     expect(bool(tool.description), "a description", dump(tool))
 
@@ -409,7 +413,7 @@ async def check_tools_list(session: ClientSession, ctx: Context) -> str:
     expect(isinstance(output, dict) and output.get("type") == "object", "an object outputSchema", dump(tool))
     for name in ("ok", "kind", "output"):
         expect(name in (output.get("properties") or {}), f"outputSchema.properties.{name}", output)
-    return "one tool `read`; path/offset/limit typed, path required; readOnly+idempotent; outputSchema"
+    return "tools `read` and `read_many`; path/offset/limit typed, path required; readOnly+idempotent; outputSchema"
 
 
 async def check_read_text(session: ClientSession, ctx: Context) -> str:
@@ -579,6 +583,26 @@ async def check_invalid_params(session: ClientSession, ctx: Context) -> str:
     return 'offset "abc", limit 0, an unknown field, no path: INVALID_PARAM naming the field'
 
 
+async def check_read_many(session: ClientSession, ctx: Context) -> str:
+    # The SDK validates structuredContent against read_many's outputSchema.
+    result = await session.call_tool("read_many", {"paths": ["hello.txt", "tree/*.txt", "../elsewhere/*.txt"]})
+    structured = expect_ok(result, "read_many")
+    expect_eq(structured.get("kind"), "many", "structuredContent.kind")
+    paths = [entry.get("path") for entry in structured.get("files") or []]
+    expect_eq(paths, ["hello.txt", "tree/a.txt", "tree/b.txt", "tree/é.txt"], "the files, sorted, the link read once")
+    text = text_of(result)
+    expect(text.startswith("==> hello.txt <==\n1: Hello, agent-read!\n"), "the first section", text)
+    skipped = structured.get("skipped") or []
+    expect(
+        len(skipped) == 1 and skipped[0].get("error_code") == "OUTSIDE_ROOT",
+        "the glob outside the root skipped as OUTSIDE_ROOT",
+        skipped,
+    )
+    expect(ctx.ws.secret not in repr(dump(result)), "nothing of the outside file's content", structured)
+    expect(text.endswith(" cap)"), "the summary line last", text)
+    return f"{len(paths)} files in one answer, a glob outside the root skipped, summary last"
+
+
 async def check_unknown_tool(session: ClientSession, ctx: Context) -> str:
     try:
         result = await session.call_tool("write", {"path": "hello.txt"})
@@ -620,6 +644,7 @@ PLAIN_CHECKS: list[tuple[str, Callable[[ClientSession, Context], Awaitable[str]]
     ("missing file", check_missing_file),
     ("outside root", check_outside_root),
     ("invalid params", check_invalid_params),
+    ("read_many", check_read_many),
     ("unknown tool", check_unknown_tool),
     ("repeat read", check_repeat_read),
 ]

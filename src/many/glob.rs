@@ -1,0 +1,232 @@
+//! Globs of a `read_many` call: which files beneath the roots a pattern such as `src/**/*.rs` matches.
+//!
+//! The walk starts at the root (so the root's own `.gitignore`/`.ignore` files apply) and goes down only towards and
+//! beneath the pattern's literal base (`src` here), with the `ignore` crate: ignore files are honoured whether or not
+//! the folder is a git repository, nothing above the root is read, symbolic links are never followed into, and hidden
+//! names are skipped unless the pattern itself has a component starting with `.`. It is bounded in entries visited
+//! and in time; a stop says so. Only the names come from the walk: every file is still opened through
+//! [`Reader::read`](crate::Reader::read), confined and checked by the policy.
+
+use crate::budget::Cancel;
+use crate::error::{ErrorCode, ReadError};
+use crate::resolve::Roots;
+use globset::{GlobBuilder, GlobMatcher};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Entries the glob walks of one call visit at most, all globs together.
+pub const MAX_WALK_ENTRIES: usize = 100_000;
+
+/// Whether a request entry is a glob rather than a path: it holds a wildcard, a class or an alternation.
+pub fn is_glob(entry: &str) -> bool {
+    entry.contains(['*', '?', '[', '{'])
+}
+
+/// The bounds of a call's walks, shared by all its globs.
+#[derive(Debug)]
+pub struct WalkBudget<'a> {
+    /// When walking must stop.
+    pub deadline: Instant,
+    /// The caller's cancel signal.
+    pub cancel: &'a Cancel,
+    /// Entries visited so far.
+    pub visited: usize,
+}
+
+/// A file a glob matched: where it is beneath its root.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Match {
+    /// Its root.
+    pub root: usize,
+    /// Its path beneath that root, as the walk found it (a symbolic link is not resolved).
+    pub relative: PathBuf,
+    /// Whether it is a symbolic link (its target is looked up later, only if it is read).
+    pub is_link: bool,
+    /// Its size (of the link itself, for a link).
+    pub size: u64,
+}
+
+/// What a glob matched.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// The matches, sorted by path.
+    pub files: Vec<Match>,
+    /// Why the walk stopped before the end, when it did.
+    pub stopped: Option<String>,
+}
+
+/// Walks for the files `pattern` matches; an invalid pattern, or a base outside the roots, is an error.
+pub fn find(roots: &Roots, pattern: &str, budget: &mut WalkBudget<'_>) -> Result<Found, ReadError> {
+    let split = Split::of(pattern)?;
+    let matcher = GlobBuilder::new(&split.rest)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| ReadError::invalid_param(format!("invalid glob: {e}")).with_hint(GLOB_HINT))?
+        .compile_matcher();
+    let resolved = roots.resolve(&split.base)?;
+    // The base may go through a link: walk where it really is (a walk never follows links itself).
+    let Some((root, base)) = roots.leads_to(resolved.root, &resolved.relative) else {
+        return Err(ReadError::new(ErrorCode::OutsideRoot, format!("{}: outside the allowed roots", split.base))
+            .with_hint("globs match only beneath the workspace roots"));
+    };
+    let root_path = roots.real_path(root).to_path_buf();
+    let walk = Walk { root, root_path: &root_path, base: &base, matcher: &matcher };
+    let mut found = walk.run(walker(&root_path, &base, &split.rest), budget);
+    found.files.sort();
+    Ok(found)
+}
+
+const GLOB_HINT: &str = "use `*` within a name, `**` across directories, `?`, `[abc]` or `{a,b}`, e.g. \"src/**/*.rs\"";
+
+/// A pattern cut where its first wildcard component starts: the literal base folder, and the glob beneath it.
+#[derive(Debug, PartialEq, Eq)]
+struct Split {
+    base: String,
+    rest: String,
+}
+
+impl Split {
+    fn of(pattern: &str) -> Result<Split, ReadError> {
+        let parts: Vec<&str> = pattern.split('/').filter(|part| !part.is_empty()).collect();
+        let first_glob = parts.iter().position(|part| is_glob(part)).unwrap_or(parts.len());
+        let rest: Vec<&str> = parts[first_glob..].iter().copied().filter(|part| *part != ".").collect();
+        if rest.contains(&"..") {
+            return Err(ReadError::invalid_param(format!("`..` cannot follow a wildcard (in `{pattern}`)"))
+                .with_hint("put `..` before the first wildcard, or name the folder itself"));
+        }
+        let base = parts[..first_glob].join("/");
+        let base = match (pattern.starts_with('/'), base.is_empty()) {
+            (true, _) => format!("/{base}"),
+            (false, true) => ".".to_string(),
+            (false, false) => base,
+        };
+        Ok(Split { base, rest: rest.join("/") })
+    }
+}
+
+/// The walker: from the root, towards and beneath `base`, honouring ignore files inside the root only.
+fn walker(root_path: &Path, base: &Path, rest: &str) -> ignore::Walk {
+    let components: Vec<&str> = rest.split('/').collect();
+    let allow_hidden = components.iter().any(|c| c.starts_with('.'));
+    let allow_git = components.contains(&".git");
+    let (root, base) = (root_path.to_path_buf(), base.to_path_buf());
+    let mut builder = ignore::WalkBuilder::new(root_path);
+    builder
+        .standard_filters(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .ignore(true)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(move |entry| keep(entry.path(), &root, &base, allow_hidden, allow_git));
+    builder.build()
+}
+
+/// Whether the walk goes into (or yields) `path`: on the way down to the base, or beneath it and not hidden.
+fn keep(path: &Path, root: &Path, base: &Path, allow_hidden: bool, allow_git: bool) -> bool {
+    let Ok(relative) = path.strip_prefix(root) else { return false };
+    if base.starts_with(relative) {
+        return true;
+    }
+    if !relative.starts_with(base) {
+        return false;
+    }
+    let name = relative.file_name().map(|name| name.as_encoded_bytes()).unwrap_or_default();
+    if name == b".git" { allow_git } else { allow_hidden || !name.starts_with(b".") }
+}
+
+struct Walk<'a> {
+    root: usize,
+    root_path: &'a Path,
+    base: &'a Path,
+    matcher: &'a GlobMatcher,
+}
+
+impl Walk<'_> {
+    fn run(&self, walker: ignore::Walk, budget: &mut WalkBudget<'_>) -> Found {
+        let mut found = Found::default();
+        for item in walker {
+            budget.visited += 1;
+            if budget.visited > MAX_WALK_ENTRIES {
+                found.stopped = Some(format!("the walk stopped after visiting {MAX_WALK_ENTRIES} entries"));
+                break;
+            }
+            if budget.cancel.is_cancelled() || Instant::now() >= budget.deadline {
+                found.stopped = Some("the walk ran out of time".to_string());
+                break;
+            }
+            // An unreadable folder is passed over like a missing one: its files cannot be read anyway.
+            if let Some(matched) = item.ok().and_then(|entry| self.matched(&entry)) {
+                found.files.push(matched);
+            }
+        }
+        found
+    }
+
+    fn matched(&self, entry: &ignore::DirEntry) -> Option<Match> {
+        let file_type = entry.file_type()?;
+        if file_type.is_dir() {
+            return None;
+        }
+        let relative = entry.path().strip_prefix(self.root_path).ok()?;
+        let below = relative.strip_prefix(self.base).ok()?;
+        if below.as_os_str().is_empty() || !self.matcher.is_match(below) {
+            return None;
+        }
+        let size = entry.metadata().map(|metadata| metadata.len()).unwrap_or(0);
+        Some(Match { root: self.root, relative: relative.to_path_buf(), is_link: file_type.is_symlink(), size })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(pattern: &str) -> (String, String) {
+        let split = Split::of(pattern).unwrap();
+        (split.base, split.rest)
+    }
+
+    #[test]
+    fn patterns_split_at_their_first_wildcard_component() {
+        assert_eq!(split("src/**/*.rs"), ("src".into(), "**/*.rs".into()));
+        assert_eq!(split("*.md"), (".".into(), "*.md".into()));
+        assert_eq!(split("/work/p/docs/{a,b}.md"), ("/work/p/docs".into(), "{a,b}.md".into()));
+        assert_eq!(split("./a//b/./c?"), ("./a/b/.".into(), "c?".into()));
+        assert_eq!(split("src/../lib/*.rs"), ("src/../lib".into(), "*.rs".into()));
+        assert!(Split::of("src/*/../x").unwrap_err().message.contains("`..` cannot follow a wildcard"));
+        assert!(is_glob("a[bc]") && is_glob("{a,b}") && is_glob("a?") && !is_glob("src/main.rs"));
+    }
+
+    #[test]
+    fn the_walk_stops_at_its_entry_and_time_bounds_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..20 {
+            std::fs::write(dir.path().join(format!("f{i:02}.txt")), "x").unwrap();
+        }
+        let roots = Roots::new(&[dir.path().to_path_buf()]).unwrap();
+        let cancel = Cancel::new();
+        let later = Instant::now() + std::time::Duration::from_secs(60);
+        let mut budget = WalkBudget { deadline: later, cancel: &cancel, visited: 0 };
+        let whole = find(&roots, "*.txt", &mut budget).unwrap();
+        assert_eq!((whole.files.len(), whole.stopped.as_deref()), (20, None));
+        assert_eq!(budget.visited, 21, "the root and its 20 files");
+        let mut nearly_spent = WalkBudget { deadline: later, cancel: &cancel, visited: MAX_WALK_ENTRIES - 5 };
+        let cut = find(&roots, "*.txt", &mut nearly_spent).unwrap();
+        assert_eq!(cut.files.len(), 4, "the root, then four files");
+        assert_eq!(cut.stopped.as_deref(), Some("the walk stopped after visiting 100000 entries"));
+        let mut late = WalkBudget { deadline: Instant::now(), cancel: &cancel, visited: 0 };
+        assert_eq!(find(&roots, "*.txt", &mut late).unwrap().stopped.as_deref(), Some("the walk ran out of time"));
+    }
+
+    #[test]
+    fn the_walk_keeps_to_the_base_and_skips_hidden_names_unless_asked() {
+        let (root, base) = (Path::new("/r"), Path::new("src/a"));
+        let kept = |path: &str, hidden: bool| keep(Path::new(path), root, base, hidden, false);
+        assert!(kept("/r/src", false) && kept("/r/src/a", false) && kept("/r/src/a/x.rs", false));
+        assert!(!kept("/r/docs", false) && !kept("/r/src/b.rs", false) && !kept("/elsewhere/x", false));
+        assert!(!kept("/r/src/a/.hidden", false) && kept("/r/src/a/.hidden", true));
+        assert!(!kept("/r/src/a/.git", true), ".git only when the pattern names it");
+        assert!(keep(Path::new("/r/.github/w/x.yml"), root, Path::new(".github/w"), false, false), "a named base");
+    }
+}

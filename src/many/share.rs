@@ -1,0 +1,130 @@
+//! The arithmetic of one shared output cap: how many files get a useful share, how each share is computed, and
+//! how much of the skipped list is spelled out.
+//!
+//! Shares are max-min fair: files are read smallest first, each offered an equal part of what is still free
+//! (`remaining / files_left`). A small file uses only what it needs and leaves the rest to the larger ones that follow;
+//! since no file uses more than its share, every later share is at least as large as the first.
+
+/// Bytes a file's read gets at least: the smallest output cap the engine is built for (its footer reserve alone is
+/// 512 bytes, so a smaller cap would leave a file almost no lines).
+pub const MIN_READ_CAP: usize = crate::config::MIN_OUTPUT_BYTES;
+
+/// Bytes between two pieces of the output: a blank line.
+pub const SEPARATOR: usize = 2;
+
+/// Running fair shares of a budget among a number of files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shares {
+    remaining: usize,
+    left: usize,
+}
+
+impl Shares {
+    /// `budget` bytes for `files` files.
+    pub fn new(budget: usize, files: usize) -> Shares {
+        Shares { remaining: budget, left: files }
+    }
+
+    /// The next file's share: an equal part of what is left (0 once every file had its turn).
+    pub fn next(&self) -> usize {
+        self.remaining.checked_div(self.left).unwrap_or(0)
+    }
+
+    /// Records that the file whose turn it was used `used` bytes (callers keep it within the share).
+    pub fn spend(&mut self, used: usize) {
+        self.remaining = self.remaining.saturating_sub(used);
+        self.left = self.left.saturating_sub(1);
+    }
+}
+
+/// How many of the first files can be read, each with at least [`MIN_READ_CAP`] bytes for its read beside its
+/// header: the largest `k` for which an equal split of `room(k)` (the bytes left for the files when the first `k`
+/// are read and the others listed) gives every one of them enough. `headers[i]` is the length of file `i`'s header.
+pub fn files_that_fit(headers: &[usize], room: impl Fn(usize) -> usize) -> usize {
+    (1..=headers.len())
+        .rev()
+        .find(|&k| {
+            let widest = headers[..k].iter().copied().max().unwrap_or(0);
+            room(k) / k >= MIN_READ_CAP + widest + SEPARATOR
+        })
+        .unwrap_or(0)
+}
+
+/// Which lines of a list are spelled out within `limit` bytes: the longest prefix whose lines (each with its
+/// newline) fit while keeping `more_reserve` bytes free for a line that counts the rest.
+pub fn listed_prefix(line_lengths: &[usize], limit: usize, more_reserve: usize) -> usize {
+    let mut used = more_reserve;
+    line_lengths
+        .iter()
+        .take_while(|&&len| {
+            used += len + 1;
+            used <= limit
+        })
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spends shares on files of the given needs (read smallest first); returns what each got, in the given order.
+    fn share_out(budget: usize, needs: &[usize]) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..needs.len()).collect();
+        order.sort_by_key(|&i| (needs[i], i));
+        let mut shares = Shares::new(budget, needs.len());
+        let mut got = vec![0; needs.len()];
+        for i in order {
+            got[i] = needs[i].min(shares.next());
+            shares.spend(got[i]);
+        }
+        got
+    }
+
+    #[test]
+    fn small_files_take_what_they_need_and_leave_the_rest_to_larger_ones() {
+        // 9,000 bytes for three: 1,000 fits whole; the two big ones split the other 8,000.
+        assert_eq!(share_out(9000, &[50_000, 1000, 70_000]), vec![4000, 1000, 4000]);
+        // Everything fits: everyone gets what they need.
+        assert_eq!(share_out(9000, &[100, 200, 300]), vec![100, 200, 300]);
+        // Equal needs over the budget: equal shares; what integer division leaves over goes to the last file.
+        assert_eq!(share_out(10, &[9, 9, 9]), vec![3, 3, 4]);
+    }
+
+    #[test]
+    fn leftovers_of_each_small_file_raise_the_later_shares() {
+        let mut shares = Shares::new(10_000, 4);
+        assert_eq!(shares.next(), 2500);
+        shares.spend(100);
+        assert_eq!(shares.next(), 3300);
+        shares.spend(3300);
+        assert_eq!(shares.next(), 3300);
+        shares.spend(1);
+        assert_eq!(shares.next(), 6599);
+        shares.spend(6599);
+        assert_eq!(shares.next(), 0, "no file left");
+    }
+
+    #[test]
+    fn the_first_files_that_fit_get_a_useful_share() {
+        let headers = [20; 10];
+        let each = MIN_READ_CAP + 20 + SEPARATOR;
+        assert_eq!(files_that_fit(&headers, |_| 10 * each), 10);
+        assert_eq!(files_that_fit(&headers, |_| 10 * each - 1), 9);
+        assert_eq!(files_that_fit(&headers, |_| 3 * each + 5), 3);
+        assert_eq!(files_that_fit(&headers, |_| each - 1), 0);
+        assert_eq!(files_that_fit(&[], |_| 1 << 20), 0);
+        // Listing the files left out costs room: fewer listed lines when more files are read.
+        assert_eq!(files_that_fit(&headers, |k| 8 * each - (10 - k) * 10), 7);
+        // One long header sets the bar for the files read with it.
+        assert_eq!(files_that_fit(&[20, 20, 4000], |_| 3 * each), 2);
+    }
+
+    #[test]
+    fn the_listed_prefix_keeps_room_for_the_count_of_the_rest() {
+        assert_eq!(listed_prefix(&[10, 10, 10], 100, 0), 3);
+        assert_eq!(listed_prefix(&[10, 10, 10], 33, 0), 3);
+        assert_eq!(listed_prefix(&[10, 10, 10], 32, 0), 2);
+        assert_eq!(listed_prefix(&[10, 10, 10], 40, 20), 1);
+        assert_eq!(listed_prefix(&[50, 1], 40, 0), 0, "a prefix: a long line stops the listing");
+    }
+}

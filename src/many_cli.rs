@@ -1,0 +1,83 @@
+//! `agent-read many`: the `read_many` tool on the command line.
+//!
+//! - `agent-read many PATH_OR_GLOB... [--limit N] [--max-files N] [--json]` prints what the model would see (or the
+//!   JSON result); exit 0 whenever the call ran, failed files included (their sections say why), 1 when the request
+//!   was rejected (the error goes to standard error).
+//! - `agent-read many` with a JSON request (`{"paths": [...]}`) on standard input prints one JSON result.
+//! - `agent-read many --schema [--schema-format openai|anthropic|mcp]` prints the tool definition.
+//!
+//! The global options (`--root`, `--config`, `--deny`, …) apply as for every mode.
+
+use super::{Cli, build_config, print_json, print_stdout, stdin_request, usage_error};
+use agent_read::tool::{self, SchemaFormat};
+use agent_read::{ReadManyRequest, ReadManyResult, Reader};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Arguments of `agent-read many`.
+#[derive(Debug, clap::Args)]
+pub struct ManyArgs {
+    /// Files, directories or globs (quote globs so the shell leaves them alone: 'src/**/*.rs'). Without any, one JSON
+    /// request ({"paths": [...]}) is read from standard input and one JSON result printed.
+    #[arg(value_name = "PATH_OR_GLOB")]
+    paths: Vec<String>,
+    /// Lines (or directory entries) per file.
+    #[arg(long, allow_negative_numbers = true)]
+    limit: Option<i64>,
+    /// Files read at most, glob matches included (default 50, at most 200).
+    #[arg(long, allow_negative_numbers = true)]
+    max_files: Option<i64>,
+    /// Print the JSON result instead of the model text.
+    #[arg(long)]
+    json: bool,
+    /// Print the `read_many` tool definition (name, description, JSON Schema of the request) and exit.
+    #[arg(long)]
+    schema: bool,
+    /// Shape of the tool definition printed by --schema.
+    #[arg(long, value_name = "FORMAT", value_parser = ["plain", "openai", "anthropic", "mcp"])]
+    schema_format: Option<String>,
+}
+
+/// Runs `agent-read many`.
+pub fn run(cli: &Cli, args: &ManyArgs) -> ExitCode {
+    let format = args.schema_format.as_deref().or(cli.schema_format.as_deref());
+    if args.schema || cli.schema || format.is_some() {
+        let format = format.and_then(SchemaFormat::parse).unwrap_or(SchemaFormat::Plain);
+        let text = serde_json::to_string_pretty(&tool::many_definition(format)).unwrap_or_default();
+        return print_stdout(&text, ExitCode::SUCCESS);
+    }
+    if cli.path.is_some() || cli.has_request_flags() || cli.json {
+        return usage_error(
+            "give `many` its own arguments after it: agent-read many PATH_OR_GLOB... [--limit N] [--json]",
+        );
+    }
+    let reader = match build_config(cli).and_then(|config| Reader::new(config).map_err(|e| e.to_string())) {
+        Ok(reader) => reader,
+        Err(message) => return usage_error(&message),
+    };
+    if args.paths.is_empty() {
+        if args.limit.is_some() || args.max_files.is_some() {
+            return usage_error("--limit and --max-files need at least one PATH_OR_GLOB");
+        }
+        let Some(request) = stdin_request() else {
+            return usage_error("give PATH_OR_GLOB..., or pipe one JSON request to standard input (see --help)");
+        };
+        let result = match request {
+            Ok(text) => reader.read_many_json_str(&text),
+            Err(error) => ReadManyResult::Error(error),
+        };
+        return print_json(&result);
+    }
+    let request = ReadManyRequest { paths: args.paths.clone(), limit: args.limit, max_files: args.max_files };
+    let result = reader.read_many(&request);
+    if args.json {
+        return print_json(&result);
+    }
+    match result {
+        ReadManyResult::Error(_) => {
+            let _ = writeln!(std::io::stderr(), "{}", result.output());
+            ExitCode::from(1)
+        }
+        ReadManyResult::Many(many) => print_stdout(&many.output, ExitCode::SUCCESS),
+    }
+}

@@ -1,0 +1,63 @@
+//! The `read_many` tool of the MCP server: several files in one call, with the same session, pool and cancellation
+//! as `read`.
+//!
+//! One call holds one permit of the shared pool for its whole run (it reads its files one after another), and a
+//! cancelled (or abandoned) request stops the file being read at its next chunk. The result is the JSON result as
+//! `structuredContent` and the model text as text content; `isError` only when the request itself was rejected.
+
+use super::{CancelOnDrop, ReadServer};
+use agent_read::tool::{self, SchemaFormat};
+use agent_read::{Cancel, ReadManyResult};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, Tool};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use serde_json::Value;
+
+/// The `read_many` tool as listed: name, description, input schema and annotations from [`agent_read::tool`], with
+/// its output schema.
+pub fn many_tool() -> Result<Tool, String> {
+    let mut definition = tool::many_definition(SchemaFormat::Mcp);
+    definition["outputSchema"] = tool::many_output_schema();
+    serde_json::from_value(definition).map_err(|e| format!("read_many tool definition: {e}"))
+}
+
+impl ReadServer {
+    /// Answers a `tools/call` of `read_many`.
+    pub(super) async fn call_read_many(
+        &self,
+        arguments: Value,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let result = tokio::select! {
+            result = self.read_many(arguments) => result?,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the request was cancelled", None));
+            }
+        };
+        Ok(many_tool_result(&result)?.into())
+    }
+
+    /// Runs one call on the blocking pool; dropping the future cancels it.
+    async fn read_many(&self, arguments: Value) -> Result<ReadManyResult, ErrorData> {
+        let permit =
+            self.permits.clone().acquire_owned().await.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let session = self.session.clone();
+        let cancel = Cancel::new();
+        let _cancel_when_dropped = CancelOnDrop(cancel.clone());
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            session.read_many_json_cancellable(&arguments, &cancel)
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("the read_many task failed: {e}"), None))
+    }
+}
+
+/// The tool result: the model text as text content, the JSON result as structured content.
+fn many_tool_result(result: &ReadManyResult) -> Result<CallToolResult, ErrorData> {
+    let structured = serde_json::to_value(result).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    let content = vec![ContentBlock::text(result.output())];
+    let mut call = if result.is_ok() { CallToolResult::success(content) } else { CallToolResult::error(content) };
+    call.structured_content = Some(structured);
+    Ok(call)
+}

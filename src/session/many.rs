@@ -1,0 +1,66 @@
+//! `read_many` in a session: each file shown is recorded in the ledger (so freshness knows the model saw it), and the
+//! whole answer is counted against the budget and ends with the budget note, like any read. Answers are never
+//! replaced by repeat notices: a `read_many` section is cut to its share of the cap, so it is not the window a later
+//! `read` would give.
+
+use super::{Session, cap_hit, window_key};
+use crate::budget::Cancel;
+use crate::engine::observe::ContentHash;
+use crate::many::{ReadManyRequest, ReadManyResult};
+use crate::session::ledger::WindowRecord;
+use serde_json::Value;
+
+impl Session {
+    /// Runs one `read_many` call, recording it. Never panics; a rejected request is an `Error` result.
+    pub fn read_many(&self, request: &ReadManyRequest) -> ReadManyResult {
+        self.read_many_cancellable(request, &Cancel::new())
+    }
+
+    /// Parses an untrusted JSON `read_many` request and runs it until done or until `cancel` is given.
+    pub fn read_many_json_cancellable(&self, request: &Value, cancel: &Cancel) -> ReadManyResult {
+        match ReadManyRequest::from_json(request) {
+            Ok(request) => self.read_many_cancellable(&request, cancel),
+            // Parsed by the reader too, so that the error reads the same as without a session.
+            Err(_) => self.account_many(self.reader().read_many_json_cancellable(request, cancel), None),
+        }
+    }
+
+    /// Runs one `read_many` call until done or until `cancel` is given, recording every file it shows.
+    pub fn read_many_cancellable(&self, request: &ReadManyRequest, cancel: &Cancel) -> ReadManyResult {
+        let reader = self.reader();
+        let shrink = self.window_shrink(request.limit.is_some(), reader.limits().max_output_bytes);
+        let mut result = reader.read_many_with(request, cancel, shrink.cap, true);
+        let mut cut = false;
+        if let ReadManyResult::Many(many) = &mut result {
+            for file in &mut many.files {
+                cut |= cap_hit(&file.result);
+                let Some(seen) = file.seen.take() else { continue };
+                let window = WindowRecord {
+                    key: window_key(&request.file_request(&file.path)),
+                    output: ContentHash::of(file.result.output().as_bytes()),
+                    read_at: super::now(),
+                };
+                let lexical = reader.lexical_path(&file.path).ok();
+                self.lock().ledger.record(seen, lexical, window, true);
+            }
+        }
+        self.account_many(result, shrink.shrunk_to.filter(|_| cut))
+    }
+
+    fn account_many(&self, result: ReadManyResult, shrunk_to: Option<usize>) -> ReadManyResult {
+        let result = match (self.charge(&result.output(), shrunk_to), result) {
+            (Some(note), ReadManyResult::Many(mut many)) => {
+                many.output = super::notes::add_note(&many.output, &note);
+                many.meta.bytes = many.output.len();
+                ReadManyResult::Many(many)
+            }
+            (Some(note), ReadManyResult::Error(mut error)) => {
+                error.note = Some(note.into_boxed_str());
+                ReadManyResult::Error(error)
+            }
+            (None, result) => result,
+        };
+        self.lock().usage.bytes += result.output().len() as u64;
+        result
+    }
+}
