@@ -6,9 +6,10 @@
 
 use crate::config::Limits;
 use crate::error::ReadError;
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// One read request (SPEC §1). Field docs are what the model sees in the tool schema.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -40,10 +41,66 @@ pub struct ReadRequest {
     /// Force a text encoding instead of detecting it (WHATWG labels: utf-8, utf-16le, windows-1252, shift_jis, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encoding: Option<String>,
+    /// "lines" (default): a window of lines. "block": the indentation block (function, class, section) around
+    /// `anchor_line`, found from indentation alone; the footer gives the call that widens it to the enclosing block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<ReadMode>,
+    /// Block mode only: the 1-based line whose enclosing block to return. `limit` still caps the lines shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub anchor_line: Option<i64>,
+}
+
+/// What a request reads: a window of lines, or the indentation block around one line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReadMode {
+    /// A window of lines from `offset` (the default).
+    Lines,
+    /// The indentation block around `anchor_line`.
+    Block,
+}
+
+impl ReadMode {
+    /// Every mode, as the `mode` field spells it.
+    pub const NAMES: &[&str] = &["lines", "block"];
+
+    /// The mode spelled `name`, exactly as the schema gives it; anything else is `INVALID_PARAM` listing the modes.
+    pub fn parse(name: &str) -> Result<ReadMode, ReadError> {
+        match name {
+            "lines" => Ok(ReadMode::Lines),
+            "block" => Ok(ReadMode::Block),
+            _ => Err(ReadError::invalid_param(format!(
+                "unknown `mode` \"{}\"; valid modes: {}",
+                truncate_for_message(name),
+                ReadMode::NAMES.join(", ")
+            ))
+            .with_hint(
+                r#"send "mode": "block" with "anchor_line" for the block around a line, or omit `mode` for a line window"#,
+            )),
+        }
+    }
+}
+
+/// A plain string enum, inline: some model APIs reject `$ref` in tool schemas, and per-variant descriptions would only
+/// repeat the field's own.
+impl JsonSchema for ReadMode {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        "ReadMode".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "string", "enum": ReadMode::NAMES})
+    }
 }
 
 /// The request fields, in schema order, as listed in error messages.
-pub const FIELDS: &[&str] = &["path", "offset", "limit", "start_byte", "end_byte", "pages", "encoding"];
+pub const FIELDS: &[&str] =
+    &["path", "offset", "limit", "start_byte", "end_byte", "pages", "encoding", "mode", "anchor_line"];
 
 /// Accepted spellings of fields other than their schema name.
 const ALIASES: &[(&str, &str)] = &[("file_path", "path")];
@@ -89,6 +146,38 @@ pub enum Window {
         /// End (exclusive), when given.
         end: Option<u64>,
     },
+    /// The indentation block around a line (text files only).
+    Block(BlockWindow),
+}
+
+/// A block-mode request, after validation: the anchor, and the cap on the lines shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockWindow {
+    /// 1-based line whose enclosing block is wanted.
+    pub anchor_line: u64,
+    /// Lines shown at most (the request's limit, clamped, or the default).
+    pub limit: u64,
+    /// The limit the request asked for, when it was clamped.
+    pub clamped_from: Option<u64>,
+    /// Whether the request named a limit (then the calls the result suggests repeat it).
+    pub explicit_limit: bool,
+}
+
+impl BlockWindow {
+    /// The limit applied, when the requested one was clamped to it.
+    pub fn clamped_to(&self) -> Option<u64> {
+        self.clamped_from.map(|_| self.limit)
+    }
+
+    /// The line window that shows `len` lines of a block starting at line `start`, at most `limit` of them.
+    pub fn lines_of(&self, start: u64, len: u64) -> LineWindow {
+        LineWindow {
+            offset: i64::try_from(start).unwrap_or(i64::MAX),
+            limit: self.limit.min(len.max(1)),
+            clamped_from: self.clamped_from,
+            explicit_limit: true,
+        }
+    }
 }
 
 impl ReadRequest {
@@ -138,6 +227,8 @@ impl ReadRequest {
                 "start_byte" => request.start_byte = Some(integer_field(key, val)?),
                 "end_byte" => request.end_byte = Some(integer_field(key, val)?),
                 "pages" => request.pages = Some(pages_field(key, val)?),
+                "mode" => request.mode = Some(mode_field(key, val)?),
+                "anchor_line" => request.anchor_line = Some(integer_field(key, val)?),
                 _ => request.encoding = Some(string_field(key, val)?),
             }
         }
@@ -156,6 +247,17 @@ impl ReadRequest {
             )
             .with_hint("send `pages` alone for a PDF, or `encoding` alone for text"));
         }
+        if self.mode == Some(ReadMode::Block) {
+            return self.block_window(limits);
+        }
+        if let Some(anchor) = self.anchor_line {
+            return Err(ReadError::invalid_param(format!(
+                "`anchor_line` {anchor} applies only to block mode, and `mode` is not \"block\""
+            ))
+            .with_hint(format!(
+                "add \"mode\": \"block\" to read the block around line {anchor}, or send \"offset\": {anchor} (without anchor_line) for lines from there"
+            )));
+        }
         let byte_mode = self.start_byte.is_some() || self.end_byte.is_some();
         if byte_mode {
             if self.offset.is_some() || self.limit.is_some() {
@@ -166,7 +268,50 @@ impl ReadRequest {
             }
             return byte_window(self.start_byte, self.end_byte);
         }
-        line_window(self.offset, self.limit, limits)
+        line_window(self.offset, self.limit, limits).map(Window::Lines)
+    }
+}
+
+impl ReadRequest {
+    /// Block mode's own checks: an anchor, and no other way of placing the window.
+    fn block_window(&self, limits: &Limits) -> Result<Window, ReadError> {
+        let example = r#"{"path": "src/app.py", "mode": "block", "anchor_line": 812}"#;
+        let Some(anchor) = self.anchor_line else {
+            return Err(ReadError::invalid_param(
+                "`mode` \"block\" needs `anchor_line`: the line whose enclosing block to return",
+            )
+            .with_hint(format!("send e.g. {example}")));
+        };
+        if anchor < 1 {
+            return Err(ReadError::invalid_param(format!(
+                "`anchor_line` must be at least 1 (lines are numbered from 1), not {anchor}"
+            ))
+            .with_hint("send the number of a line in the file, e.g. \"anchor_line\": 1 for the first line"));
+        }
+        let conflict = if self.offset.is_some() {
+            Some("`offset`")
+        } else if self.start_byte.is_some() || self.end_byte.is_some() {
+            Some("`start_byte`/`end_byte`")
+        } else if self.pages.is_some() {
+            Some("`pages`")
+        } else {
+            None
+        };
+        if let Some(field) = conflict {
+            return Err(ReadError::invalid_param(format!(
+                "{field} cannot be combined with `mode` \"block\": the block decides which lines are shown"
+            ))
+            .with_hint(format!(
+                "remove {field} (`limit` may stay, to cap the lines shown), or remove `mode` and `anchor_line` for a line or byte window"
+            )));
+        }
+        let lines = line_window(None, self.limit, limits)?;
+        Ok(Window::Block(BlockWindow {
+            anchor_line: anchor.unsigned_abs(),
+            limit: lines.limit,
+            clamped_from: lines.clamped_from,
+            explicit_limit: lines.explicit_limit,
+        }))
     }
 }
 
@@ -195,6 +340,13 @@ fn pages_field(key: &str, val: &Value) -> Result<String, ReadError> {
         other => string_field(key, other)
             .map_err(|e| e.with_hint(r#"send the pages as a string: "3", "1-5", "2,4-6" or "8-""#)),
     }
+}
+
+/// `mode` as one of [`ReadMode::NAMES`].
+fn mode_field(key: &str, val: &Value) -> Result<ReadMode, ReadError> {
+    let name = string_field(key, val)
+        .map_err(|e| e.with_hint(r#"send "mode": "block" (with "anchor_line"), or omit `mode` for a line window"#))?;
+    ReadMode::parse(&name)
 }
 
 fn string_field(key: &str, val: &Value) -> Result<String, ReadError> {
@@ -262,7 +414,7 @@ fn validate_path(path: &str) -> Result<(), ReadError> {
     Ok(())
 }
 
-fn line_window(offset: Option<i64>, limit: Option<i64>, limits: &Limits) -> Result<Window, ReadError> {
+fn line_window(offset: Option<i64>, limit: Option<i64>, limits: &Limits) -> Result<LineWindow, ReadError> {
     let explicit = limit.is_some();
     let offset = offset.unwrap_or(1);
     if offset == 0 {
@@ -281,7 +433,7 @@ fn line_window(offset: Option<i64>, limit: Option<i64>, limits: &Limits) -> Resu
             if asked > limits.max_lines { (limits.max_lines, Some(asked)) } else { (asked, None) }
         }
     };
-    Ok(Window::Lines(LineWindow { offset, limit, clamped_from, explicit_limit: explicit }))
+    Ok(LineWindow { offset, limit, clamped_from, explicit_limit: explicit })
 }
 
 fn byte_window(start: Option<i64>, end: Option<i64>) -> Result<Window, ReadError> {

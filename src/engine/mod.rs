@@ -3,6 +3,7 @@
 //!
 //! The engine knows nothing of the faces (command line, MCP): they hand it a request and print what it returns.
 
+mod block;
 mod directory;
 mod file;
 
@@ -17,7 +18,7 @@ use crate::classify::Codec;
 use crate::config::{Config, ConfigError, Limits};
 use crate::error::{ErrorCode, MAX_MESSAGE_BYTES, ReadError};
 use crate::policy::{Denial, Policy, absolute_of};
-use crate::request::ReadRequest;
+use crate::request::{ReadRequest, Window};
 use crate::resolve::{Handle, Opened, Resolved, Roots};
 use crate::result::ReadResult;
 use crate::suggest;
@@ -147,6 +148,10 @@ impl Reader {
                 let request = file::FileRequest { window, forced, pages: request.pages.as_deref() };
                 file::read(&target, request, &self.limits, &self.media)
             }
+            Handle::Directory(_) if matches!(window, Window::Block(_)) => Err(ReadError::invalid_param(format!(
+                "{shown} is a directory; block mode (`mode` \"block\") applies to text files only"
+            ))
+            .with_hint("remove `mode` and `anchor_line`, and page the listing with offset and limit")),
             Handle::Directory(_) if request.pages.is_some() => {
                 Err(ReadError::invalid_param(format!("{shown} is a directory; `pages` applies to PDFs only"))
                     .with_hint("page a directory with offset and limit"))
