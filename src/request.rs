@@ -6,10 +6,13 @@
 
 use crate::config::Limits;
 use crate::error::ReadError;
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::borrow::Cow;
+
+mod block;
+
+pub use block::{BlockWindow, ReadMode};
 
 /// One read request (SPEC §1). Field docs are what the model sees in the tool schema.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -49,53 +52,6 @@ pub struct ReadRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub anchor_line: Option<i64>,
-}
-
-/// What a request reads: a window of lines, or the indentation block around one line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ReadMode {
-    /// A window of lines from `offset` (the default).
-    Lines,
-    /// The indentation block around `anchor_line`.
-    Block,
-}
-
-impl ReadMode {
-    /// Every mode, as the `mode` field spells it.
-    pub const NAMES: &[&str] = &["lines", "block"];
-
-    /// The mode spelled `name`, exactly as the schema gives it; anything else is `INVALID_PARAM` listing the modes.
-    pub fn parse(name: &str) -> Result<ReadMode, ReadError> {
-        match name {
-            "lines" => Ok(ReadMode::Lines),
-            "block" => Ok(ReadMode::Block),
-            _ => Err(ReadError::invalid_param(format!(
-                "unknown `mode` \"{}\"; valid modes: {}",
-                truncate_for_message(name),
-                ReadMode::NAMES.join(", ")
-            ))
-            .with_hint(
-                r#"send "mode": "block" with "anchor_line" for the block around a line, or omit `mode` for a line window"#,
-            )),
-        }
-    }
-}
-
-/// A plain string enum, inline: some model APIs reject `$ref` in tool schemas, and per-variant descriptions would only
-/// repeat the field's own.
-impl JsonSchema for ReadMode {
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn schema_name() -> Cow<'static, str> {
-        "ReadMode".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": "string", "enum": ReadMode::NAMES})
-    }
 }
 
 /// The request fields, in schema order, as listed in error messages.
@@ -148,36 +104,6 @@ pub enum Window {
     },
     /// The indentation block around a line (text files only).
     Block(BlockWindow),
-}
-
-/// A block-mode request, after validation: the anchor, and the cap on the lines shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BlockWindow {
-    /// 1-based line whose enclosing block is wanted.
-    pub anchor_line: u64,
-    /// Lines shown at most (the request's limit, clamped, or the default).
-    pub limit: u64,
-    /// The limit the request asked for, when it was clamped.
-    pub clamped_from: Option<u64>,
-    /// Whether the request named a limit (then the calls the result suggests repeat it).
-    pub explicit_limit: bool,
-}
-
-impl BlockWindow {
-    /// The limit applied, when the requested one was clamped to it.
-    pub fn clamped_to(&self) -> Option<u64> {
-        self.clamped_from.map(|_| self.limit)
-    }
-
-    /// The line window that shows `len` lines of a block starting at line `start`, at most `limit` of them.
-    pub fn lines_of(&self, start: u64, len: u64) -> LineWindow {
-        LineWindow {
-            offset: i64::try_from(start).unwrap_or(i64::MAX),
-            limit: self.limit.min(len.max(1)),
-            clamped_from: self.clamped_from,
-            explicit_limit: true,
-        }
-    }
 }
 
 impl ReadRequest {
@@ -269,49 +195,6 @@ impl ReadRequest {
             return byte_window(self.start_byte, self.end_byte);
         }
         line_window(self.offset, self.limit, limits).map(Window::Lines)
-    }
-}
-
-impl ReadRequest {
-    /// Block mode's own checks: an anchor, and no other way of placing the window.
-    fn block_window(&self, limits: &Limits) -> Result<Window, ReadError> {
-        let example = r#"{"path": "src/app.py", "mode": "block", "anchor_line": 812}"#;
-        let Some(anchor) = self.anchor_line else {
-            return Err(ReadError::invalid_param(
-                "`mode` \"block\" needs `anchor_line`: the line whose enclosing block to return",
-            )
-            .with_hint(format!("send e.g. {example}")));
-        };
-        if anchor < 1 {
-            return Err(ReadError::invalid_param(format!(
-                "`anchor_line` must be at least 1 (lines are numbered from 1), not {anchor}"
-            ))
-            .with_hint("send the number of a line in the file, e.g. \"anchor_line\": 1 for the first line"));
-        }
-        let conflict = if self.offset.is_some() {
-            Some("`offset`")
-        } else if self.start_byte.is_some() || self.end_byte.is_some() {
-            Some("`start_byte`/`end_byte`")
-        } else if self.pages.is_some() {
-            Some("`pages`")
-        } else {
-            None
-        };
-        if let Some(field) = conflict {
-            return Err(ReadError::invalid_param(format!(
-                "{field} cannot be combined with `mode` \"block\": the block decides which lines are shown"
-            ))
-            .with_hint(format!(
-                "remove {field} (`limit` may stay, to cap the lines shown), or remove `mode` and `anchor_line` for a line or byte window"
-            )));
-        }
-        let lines = line_window(None, self.limit, limits)?;
-        Ok(Window::Block(BlockWindow {
-            anchor_line: anchor.unsigned_abs(),
-            limit: lines.limit,
-            clamped_from: lines.clamped_from,
-            explicit_limit: lines.explicit_limit,
-        }))
     }
 }
 
