@@ -14,10 +14,6 @@ pub const TAB_WIDTH: u32 = 4;
 /// Characters of a line looked at after its indentation: enough for the longest marker and the character after it.
 const LEAD_CHARS: usize = 6;
 
-/// Words that close a block when they start a line at the header's indentation (Ruby/Lua/Julia `end`, shell `fi`,
-/// `done`, `esac`). Closing brackets and `</` close too; see [`LineShape::closer`].
-const CLOSING_WORDS: &[&str] = &["end", "fi", "done", "esac"];
-
 /// The start of one line, as block finding sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LineShape {
@@ -25,8 +21,8 @@ pub struct LineShape {
     pub indent: u32,
     /// Whether the line holds only whitespace (spaces, tabs, CR, form feed, vertical tab), or nothing.
     pub blank: bool,
-    /// Whether the text after the indentation starts with `}`, `)`, `]`, `</`, or one of the closing words
-    /// (`end`, `fi`, `done`, `esac`) standing alone.
+    /// Whether the text after the indentation starts with `}`, `)`, `]`, `</`, or one of the closing words `end`,
+    /// `fi`, `done`, `esac` standing alone.
     pub closer: bool,
     /// Whether the text after the indentation starts an attribute, decorator or comment: `@`, `#` (so `#[…]`
     /// too), `//` (so `///` too), `/*`, or `*` alone or before a space or `/` (a block comment's middle or end).
@@ -82,19 +78,18 @@ fn is_blank_char(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\r' | '\u{0B}' | '\u{0C}')
 }
 
+/// Closing brackets, `</`, and the closing words `end` (Ruby, Lua, Julia), `fi`, `done` and `esac` (shell) standing
+/// alone: not followed by a character that would make a longer word (`endpoint`, `fifo`). Matched on the first
+/// characters directly, since every line of the file is tested.
 fn is_closer(lead: &[char]) -> bool {
+    let alone = |len: usize| lead.get(len).is_none_or(|c| !(c.is_alphanumeric() || *c == '_' || !c.is_ascii()));
     match lead {
         ['}' | ')' | ']', ..] | ['<', '/', ..] => true,
-        _ => CLOSING_WORDS.iter().any(|word| starts_with_word(lead, word)),
+        ['e', 'n', 'd', ..] => alone(3),
+        ['f', 'i', ..] => alone(2),
+        ['d', 'o', 'n', 'e', ..] | ['e', 's', 'a', 'c', ..] => alone(4),
+        _ => false,
     }
-}
-
-/// Whether `lead` starts with `word` not followed by a character that would make it a longer word (`endpoint`).
-fn starts_with_word(lead: &[char], word: &str) -> bool {
-    let len = word.chars().count();
-    lead.len() >= len
-        && lead.iter().zip(word.chars()).all(|(a, b)| *a == b)
-        && lead.get(len).is_none_or(|c| !(c.is_alphanumeric() || *c == '_' || !c.is_ascii()))
 }
 
 fn is_annotation(lead: &[char]) -> bool {
