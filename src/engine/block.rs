@@ -147,6 +147,33 @@ mod tests {
     }
 
     #[test]
+    fn a_cancelled_block_search_stops_mid_scan() {
+        use crate::{Cancel, Config, ReadRequest, ReadResult, Reader};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.log");
+        // Text up front (so it classifies as text), then a 64 GiB hole the search for line 30,000 would read through.
+        std::fs::write(&path, "line\n".repeat(20_000)).unwrap();
+        std::fs::File::options().write(true).open(&path).unwrap().set_len(64 << 30).unwrap();
+        let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
+        let request = ReadRequest {
+            mode: Some(crate::request::ReadMode::Block),
+            anchor_line: Some(30_000),
+            ..ReadRequest::new("huge.log")
+        };
+        let cancel = Cancel::new();
+        let started = std::time::Instant::now();
+        let result = std::thread::scope(|scope| {
+            let read = scope.spawn(|| reader.read_cancellable(&request, &cancel));
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            cancel.cancel();
+            read.join().unwrap()
+        });
+        let ReadResult::Error(error) = result else { panic!("the search was not stopped: {}", result.output()) };
+        assert_eq!(error.code, ErrorCode::Cancelled, "{}", error.message);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "stopped after {:?}", started.elapsed());
+    }
+
+    #[test]
     fn description_says_when_a_blank_anchor_was_read_as_another_line() {
         let mut b = block(3, 9, None);
         assert_eq!(describe(&b, 20), "block: lines 3-9 of 20 around line 3");

@@ -285,6 +285,7 @@ pub fn base_meta(target: &Target<'_>, format: &TextFormat) -> TextMeta {
     }
 }
 
+/// The answer for content without a single line: its empty notice, and line fields saying so.
 pub(super) fn empty_file(mut meta: TextMeta, size: u64) -> TextResult {
     let output = if size == 0 {
         "(empty file: 0 bytes)".to_string()

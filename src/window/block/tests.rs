@@ -254,3 +254,48 @@ fn the_search_stops_at_the_first_line_after_the_block() {
         Found::Block(Block { start: 1, end: 4, anchor: 2, resolved: 2, header: Some(1), parent: None })
     );
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Lines made of the pieces the rules look at: indentation (spaces, tabs), blanks, closers, annotations, text.
+    fn line() -> impl Strategy<Value = String> {
+        let indent = prop::sample::select(vec!["", "  ", "    ", "\t", "      ", "        ", "  \t"]);
+        let text =
+            prop::sample::select(vec!["x = 1", "def f():", "}", "end", "@d", "# c", "fi", ")", "</a>", "} else {"]);
+        prop_oneof![
+            4 => (indent, text).prop_map(|(indent, text)| format!("{indent}{text}\n")),
+            1 => prop::sample::select(vec!["\n", "   \n", "\t\n"]).prop_map(String::from),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        /// Every block holds the line its anchor was read as, and its parent's block holds it, strictly wider: so
+        /// following `widen` always shows more and always ends.
+        #[test]
+        fn blocks_hold_their_anchor_and_the_parent_block_holds_them(
+            lines in prop::collection::vec(line(), 1..40),
+            pick in any::<prop::sample::Index>(),
+        ) {
+            let text = lines.concat();
+            let total = lines.len() as u64;
+            let anchor = pick.index(lines.len()) as u64 + 1;
+            let b = block_of(&text, anchor);
+            prop_assert!(1 <= b.start && b.start <= b.resolved && b.resolved <= b.end && b.end <= total, "{b:?}");
+            if !lines[pick.index(lines.len())].trim().is_empty() {
+                prop_assert_eq!(b.resolved, anchor);
+            }
+            if let Some(header) = b.header {
+                prop_assert!(b.start <= header && header <= b.end, "{b:?}");
+            }
+            if let Some(parent) = b.parent {
+                let wider = block_of(&text, parent);
+                prop_assert_eq!(wider.header, Some(parent));
+                prop_assert!(wider.start < b.start && b.end <= wider.end, "{b:?} in {wider:?}");
+            }
+        }
+    }
+}
