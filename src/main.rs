@@ -1,7 +1,7 @@
 //! The `agent-read` command line: a thin face over the library's [`Reader`].
 //!
-//! - `agent-read PATH [--offset N] [--limit N] [--start-byte N --end-byte N] [--encoding E] [--json]` prints what the
-//!   model would see (or the JSON result with `--json`).
+//! - `agent-read PATH [--offset N] [--limit N] [--start-byte N --end-byte N] [--encoding E] [--mode block
+//!   --anchor-line N] [--json]` prints what the model would see (or the JSON result with `--json`).
 //! - `agent-read` with a JSON request on standard input prints one JSON result on standard output.
 //! - `agent-read --schema [--schema-format openai|anthropic|mcp]` prints the tool definition.
 //! - `agent-read many PATH_OR_GLOB... [--limit N] [--max-files N] [--json]` reads several files in one answer (the
@@ -15,6 +15,7 @@
 mod many_cli;
 mod mcp;
 
+use agent_read::request::ReadMode;
 use agent_read::session::TokenCounting;
 use agent_read::tool::{self, SchemaFormat};
 use agent_read::{Config, ReadRequest, ReadResult, Reader, SessionSettings};
@@ -57,6 +58,12 @@ struct Cli {
     /// Force a text encoding (WHATWG label: utf-8, utf-16le, windows-1252, shift_jis, ...).
     #[arg(long)]
     encoding: Option<String>,
+    /// "lines" (default) or "block": the indentation block around --anchor-line.
+    #[arg(long, value_name = "MODE")]
+    mode: Option<String>,
+    /// Block mode: the 1-based line whose enclosing block to show.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    anchor_line: Option<i64>,
     /// Print the JSON result instead of the model text.
     #[arg(long)]
     json: bool,
@@ -158,6 +165,8 @@ impl Cli {
             || self.end_byte.is_some()
             || self.encoding.is_some()
             || self.pages.is_some()
+            || self.mode.is_some()
+            || self.anchor_line.is_some()
     }
 }
 
@@ -208,9 +217,9 @@ fn main() -> ExitCode {
     };
     match cli.path.clone() {
         Some(path) => read_path(&reader, &cli, path),
-        None if cli.has_request_flags() => {
-            usage_error("--offset, --limit, --start-byte, --end-byte and --encoding need a PATH")
-        }
+        None if cli.has_request_flags() => usage_error(
+            "--offset, --limit, --start-byte, --end-byte, --pages, --encoding, --mode and --anchor-line need a PATH",
+        ),
         None => read_stdin(&reader),
     }
 }
@@ -246,6 +255,11 @@ fn build_config(cli: &Cli) -> Result<Config, String> {
 }
 
 fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
+    // The mode goes through the same parser as JSON requests, so an unknown one gets the same instructive error.
+    let mode = match cli.mode.as_deref().map(ReadMode::parse).transpose() {
+        Ok(mode) => mode,
+        Err(error) => return print_result(ReadResult::Error(error), cli.json),
+    };
     let request = ReadRequest {
         path,
         offset: cli.offset,
@@ -254,11 +268,17 @@ fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
         end_byte: cli.end_byte,
         pages: cli.pages.clone(),
         encoding: cli.encoding.clone(),
+        mode,
+        anchor_line: cli.anchor_line,
         // One read per process: there is no session to repeat a read in.
         reread: false,
     };
-    let result = reader.read(&request);
-    if cli.json {
+    print_result(reader.read(&request), cli.json)
+}
+
+/// Prints a result as the command line does: JSON when asked, else the output, or the error on standard error.
+fn print_result(result: ReadResult, json: bool) -> ExitCode {
+    if json {
         return print_json(&result);
     }
     match result {

@@ -10,6 +10,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+mod block;
+
+pub use block::{BlockWindow, ReadMode};
+
 /// One read request (SPEC §1). Field docs are what the model sees in the tool schema.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -40,6 +44,14 @@ pub struct ReadRequest {
     /// Force a text encoding instead of detecting it (WHATWG labels: utf-8, utf-16le, windows-1252, shift_jis, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encoding: Option<String>,
+    /// "lines" (default): a window of lines. "block": the indentation block (function, class, section) around
+    /// `anchor_line`, found from indentation alone; the footer gives the call that widens it to the enclosing block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<ReadMode>,
+    /// Block mode only: the 1-based line whose enclosing block to return. `limit` still caps the lines shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub anchor_line: Option<i64>,
     /// Only in a session (the MCP server): true returns the content again even when this same read of an unchanged
     /// file was already answered in this session, instead of a one-line "unchanged since your read" notice.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -47,7 +59,8 @@ pub struct ReadRequest {
 }
 
 /// The request fields, in schema order, as listed in error messages.
-pub const FIELDS: &[&str] = &["path", "offset", "limit", "start_byte", "end_byte", "pages", "encoding", "reread"];
+pub const FIELDS: &[&str] =
+    &["path", "offset", "limit", "start_byte", "end_byte", "pages", "encoding", "mode", "anchor_line", "reread"];
 
 /// Accepted spellings of fields other than their schema name.
 const ALIASES: &[(&str, &str)] = &[("file_path", "path")];
@@ -93,6 +106,8 @@ pub enum Window {
         /// End (exclusive), when given.
         end: Option<u64>,
     },
+    /// The indentation block around a line (text files only).
+    Block(BlockWindow),
 }
 
 impl ReadRequest {
@@ -142,6 +157,8 @@ impl ReadRequest {
                 "start_byte" => request.start_byte = Some(integer_field(key, val)?),
                 "end_byte" => request.end_byte = Some(integer_field(key, val)?),
                 "pages" => request.pages = Some(pages_field(key, val)?),
+                "mode" => request.mode = Some(mode_field(key, val)?),
+                "anchor_line" => request.anchor_line = Some(integer_field(key, val)?),
                 "reread" => request.reread = bool_field(key, val)?,
                 _ => request.encoding = Some(string_field(key, val)?),
             }
@@ -161,6 +178,17 @@ impl ReadRequest {
             )
             .with_hint("send `pages` alone for a PDF, or `encoding` alone for text"));
         }
+        if self.mode == Some(ReadMode::Block) {
+            return self.block_window(limits);
+        }
+        if let Some(anchor) = self.anchor_line {
+            return Err(ReadError::invalid_param(format!(
+                "`anchor_line` {anchor} applies only to block mode, and `mode` is not \"block\""
+            ))
+            .with_hint(format!(
+                "add \"mode\": \"block\" to read the block around line {anchor}, or send \"offset\": {anchor} (without anchor_line) for lines from there"
+            )));
+        }
         let byte_mode = self.start_byte.is_some() || self.end_byte.is_some();
         if byte_mode {
             if self.offset.is_some() || self.limit.is_some() {
@@ -171,7 +199,7 @@ impl ReadRequest {
             }
             return byte_window(self.start_byte, self.end_byte);
         }
-        line_window(self.offset, self.limit, limits)
+        line_window(self.offset, self.limit, limits).map(Window::Lines)
     }
 }
 
@@ -207,6 +235,13 @@ fn bool_field(key: &str, val: &Value) -> Result<bool, ReadError> {
         ReadError::invalid_param(format!("`{key}` must be true or false, not {}", json_type_name(val)))
             .with_hint(format!("send \"{key}\": true"))
     })
+}
+
+/// `mode` as one of [`ReadMode::NAMES`].
+fn mode_field(key: &str, val: &Value) -> Result<ReadMode, ReadError> {
+    let name = string_field(key, val)
+        .map_err(|e| e.with_hint(r#"send "mode": "block" (with "anchor_line"), or omit `mode` for a line window"#))?;
+    ReadMode::parse(&name)
 }
 
 fn string_field(key: &str, val: &Value) -> Result<String, ReadError> {
@@ -276,7 +311,7 @@ fn validate_path(path: &str) -> Result<(), ReadError> {
     Ok(())
 }
 
-fn line_window(offset: Option<i64>, limit: Option<i64>, limits: &Limits) -> Result<Window, ReadError> {
+fn line_window(offset: Option<i64>, limit: Option<i64>, limits: &Limits) -> Result<LineWindow, ReadError> {
     let explicit = limit.is_some();
     let offset = offset.unwrap_or(1);
     if offset == 0 {
@@ -295,7 +330,7 @@ fn line_window(offset: Option<i64>, limit: Option<i64>, limits: &Limits) -> Resu
             if asked > limits.max_lines { (limits.max_lines, Some(asked)) } else { (asked, None) }
         }
     };
-    Ok(Window::Lines(LineWindow { offset, limit, clamped_from, explicit_limit: explicit }))
+    Ok(LineWindow { offset, limit, clamped_from, explicit_limit: explicit })
 }
 
 fn byte_window(start: Option<i64>, end: Option<i64>) -> Result<Window, ReadError> {

@@ -145,6 +145,25 @@ pub struct TextMeta {
     /// Whether the file ends with a newline (line mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trailing_newline: Option<bool>,
+    /// `block` (opened by a header line) or `paragraph` (top level, between blank lines) (block mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_kind: Option<&'static str>,
+    /// First line of the block around the anchor, annotations above its header included (block mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_start_line: Option<u64>,
+    /// Last line of the block, its closing line included (block mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_end_line: Option<u64>,
+    /// The line that opens the block; absent for a top-level paragraph (block mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_header_line: Option<u64>,
+    /// The line the request asked about (block mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anchor_line: Option<u64>,
+    /// The call that shows more around the block — `mode=block anchor_line=N` for the enclosing block, or at top level
+    /// `offset=N limit=M`; absent when the block is the whole file (block mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub widen: Option<String>,
     /// The byte range asked for, `[start, end)` (byte mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requested_range: Option<[u64; 2]>,

@@ -118,6 +118,9 @@ pub fn read(
         ))
         .with_hint("remove `pages`; page through other files with offset and limit"));
     }
+    if matches!(request.window, Window::Block(_)) && !matches!(content, Content::Text(_)) {
+        return Err(block_needs_text(target, &content));
+    }
     match content {
         Content::Text(format) if request.forced.is_none() && is_notebook(&target.shown) => {
             read_notebook(target, &format, sniffed, request.window, limits)
@@ -244,8 +247,30 @@ fn note_ignored_window(mut result: ReadResult, window: &Window) -> ReadResult {
 pub fn is_windowed(window: &Window) -> bool {
     match window {
         Window::Lines(lines) => lines.offset != 1 || lines.explicit_limit,
-        Window::Bytes { .. } => true,
+        Window::Bytes { .. } | Window::Block(_) => true,
     }
+}
+
+/// Block mode asked of a file that is not text: what the file is, and how to read it instead.
+fn block_needs_text(target: &Target<'_>, content: &Content) -> ReadError {
+    let (what, hint) = match content {
+        Content::Image(kind) => {
+            (format!("a {} image", kind.name()), "remove `mode` and `anchor_line` to get the image as an attachment")
+        }
+        Content::Pdf => {
+            ("a PDF".to_string(), "remove `mode` and `anchor_line`, and read its text by pages, e.g. pages=\"1-3\"")
+        }
+        Content::Binary { description, .. } => (
+            format!("binary ({description})"),
+            "remove `mode` and `anchor_line`; if it really is text in a legacy encoding, add encoding=\"<label>\"",
+        ),
+        Content::Text(_) => ("text".to_string(), "remove `mode` and `anchor_line`"),
+    };
+    ReadError::invalid_param(format!(
+        "{} is {what}; block mode (`mode` \"block\") applies to text files only",
+        target.shown
+    ))
+    .with_hint(hint)
 }
 
 /// The hint for a format this build was compiled without.

@@ -3,6 +3,7 @@
 //!
 //! The engine knows nothing of the faces (command line, MCP): they hand it a request and print what it returns.
 
+mod block;
 mod directory;
 mod file;
 pub mod observe;
@@ -18,7 +19,7 @@ use crate::classify::Codec;
 use crate::config::{Config, ConfigError, Limits, MIN_OUTPUT_BYTES};
 use crate::error::{ErrorCode, MAX_MESSAGE_BYTES, ReadError};
 use crate::policy::{Denial, Policy, absolute_of};
-use crate::request::ReadRequest;
+use crate::request::{ReadRequest, Window};
 use crate::resolve::{Handle, Opened, Resolved, Roots};
 use crate::result::ReadResult;
 use crate::suggest;
@@ -246,6 +247,10 @@ impl Reader {
                 }
                 Ok(result)
             }
+            Handle::Directory(_) if matches!(window, Window::Block(_)) => Err(ReadError::invalid_param(format!(
+                "{shown} is a directory; block mode (`mode` \"block\") applies to text files only"
+            ))
+            .with_hint("remove `mode` and `anchor_line`, and page the listing with offset and limit")),
             Handle::Directory(_) if request.pages.is_some() => {
                 Err(ReadError::invalid_param(format!("{shown} is a directory; `pages` applies to PDFs only"))
                     .with_hint("page a directory with offset and limit"))

@@ -76,6 +76,7 @@ fn read_source(
         Window::Bytes { start, end: end_byte } => {
             read_bytes(source, format, [start, end_byte], meta, limits, rendering)
         }
+        Window::Block(block) => super::block::read(source, indexing, format, block, meta, limits, rendering),
     }
 }
 
@@ -88,55 +89,115 @@ fn read_lines(
     limits: &Limits,
     rendering: &Rendering,
 ) -> Result<TextResult, ReadError> {
-    let path = meta.path.clone();
-    let io_err = io_error(&path);
+    let Some(scanned) = scan_window(source, indexing, format, request, &meta.path, limits)? else {
+        let size = meta.size_bytes;
+        return Ok(empty_file(meta, size));
+    };
+    let (first, last, total) = (scanned.first, scanned.last, scanned.total());
+    let next_offset = (last < total).then_some(last + 1);
+    let mut footer = Footer::new(format!("lines {first}-{last} of {total}"));
+    window_notices(&mut footer, &scanned, &meta, format, rendering, request.clamped_from.is_some(), limits);
+    let next_call = next_offset.map(|n| format!("{}{}", rendering.call_prefix, request.next_call(n)));
+    let footer = footer.finish(next_call, "end of file");
+    let output = scanned.finish(&mut meta, next_offset, request.clamped_to(), &footer);
+    Ok(TextResult { output, meta })
+}
+
+/// A line window scanned and rendered, waiting for its footer.
+pub(super) struct Scanned {
+    renderer: LineRenderer,
+    summary: ScanSummary,
+    /// First line rendered.
+    pub first: u64,
+    /// Last line rendered.
+    pub last: u64,
+}
+
+impl Scanned {
+    /// Lines in the whole content.
+    pub fn total(&self) -> u64 {
+        self.summary.total_lines
+    }
+
+    /// Fills the line fields of `meta` and returns the rendered lines followed by `footer`.
+    pub fn finish(
+        self,
+        meta: &mut TextMeta,
+        next_offset: Option<u64>,
+        clamped_to: Option<u64>,
+        footer: &str,
+    ) -> String {
+        let renderer = &self.renderer;
+        meta.invalid_bytes = (renderer.invalid > 0).then_some(renderer.invalid);
+        meta.more_before = self.first > 1;
+        meta.more_after = self.last < self.total();
+        meta.byte_cap_hit = renderer.cap_hit;
+        meta.total_lines = Some(self.total());
+        meta.start_line = Some(self.first);
+        meta.end_line = Some(self.last);
+        meta.returned_lines = Some(renderer.returned);
+        meta.next_offset = next_offset;
+        meta.truncated_lines = Some(renderer.truncated);
+        meta.limit_clamped_to = clamped_to;
+        meta.line_ending = Some(self.summary.endings.describe());
+        meta.trailing_newline = Some(self.summary.trailing_newline);
+        let mut output = self.renderer.into_output();
+        render::append_footer(&mut output, footer);
+        output
+    }
+}
+
+/// Scans and renders the line window `request`; `None` when the content has no lines at all.
+pub(super) fn scan_window(
+    source: &Source<'_>,
+    indexing: Option<Indexing<'_>>,
+    format: &TextFormat,
+    request: LineWindow,
+    path: &str,
+    limits: &Limits,
+) -> Result<Option<Scanned>, ReadError> {
     let mut renderer = LineRenderer::new(format.codec, limits.max_line_chars, limits.max_output_bytes);
     let keep_max = renderer.keep_max();
     let sink = |line: CapturedLine<'_>| renderer.push(line);
     let summary = match lines::scan_lines(source, indexing, request.offset, request.limit, keep_max, sink) {
         Ok(summary) => summary,
         Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Err(timed_out(renderer, limits)),
-        Err(e) => return Err(io_err(e)),
+        Err(e) => return Err(ReadError::from_io(&e, path)),
     };
     let total = summary.total_lines;
     if total == 0 {
-        let size = meta.size_bytes;
-        return Ok(empty_file(meta, size));
+        return Ok(None);
     }
     if request.offset > 0 && request.offset.unsigned_abs() > total {
-        return Err(past_end(&meta.path, request.offset, total));
+        return Err(past_end(path, request.offset, total));
     }
-    let (first, last) = match (renderer.first, renderer.last) {
-        (Some(first), Some(last)) => (first, last),
-        _ => return Err(past_end(&meta.path, request.offset, total)),
-    };
-    let next_offset = (last < total).then_some(last + 1);
-    let mut footer = Footer::new(format!("lines {first}-{last} of {total}"));
+    match (renderer.first, renderer.last) {
+        (Some(first), Some(last)) => Ok(Some(Scanned { renderer, summary, first, last })),
+        _ => Err(past_end(path, request.offset, total)),
+    }
+}
+
+/// The notices of a line window's footer, in their order: size, the rendering's own, clamped limit, output cap, cut
+/// lines, encoding, line endings, and a missing final newline when the window reaches the end.
+pub(super) fn window_notices(
+    footer: &mut Footer,
+    scanned: &Scanned,
+    meta: &TextMeta,
+    format: &TextFormat,
+    rendering: &Rendering,
+    clamped: bool,
+    limits: &Limits,
+) {
+    let renderer = &scanned.renderer;
     footer.notice(human_size(meta.size_bytes));
     rendering.notices.iter().for_each(|notice| _ = footer.notice(notice.clone()));
-    footer.notice_if(request.clamped_from.is_some(), || format!("limit clamped to {}", limits.max_lines));
+    footer.notice_if(clamped, || format!("limit clamped to {}", limits.max_lines));
     footer.notice_if(renderer.cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
     footer.notice_if(renderer.truncated > 0, || format!("{} long line(s) cut", renderer.truncated));
-    encoding_notices(&mut footer, format, renderer.invalid);
-    line_ending_notice(&mut footer, &summary);
-    footer.notice_if(next_offset.is_none() && !summary.trailing_newline, || "no final newline".to_string());
-    let next_call = next_offset.map(|n| format!("{}{}", rendering.call_prefix, request.next_call(n)));
-    meta.invalid_bytes = (renderer.invalid > 0).then_some(renderer.invalid);
-    meta.more_before = first > 1;
-    meta.more_after = last < total;
-    meta.byte_cap_hit = renderer.cap_hit;
-    meta.total_lines = Some(total);
-    meta.start_line = Some(first);
-    meta.end_line = Some(last);
-    meta.returned_lines = Some(renderer.returned);
-    meta.next_offset = next_offset;
-    meta.truncated_lines = Some(renderer.truncated);
-    let mut output = renderer.into_output();
-    render::append_footer(&mut output, &footer.finish(next_call, "end of file"));
-    meta.limit_clamped_to = request.clamped_to();
-    meta.line_ending = Some(summary.endings.describe());
-    meta.trailing_newline = Some(summary.trailing_newline);
-    Ok(TextResult { output, meta })
+    encoding_notices(footer, format, renderer.invalid);
+    line_ending_notice(footer, &scanned.summary);
+    let at_end = scanned.last >= scanned.total();
+    footer.notice_if(at_end && !scanned.summary.trailing_newline, || "no final newline".to_string());
 }
 
 /// A line read stopped by its time budget: the lines gathered so far, then the error (no path in the message, so
@@ -224,7 +285,8 @@ pub fn base_meta(target: &Target<'_>, format: &TextFormat) -> TextMeta {
     }
 }
 
-fn empty_file(mut meta: TextMeta, size: u64) -> TextResult {
+/// The answer for content without a single line: its empty notice, and line fields saying so.
+pub(super) fn empty_file(mut meta: TextMeta, size: u64) -> TextResult {
     let output = if size == 0 {
         "(empty file: 0 bytes)".to_string()
     } else {

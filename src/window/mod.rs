@@ -6,12 +6,14 @@
 //!   the window to a sink as it passes them;
 //! - [`tail`] walks backward from the end to find where a negative offset starts;
 //! - [`bytes`] reads a byte range and moves its ends to character boundaries;
+//! - [`block`] finds the indentation block around a line (block mode);
 //! - [`lines`] runs a line window, through the file's line index when there is one;
 //! - [`index`] remembers where lines start in big files, so a repeated deep read costs its window, not the file.
 //!
 //! A line is ended by a line feed code unit; a carriage return just before it belongs to the terminator (CRLF).
 //! A lone carriage return is content, as in `wc -l`, and is counted in the line-ending statistics.
 
+pub mod block;
 pub mod bytes;
 pub mod index;
 pub mod lines;
