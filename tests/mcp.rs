@@ -513,3 +513,29 @@ fn exact_token_counts_without_the_feature_are_a_usage_error() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("`tiktoken` feature"), "{stderr}");
 }
+
+#[tokio::test]
+async fn block_mode_and_read_many_work_in_a_budgeted_session() {
+    let dir = workspace();
+    let source = "import os\n\nclass Tool:\n    def run(self):\n        x = 1\n        return x\n\n    def stop(self):\n        pass\n";
+    std::fs::write(dir.path().join("tool.py"), source).unwrap();
+    let client = connect_with(dir.path(), &["--budget-tokens", "5000"]).await;
+    let block = call(&client, json!({"path": "tool.py", "mode": "block", "anchor_line": 5})).await;
+    let text = text_of(&block);
+    assert!(text.starts_with("4:     def run(self):\n5:         x = 1\n6:         return x\n"), "{text}");
+    assert!(text.contains("widen: mode=block anchor_line=3"), "{text}");
+    assert!(text.ends_with(" tokens left)"), "the session's budget note closes the footer: {text}");
+    assert_eq!(block.structured_content.expect("structuredContent")["meta"]["block_start_line"], 4);
+
+    // The same block again is a repeat; read_many shows the files and counts against the same budget.
+    let repeat = text_of(&call(&client, json!({"path": "tool.py", "mode": "block", "anchor_line": 5})).await);
+    assert!(repeat.starts_with("(unchanged since your read at "), "{repeat}");
+    let many = text_of(&call_tool(&client, "read_many", json!({"paths": ["tool.py", "notes.txt"], "limit": 2})).await);
+    assert!(many.contains("==> tool.py <==") && many.contains("==> notes.txt <=="), "{many}");
+    let left = |text: &str| -> u64 {
+        let words = text.rsplit("session budget: ").next().unwrap();
+        words.split(' ').next().unwrap().parse().unwrap()
+    };
+    assert!(left(&many) < left(&text), "{many}");
+    client.cancel().await.unwrap();
+}

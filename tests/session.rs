@@ -4,7 +4,7 @@
 mod common;
 
 use agent_read::session::{Basis, TokenCounting, Usage};
-use agent_read::{Config, Freshness, ReadRequest, ReadResult, Reader, Session, SessionSettings};
+use agent_read::{Config, Freshness, ReadManyRequest, ReadRequest, ReadResult, Reader, Session, SessionSettings};
 use common::Ws;
 use std::fs::File;
 use std::sync::Arc;
@@ -266,4 +266,28 @@ fn a_writer_racing_the_readers_never_gets_a_stale_stub() {
         other => panic!("{}", other.output()),
     }
     assert!(matches!(session.read(&ReadRequest::new("log.txt")), ReadResult::Unchanged(_)));
+}
+
+#[test]
+fn read_many_records_its_files_and_counts_against_the_budget() {
+    let ws = Ws::new();
+    ws.file("a.txt", "alpha\n").file("b.txt", "beta\n").file("c.md", "gamma\n");
+    let settings = SessionSettings { budget_tokens: Some(10_000), ..stubs() };
+    let session = session(&ws, settings);
+    let answer = session.read_many(&ReadManyRequest::new(["*.txt"])).output();
+    assert!(answer.contains("==> a.txt <==") && answer.contains("==> b.txt <=="), "{answer}");
+    let left = session.usage().tokens_left().unwrap();
+    assert!(answer.ends_with(&format!(" · session budget: {left} of 10000 tokens left)")), "{answer}");
+    assert_eq!(session.usage().bytes, answer.len() as u64);
+    assert!(is_fresh(&session.freshness("a.txt")) && is_fresh(&session.freshness("b.txt")));
+    assert_eq!(session.freshness("c.md"), Freshness::Unread, "not matched, not read");
+    std::fs::write(ws.root.join("b.txt"), "BETA\n").unwrap();
+    assert_eq!(reason(session.freshness("b.txt")), "content changed (same size)");
+    // The section showed a.txt whole, exactly as a `read` would: reading it again is a repeat.
+    assert!(matches!(session.read(&ReadRequest::new("a.txt")), ReadResult::Unchanged(_)));
+    // A section cut to its share is not what a `read` gives: that read sends the content.
+    ws.file("long.txt", format!("{}\n", "x".repeat(60)).repeat(3000));
+    let cut = session.read_many(&ReadManyRequest::new(["long.txt", "a.txt"])).output();
+    assert!(cut.contains("==> long.txt <=="), "{cut}");
+    assert!(matches!(session.read(&ReadRequest::new("long.txt")), ReadResult::Text(_)));
 }

@@ -1,7 +1,7 @@
 //! `read_many` in a session: each file shown is recorded in the ledger (so freshness knows the model saw it), and the
-//! whole answer is counted against the budget and ends with the budget note, like any read. Answers are never
-//! replaced by repeat notices: a `read_many` section is cut to its share of the cap, so it is not the window a later
-//! `read` would give.
+//! whole answer is counted against the budget and ends with the budget note, like any read. Its sections are never
+//! replaced by repeat notices (a section is cut to its share of the cap). A later `read` of a file whose section showed
+//! exactly what that read gives (a small file, shown whole) is a repeat like any other.
 
 use super::{Session, cap_hit, window_key};
 use crate::budget::Cancel;
