@@ -2,7 +2,7 @@
 //!
 //! On top of plain reads a session keeps a ledger of what it returned, and uses it three ways:
 //! - **Freshness.** [`Session::freshness`] tells an edit tool whether a file changed since the model last read it.
-//!   Content decides (a whole-file hash for files up to 64 MiB), so a file that was only touched is still fresh, and a
+//!   Content decides (a whole-file hash for files up to 8 MiB), so a file that was only touched is still fresh, and a
 //!   change within the same clock tick is still caught.
 //! - **Repeat-read stubs** (when enabled). An exact repeat of an earlier read gets a one-line notice instead of the
 //!   content: same path, same window, and the file and the answer unchanged. `reread: true` in the request asks for
@@ -78,7 +78,7 @@ pub enum Freshness {
         /// When the session last read it.
         #[serde(with = "humantime_serde_rfc3339")]
         read_at: SystemTime,
-        /// `content` when whole-file hashes decided; `metadata` (identity, size, times) for files over 64 MiB.
+        /// `content` when whole-file hashes decided; `metadata` (identity, size, times) for files over 8 MiB.
         basis: Basis,
     },
     /// Different from when the session last read it.
