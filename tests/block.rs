@@ -9,47 +9,9 @@ use common::{Ws, output, parse_one_json};
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
-const PYTHON: &str = "\
-import os
+const PYTHON: &str = include_str!("fixtures/block_server.py");
 
-
-class Server:
-    \"\"\"A server.\"\"\"
-
-    def __init__(self, port):
-        self.port = port
-
-    @property
-    def address(self):
-        host = \"localhost\"
-        if self.port:
-            return f\"{host}:{self.port}\"
-        return host
-
-
-def main():
-    Server(8080).address
-";
-
-const RUST: &str = "\
-use std::fmt;
-
-/// A point.
-#[derive(Debug)]
-pub struct Point {
-    x: i32,
-    y: i32,
-}
-
-impl fmt::Display for Point {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.x > 0 {
-            write!(f, \"+\")?;
-        }
-        write!(f, \"({}, {})\", self.x, self.y)
-    }
-}
-";
+const RUST: &str = include_str!("fixtures/block_parse.rs");
 
 /// Sends one JSON request on standard input; returns the JSON result.
 fn request(ws: &Ws, request: &Value) -> Value {

@@ -240,15 +240,32 @@ async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_c
     client.cancel().await.unwrap();
 }
 
+/// `huge.log` in `dir`: text up front, then a 64 GiB hole, so that counting its lines takes many seconds.
+fn write_huge_log(dir: &Path) {
+    let huge = dir.join("huge.log");
+    std::fs::write(&huge, "line\n".repeat(20_000)).unwrap();
+    std::fs::File::options().write(true).open(&huge).unwrap().set_len(64 << 30).unwrap();
+}
+
+/// The audit log once it holds `lines` lines, or what it holds after 10 s.
+async fn audit_lines_after(audit_log: &Path, lines: usize) -> String {
+    let mut outcome = String::new();
+    for _ in 0..200 {
+        outcome = std::fs::read_to_string(audit_log).unwrap_or_default();
+        if outcome.lines().count() >= lines {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    outcome
+}
+
 #[tokio::test]
 async fn a_slow_read_delays_no_other_and_cancelling_it_stops_it() {
     use rmcp::model::{CallToolRequest, ClientRequest};
     use rmcp::service::PeerRequestOptions;
     let dir = workspace();
-    // Text up front, then a 64 GiB hole: a full scan of it takes many seconds.
-    let huge = dir.path().join("huge.log");
-    std::fs::write(&huge, "line\n".repeat(20_000)).unwrap();
-    std::fs::File::options().write(true).open(&huge).unwrap().set_len(64 << 30).unwrap();
+    write_huge_log(dir.path());
     let audit = tempfile::tempdir().unwrap();
     let audit_log = audit.path().join("audit.jsonl");
     let binary = env!("CARGO_BIN_EXE_agent-read");
@@ -276,14 +293,7 @@ async fn a_slow_read_delays_no_other_and_cancelling_it_stops_it() {
     assert!(during.contains("notes.txt"), "{during:?}");
     handle.cancel(Some("no longer needed".into())).await.expect("cancel");
     // The read stops at its next chunk and the audit log says so (without cancellation it would run for minutes).
-    let mut outcome = String::new();
-    for _ in 0..200 {
-        outcome = std::fs::read_to_string(&audit_log).unwrap_or_default();
-        if outcome.lines().count() > 1 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let outcome = audit_lines_after(&audit_log, 2).await;
     assert!(outcome.contains(r#""outcome":"CANCELLED""#), "audit log after cancelling: {outcome:?}");
     // The server goes on answering.
     let after = call(&client, json!({"path": "notes.txt", "limit": 1})).await;
@@ -296,10 +306,7 @@ async fn cancelling_a_read_many_stops_the_file_it_is_reading() {
     use rmcp::model::{CallToolRequest, ClientRequest};
     use rmcp::service::PeerRequestOptions;
     let dir = workspace();
-    // Text up front, then a 64 GiB hole: counting its lines takes many seconds.
-    let huge = dir.path().join("huge.log");
-    std::fs::write(&huge, "line\n".repeat(20_000)).unwrap();
-    std::fs::File::options().write(true).open(&huge).unwrap().set_len(64 << 30).unwrap();
+    write_huge_log(dir.path());
     let audit = tempfile::tempdir().unwrap();
     let audit_log = audit.path().join("audit.jsonl");
     let client =
@@ -312,14 +319,7 @@ async fn cancelling_a_read_many_stops_the_file_it_is_reading() {
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     handle.cancel(Some("no longer needed".into())).await.expect("cancel");
     // The smaller file was read first; the big one stops at its next chunk (it would run for minutes otherwise).
-    let mut outcome = String::new();
-    for _ in 0..200 {
-        outcome = std::fs::read_to_string(&audit_log).unwrap_or_default();
-        if outcome.lines().count() > 1 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let outcome = audit_lines_after(&audit_log, 2).await;
     let lines: Vec<&str> = outcome.lines().collect();
     assert_eq!(lines.len(), 2, "{outcome:?}");
     assert!(lines[0].contains("notes.txt") && lines[0].contains(r#""outcome":"ok""#), "{outcome:?}");

@@ -5,9 +5,9 @@
 //! cancelled (or abandoned) request stops the file being read at its next chunk. The result is the JSON result as
 //! `structuredContent` and the model text as text content; `isError` only when the request itself was rejected.
 
-use super::{CancelOnDrop, ReadServer};
+use super::ReadServer;
+use agent_read::ReadManyResult;
 use agent_read::tool::{self, SchemaFormat};
-use agent_read::{Cancel, ReadManyResult};
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, Tool};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -39,17 +39,10 @@ impl ReadServer {
 
     /// Runs one call on the blocking pool; dropping the future cancels it.
     async fn read_many(&self, arguments: Value) -> Result<ReadManyResult, ErrorData> {
-        let permit =
-            self.permits.clone().acquire_owned().await.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let session = self.session.clone();
-        let cancel = Cancel::new();
-        let _cancel_when_dropped = CancelOnDrop(cancel.clone());
-        tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            session.read_many_json_cancellable(&arguments, &cancel)
+        self.on_blocking_pool("read_many", move |session, cancel| {
+            session.read_many_json_cancellable(&arguments, cancel)
         })
         .await
-        .map_err(|e| ErrorData::internal_error(format!("the read_many task failed: {e}"), None))
     }
 }
 

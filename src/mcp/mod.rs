@@ -70,9 +70,19 @@ impl ReadServer {
         Ok(ReadServer { session: Arc::new(session), ..self.clone() })
     }
 
-    /// Runs one read on the blocking pool. Dropping the returned future (the request was cancelled, or its client
-    /// went away) cancels the read, which then stops at its next chunk instead of running to the end.
+    /// Runs one read on the blocking pool.
     async fn read(&self, arguments: Value) -> Result<ReadResult, ErrorData> {
+        self.on_blocking_pool("read", move |session, cancel| session.read_json_cancellable(&arguments, cancel)).await
+    }
+
+    /// Runs `work` with the session on the blocking pool, holding one of the shared permits. Dropping the returned
+    /// future (the request was cancelled, or its client went away) cancels the work, which then stops at its next
+    /// chunk instead of running to the end.
+    async fn on_blocking_pool<T: Send + 'static>(
+        &self,
+        tool: &str,
+        work: impl FnOnce(&Session, &Cancel) -> T + Send + 'static,
+    ) -> Result<T, ErrorData> {
         let permit =
             self.permits.clone().acquire_owned().await.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let session = self.session.clone();
@@ -80,10 +90,10 @@ impl ReadServer {
         let _cancel_when_dropped = CancelOnDrop(cancel.clone());
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            session.read_json_cancellable(&arguments, &cancel)
+            work(&session, &cancel)
         })
         .await
-        .map_err(|e| ErrorData::internal_error(format!("the read task failed: {e}"), None))
+        .map_err(|e| ErrorData::internal_error(format!("the {tool} task failed: {e}"), None))
     }
 }
 

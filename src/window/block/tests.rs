@@ -27,27 +27,7 @@ fn span(text: &str, anchor: u64) -> (u64, u64, Option<u64>, Option<u64>) {
     (b.start, b.end, b.header, b.parent)
 }
 
-const PYTHON: &str = "\
-import os
-
-
-class Server:
-    \"\"\"A server.\"\"\"
-
-    def __init__(self, port):
-        self.port = port
-
-    @property
-    def address(self):
-        host = \"localhost\"
-        if self.port:
-            return f\"{host}:{self.port}\"
-        return host
-
-
-def main():
-    Server(8080).address
-";
+const PYTHON: &str = include_str!("../../../tests/fixtures/block_server.py");
 
 #[test]
 fn python_blocks_nest_by_indentation_and_take_their_decorators() {
@@ -83,25 +63,7 @@ fn a_blank_anchor_is_read_as_the_nearest_text_line_below_on_a_tie() {
     assert_eq!((all_blank.start, all_blank.end, all_blank.header), (2, 2, None), "nothing but blank lines");
 }
 
-const RUST: &str = "\
-use std::fmt;
-
-/// A point.
-#[derive(Debug)]
-pub struct Point {
-    x: i32,
-    y: i32,
-}
-
-impl fmt::Display for Point {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.x > 0 {
-            write!(f, \"+\")?;
-        }
-        write!(f, \"({}, {})\", self.x, self.y)
-    }
-}
-";
+const RUST: &str = include_str!("../../../tests/fixtures/block_parse.rs");
 
 #[test]
 fn rust_blocks_end_with_their_closing_brace_and_start_with_their_attributes() {
