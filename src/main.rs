@@ -70,7 +70,7 @@ struct Cli {
     /// A directory reads are confined to (repeatable; default: the working directory).
     #[arg(long = "root", value_name = "DIR", global = true)]
     roots: Vec<PathBuf>,
-    /// TOML configuration file (roots, limits, policy, audit log).
+    /// TOML configuration file (roots, limits, policy, audit log, MCP sessions).
     #[arg(long, value_name = "FILE", global = true)]
     config: Option<PathBuf>,
     /// Deny paths matching this glob, on top of the configured ones (repeatable).
