@@ -51,12 +51,28 @@ struct Trace {
 }
 
 /// How one read runs beyond what its request says; sessions use it.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ReadOptions {
+#[derive(Clone, Copy, Default)]
+pub struct ReadOptions<'a> {
     /// A smaller output cap for this read; the configured cap still bounds it (and so does the minimum cap).
     pub max_output_bytes: Option<usize>,
     /// Report what was read: the real path, identity, size, times and a content hash ([`Seen`]).
     pub observe: bool,
+    /// When observing: the content hash a caller already holds for the file as seen (same real path, identity,
+    /// size and times), which spares hashing it again; `None` from it (or no lookup) means hash.
+    pub known_content: Option<&'a KnownContent<'a>>,
+}
+
+/// A lookup of a content hash already known for a file as a read found it (see [`ReadOptions::known_content`]).
+pub type KnownContent<'a> = dyn Fn(&Seen) -> Option<observe::ContentHash> + Sync + 'a;
+
+impl std::fmt::Debug for ReadOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadOptions")
+            .field("max_output_bytes", &self.max_output_bytes)
+            .field("observe", &self.observe)
+            .field("known_content", &self.known_content.is_some())
+            .finish()
+    }
 }
 
 impl Reader {
@@ -103,7 +119,7 @@ impl Reader {
         &self,
         request: &ReadRequest,
         cancel: &Cancel,
-        options: ReadOptions,
+        options: ReadOptions<'_>,
     ) -> (ReadResult, Option<Seen>) {
         let capped;
         let limits = match options.max_output_bytes {
@@ -114,7 +130,8 @@ impl Reader {
             }
             None => &self.limits,
         };
-        self.read_bounded(request, cancel, &Bounds { limits, attachments: true, observe: options.observe })
+        let (observe, known_content) = (options.observe, options.known_content);
+        self.read_bounded(request, cancel, &Bounds { limits, attachments: true, observe, known_content })
     }
 
     /// Reads one request under other bounds than the reader's own (`read_many` gives each file a share of the
@@ -241,8 +258,11 @@ impl Reader {
                 let result = file::read(&target, request, limits, &self.media)?;
                 if bounds.observe {
                     let mut seen = Seen::of(real_path, &metadata);
-                    // A file that cannot be hashed is compared by metadata later: stricter, never wrong.
-                    seen.content = observe::hash_file(&file, &metadata).ok().flatten();
+                    seen.content = bounds.known_content.and_then(|known| known(&seen));
+                    if seen.content.is_none() {
+                        // A file that cannot be hashed is compared by metadata later: stricter, never wrong.
+                        seen.content = observe::hash_file(&file, &metadata).ok().flatten();
+                    }
                     trace.seen = Some(seen);
                 }
                 Ok(result)
@@ -314,7 +334,7 @@ impl Reader {
 }
 
 /// The bounds one read runs under: normally the reader's own limits, with attachments.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub(crate) struct Bounds<'a> {
     /// Output cap, time budget and the rest.
     pub limits: &'a Limits,
@@ -323,6 +343,8 @@ pub(crate) struct Bounds<'a> {
     pub attachments: bool,
     /// Whether to report what was read ([`Seen`]) for a session's ledger.
     pub observe: bool,
+    /// A content hash already known for the file as seen, when observing (see [`ReadOptions::known_content`]).
+    pub known_content: Option<&'a KnownContent<'a>>,
 }
 
 /// A directory's metadata in the standard library's form (through a duplicate of its handle).

@@ -30,6 +30,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::SystemTime;
 pub use tokens::TokenCounting;
 
+/// Files smaller than this are hashed on every session read; bigger ones reuse the hash of an identical version.
+const REHASH_BELOW: u64 = 1024 * 1024;
+
 /// How a session behaves. The default: no stubs, no budget, estimated token counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -157,7 +160,8 @@ impl Session {
         let reader = self.reader();
         let asks_for_a_window = request.limit.is_some() || request.start_byte.is_some() || request.end_byte.is_some();
         let shrink = self.window_shrink(asks_for_a_window, reader.limits().max_output_bytes);
-        let options = ReadOptions { max_output_bytes: Some(shrink.cap), observe: true };
+        let known = |seen: &crate::engine::Seen| self.known_content(seen);
+        let options = ReadOptions { max_output_bytes: Some(shrink.cap), observe: true, known_content: Some(&known) };
         let (result, seen) = reader.read_with(request, cancel, options);
         let result = match seen {
             Some(seen) if result.is_ok() => {
@@ -228,6 +232,20 @@ impl Session {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic elsewhere cannot leave the ledger half-written (each update is a few assignments): keep serving.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The content hash the ledger holds for a big file found exactly as recorded (identity, size, times), so that a
+    /// repeated read of an unchanged 1–8 MiB file costs its window, not a hash of the whole file. Small files are
+    /// always hashed afresh: it is cheap, and exact even where timestamps are as coarse as a clock tick.
+    fn known_content(&self, seen: &crate::engine::Seen) -> Option<ContentHash> {
+        if seen.version.size < REHASH_BELOW {
+            return None;
+        }
+        let state = self.lock();
+        let record = state.ledger.file(&seen.real_path)?;
+        let same =
+            record.seen.device == seen.device && record.seen.inode == seen.inode && record.seen.version == seen.version;
+        same.then_some(record.seen.content).flatten()
     }
 
     /// Records a successful read, and turns it into a stub when it repeats an earlier one exactly.
@@ -348,5 +366,48 @@ mod humantime_serde_rfc3339 {
 
     pub fn serialize<S: Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(&humantime::format_rfc3339_seconds(*time))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Config;
+
+    #[test]
+    fn only_a_big_file_found_exactly_as_recorded_reuses_its_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = "line of a big log\n".repeat(70_000);
+        std::fs::write(dir.path().join("big.log"), &big).unwrap();
+        std::fs::write(dir.path().join("small.txt"), "small\n").unwrap();
+        let reader = Arc::new(Reader::new(Config::with_roots([dir.path()])).unwrap());
+        let session = Session::new(reader.clone(), SessionSettings::default()).unwrap();
+        for path in ["big.log", "small.txt"] {
+            assert!(session.read(&ReadRequest { offset: Some(-1), ..ReadRequest::new(path) }).is_ok());
+        }
+        let big_now = reader.observe("big.log").unwrap();
+        assert_eq!(session.known_content(&big_now), Some(ContentHash::of(big.as_bytes())));
+        assert_eq!(session.known_content(&reader.observe("small.txt").unwrap()), None, "small files: hash again");
+        let mut touched = big_now.clone();
+        touched.version.changed_ns += 1;
+        assert_eq!(session.known_content(&touched), None, "another version: hash again");
+    }
+
+    #[test]
+    fn a_known_hash_spares_the_engine_hashing_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
+        let stand_in = ContentHash(7);
+        let known = |_: &crate::engine::Seen| Some(stand_in);
+        let options = ReadOptions { observe: true, known_content: Some(&known), ..ReadOptions::default() };
+        let (_, seen) = reader.read_with(&ReadRequest::new("a.txt"), &Cancel::new(), options);
+        assert_eq!(seen.unwrap().content, Some(stand_in));
+        let (_, seen) = reader.read_with(
+            &ReadRequest::new("a.txt"),
+            &Cancel::new(),
+            ReadOptions { observe: true, ..ReadOptions::default() },
+        );
+        assert_eq!(seen.unwrap().content, Some(ContentHash::of(b"one\n")));
     }
 }
