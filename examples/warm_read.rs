@@ -27,7 +27,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let first = reader.read(&request);
     let first_ms = started.elapsed().as_secs_f64() * 1e3;
     if !first.is_ok() {
-        return Err(first.output());
+        return Err(first.output().into_owned());
     }
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps {

@@ -201,9 +201,18 @@ impl Rules {
     }
 
     fn first_match(&self, relative: &Path, absolute: &Path) -> Option<&str> {
-        let rel = self.relative.matches(relative).first().map(|i| self.relative_sources[*i].as_str());
-        rel.or_else(|| self.absolute.matches(absolute).first().map(|i| self.absolute_sources[*i].as_str()))
+        first_in(&self.relative, &self.relative_sources, relative)
+            .or_else(|| first_in(&self.absolute, &self.absolute_sources, absolute))
     }
+}
+
+/// The source of the first glob in `set` that matches `path`.
+fn first_in<'s>(set: &GlobSet, sources: &'s [String], path: &Path) -> Option<&'s str> {
+    // `is_match` first: most paths match nothing, and it is a cheaper search than listing every match.
+    if !set.is_match(path) {
+        return None;
+    }
+    set.matches(path).first().and_then(|i| sources.get(*i)).map(String::as_str)
 }
 
 /// Joins a root and a root-relative path into the absolute path policy globs see.

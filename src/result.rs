@@ -5,6 +5,7 @@
 
 use crate::error::{ErrorCode, ReadError};
 use serde::{Serialize, Serializer};
+use std::borrow::Cow;
 
 /// The outcome of one read.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,14 +30,15 @@ impl ReadResult {
         !matches!(self, ReadResult::Error(_))
     }
 
-    /// The text the model should see: the rendered window, or the error with its next step.
-    pub fn output(&self) -> String {
+    /// The text the model should see: the rendered window, or the error with its next step. Borrowed, except an
+    /// error's, which is rendered on each call.
+    pub fn output(&self) -> Cow<'_, str> {
         match self {
-            ReadResult::Text(t) => t.output.clone(),
-            ReadResult::Directory(d) => d.output.clone(),
-            ReadResult::Attachment(a) => a.output.clone(),
-            ReadResult::Unchanged(u) => u.output.clone(),
-            ReadResult::Error(e) => render_error(e),
+            ReadResult::Text(t) => Cow::Borrowed(&t.output),
+            ReadResult::Directory(d) => Cow::Borrowed(&d.output),
+            ReadResult::Attachment(a) => Cow::Borrowed(&a.output),
+            ReadResult::Unchanged(u) => Cow::Borrowed(&u.output),
+            ReadResult::Error(e) => Cow::Owned(render_error(e)),
         }
     }
 

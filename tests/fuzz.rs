@@ -206,7 +206,7 @@ fn check_shape(result: &ReadResult, max_output_bytes: usize) -> Result<Value, Te
     let kind = v["kind"].as_str().ok_or_else(|| TestCaseError::fail(format!("no string `kind`: {v}")))?;
     let output = v["output"].as_str().ok_or_else(|| TestCaseError::fail(format!("no string `output`: {v}")))?;
     let rendered = result.output();
-    prop_assert_eq!(output, rendered.as_str());
+    prop_assert_eq!(output, rendered.as_ref());
     prop_assert_eq!(ok, result.is_ok());
     prop_assert_eq!(ok, kind != "error", "ok and kind disagree: {}", v);
     prop_assert!(["text", "directory", "attachment", "error"].contains(&kind), "unknown kind: {}", v);

@@ -234,7 +234,7 @@ impl Fixture {
         // Results are plain serializable values whatever happened.
         let json = serde_json::to_value(&result).expect("result serializes");
         assert_eq!(json["ok"], result.is_ok(), "{json}");
-        assert_eq!(json["output"], output.as_str());
+        assert_eq!(json["output"], output.as_ref());
         result
     }
 

@@ -104,8 +104,19 @@ fn an_exact_repeat_of_an_unchanged_read_is_a_one_line_stub() {
     assert_eq!((json["ok"].as_bool(), json["kind"].as_str()), (Some(true), Some("unchanged")));
 
     // Another window, or reread, gets the content.
-    assert_eq!(session.read(&ReadRequest { limit: Some(1), ..ReadRequest::new("a.txt") }).output().lines().count(), 2);
-    assert_eq!(session.read(&ReadRequest { reread: true, ..ReadRequest::new("a.txt") }).output(), first.output());
+    assert_eq!(
+        session
+            .read(&ReadRequest { limit: Some(1), ..ReadRequest::new("a.txt") })
+            .output()
+            .into_owned()
+            .lines()
+            .count(),
+        2
+    );
+    assert_eq!(
+        session.read(&ReadRequest { reread: true, ..ReadRequest::new("a.txt") }).output().into_owned(),
+        first.output()
+    );
 
     // Any change to the file, even outside the window and of the same size, sends the content again.
     std::fs::write(ws.root.join("a.txt"), "alpha\nBETA\n").unwrap();
@@ -142,23 +153,23 @@ fn a_budget_is_reported_in_every_footer_and_shrinks_the_default_window() {
     let settings = SessionSettings { budget_tokens: Some(3000), ..SessionSettings::default() };
     let session = session(&ws, settings);
 
-    let small = session.read(&ReadRequest::new("small.txt")).output();
+    let small = session.read(&ReadRequest::new("small.txt")).output().into_owned();
     let left = session.usage().tokens_left().unwrap();
     assert!(small.ends_with(&format!(" · session budget: {left} of 3000 tokens left)")), "{small}");
 
     // The default window (50 KiB, about 12,800 tokens) does not fit what is left: it shrinks, and says so.
-    let shrunk = session.read(&ReadRequest::new("long.txt")).output();
+    let shrunk = session.read(&ReadRequest::new("long.txt")).output().into_owned();
     assert!(shrunk.len() <= 4 * 3000, "{}", shrunk.len());
     assert!(shrunk.contains("next: offset="), "the window ends early with its next call: {shrunk}");
     assert!(shrunk.contains("window shrunk to "), "{shrunk}");
 
     // An explicit window is honoured as asked; the budget is spent, and every answer says so.
-    let asked = session.read(&ReadRequest { limit: Some(400), ..ReadRequest::new("long.txt") }).output();
+    let asked = session.read(&ReadRequest { limit: Some(400), ..ReadRequest::new("long.txt") }).output().into_owned();
     assert_eq!(asked.lines().count(), 401);
     assert!(asked.ends_with("session budget spent: all 3000 tokens used)"), "{}", asked.lines().last().unwrap());
-    let after = session.read(&ReadRequest::new("long.txt")).output();
+    let after = session.read(&ReadRequest::new("long.txt")).output().into_owned();
     assert!(after.len() <= 1024 + 200, "the smallest window once spent: {}", after.len());
-    let error = session.read(&ReadRequest::new("missing.txt")).output();
+    let error = session.read(&ReadRequest::new("missing.txt")).output().into_owned();
     assert!(error.ends_with("\n(session budget spent: all 3000 tokens used)"), "{error}");
 }
 
@@ -167,7 +178,7 @@ fn usage_counts_bytes_and_tokens_of_what_was_returned() {
     let ws = Ws::new();
     ws.file("a.txt", "alpha beta gamma\n".repeat(20));
     let session = session(&ws, SessionSettings::default());
-    let outputs: Vec<String> = (0..3).map(|_| session.read(&ReadRequest::new("a.txt")).output()).collect();
+    let outputs: Vec<String> = (0..3).map(|_| session.read(&ReadRequest::new("a.txt")).output().into_owned()).collect();
     let usage: Usage = session.usage();
     assert_eq!(usage.reads, 3);
     assert_eq!(usage.bytes, outputs.iter().map(|o| o.len() as u64).sum::<u64>());
@@ -184,7 +195,7 @@ fn exact_token_counts_are_refused_without_the_feature_and_used_with_it() {
     match (Session::new(reader, settings), cfg!(feature = "tiktoken")) {
         (Ok(session), true) => {
             ws.file("a.txt", "hello world");
-            let output = session.read(&ReadRequest::new("a.txt")).output();
+            let output = session.read(&ReadRequest::new("a.txt")).output().into_owned();
             let exact = TokenCounting::O200k.count(&output);
             assert_ne!(exact, TokenCounting::Estimate.count(&output), "the heuristic is not what counted");
             assert_eq!(session.usage().tokens, exact);
@@ -274,7 +285,7 @@ fn read_many_records_its_files_and_counts_against_the_budget() {
     ws.file("a.txt", "alpha\n").file("b.txt", "beta\n").file("c.md", "gamma\n");
     let settings = SessionSettings { budget_tokens: Some(10_000), ..stubs() };
     let session = session(&ws, settings);
-    let answer = session.read_many(&ReadManyRequest::new(["*.txt"])).output();
+    let answer = session.read_many(&ReadManyRequest::new(["*.txt"])).output().into_owned();
     assert!(answer.contains("==> a.txt <==") && answer.contains("==> b.txt <=="), "{answer}");
     let left = session.usage().tokens_left().unwrap();
     assert!(answer.ends_with(&format!(" · session budget: {left} of 10000 tokens left)")), "{answer}");
@@ -287,7 +298,7 @@ fn read_many_records_its_files_and_counts_against_the_budget() {
     assert!(matches!(session.read(&ReadRequest::new("a.txt")), ReadResult::Unchanged(_)));
     // A section cut to its share is not what a `read` gives: that read sends the content.
     ws.file("long.txt", format!("{}\n", "x".repeat(60)).repeat(3000));
-    let cut = session.read_many(&ReadManyRequest::new(["long.txt", "a.txt"])).output();
+    let cut = session.read_many(&ReadManyRequest::new(["long.txt", "a.txt"])).output().into_owned();
     assert!(cut.contains("==> long.txt <=="), "{cut}");
     assert!(matches!(session.read(&ReadRequest::new("long.txt")), ReadResult::Text(_)));
 }

@@ -435,7 +435,7 @@ mod tests {
             for _ in 0..4 {
                 scope.spawn(|| {
                     for _ in 0..50 {
-                        let out = reader.read(&ReadRequest::new("a.txt")).output();
+                        let out = reader.read(&ReadRequest::new("a.txt")).output().into_owned();
                         assert_eq!(out, "1: one\n2: two\n(lines 1-2 of 2 · 8 B · end of file)");
                     }
                 });

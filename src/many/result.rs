@@ -9,6 +9,7 @@ use crate::result::ReadResult;
 use serde::ser::Error as _;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// The outcome of one `read_many` call.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,11 +26,11 @@ impl ReadManyResult {
         matches!(self, ReadManyResult::Many(_))
     }
 
-    /// The text the model should see.
-    pub fn output(&self) -> String {
+    /// The text the model should see. Borrowed, except an error's, which is rendered on each call.
+    pub fn output(&self) -> Cow<'_, str> {
         match self {
-            ReadManyResult::Many(many) => many.output.clone(),
-            ReadManyResult::Error(e) => crate::result::render_error(e),
+            ReadManyResult::Many(many) => Cow::Borrowed(&many.output),
+            ReadManyResult::Error(e) => Cow::Owned(crate::result::render_error(e)),
         }
     }
 

@@ -34,15 +34,15 @@ impl ReadServer {
                 return Err(ErrorData::internal_error("the request was cancelled", None));
             }
         };
-        Ok(many_tool_result(&result)?.into())
+        Ok(result.into())
     }
 
-    /// Runs one call on the blocking pool; dropping the future cancels it.
-    async fn read_many(&self, arguments: Value) -> Result<ReadManyResult, ErrorData> {
+    /// Runs one call on the blocking pool, its tool result built there too; dropping the future cancels it.
+    async fn read_many(&self, arguments: Value) -> Result<CallToolResult, ErrorData> {
         self.on_blocking_pool("read_many", move |session, cancel| {
-            session.read_many_json_cancellable(&arguments, cancel)
+            many_tool_result(&session.read_many_json_cancellable(&arguments, cancel))
         })
-        .await
+        .await?
     }
 }
 

@@ -70,9 +70,13 @@ impl ReadServer {
         Ok(ReadServer { session: Arc::new(session), ..self.clone() })
     }
 
-    /// Runs one read on the blocking pool.
-    async fn read(&self, arguments: Value) -> Result<ReadResult, ErrorData> {
-        self.on_blocking_pool("read", move |session, cancel| session.read_json_cancellable(&arguments, cancel)).await
+    /// Runs one read on the blocking pool, where its tool result is built too: the protocol thread, which every
+    /// answer passes through, is left only the final serialization.
+    async fn read(&self, arguments: Value) -> Result<CallToolResult, ErrorData> {
+        self.on_blocking_pool("read", move |session, cancel| {
+            tool_result(&session.read_json_cancellable(&arguments, cancel))
+        })
+        .await?
     }
 
     /// Runs `work` with the session on the blocking pool, holding one of the shared permits. Dropping the returned
@@ -227,7 +231,7 @@ impl ServerHandler for ReadServer {
                 return Err(ErrorData::internal_error("the request was cancelled", None));
             }
         };
-        Ok(tool_result(&result)?.into())
+        Ok(result.into())
     }
 }
 

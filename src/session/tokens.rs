@@ -51,8 +51,19 @@ impl TokenCounting {
 
 /// The byte heuristic: ASCII bytes / 4, rounded up, plus one token per non-ASCII character.
 pub fn estimate(text: &str) -> u64 {
-    let ascii = text.bytes().filter(u8::is_ascii).count() as u64;
-    let other = text.chars().filter(|c| !c.is_ascii()).count() as u64;
+    // In valid UTF-8 every non-ASCII character has exactly one leading byte, 0b11xx_xxxx, so one pass over bytes
+    // counts both. Byte-sized counters over blocks of 255 let the compiler vectorise the loop (decoding `chars()`
+    // took 4 µs per 10 KB answer).
+    let (mut ascii, mut other) = (0u64, 0u64);
+    for block in text.as_bytes().chunks(255) {
+        let (mut block_ascii, mut block_other) = (0u8, 0u8);
+        for &byte in block {
+            block_ascii += u8::from(byte < 0x80);
+            block_other += u8::from(byte >= 0xC0);
+        }
+        ascii += u64::from(block_ascii);
+        other += u64::from(block_other);
+    }
     ascii.div_ceil(4) + other
 }
 
@@ -84,6 +95,7 @@ mod tests {
         assert_eq!(estimate("abcde"), 2);
         assert_eq!(estimate("日本語"), 3);
         assert_eq!(estimate("ab日本"), 3);
+        assert_eq!(estimate("é😀"), 2, "two- and four-byte characters count one each");
     }
 
     #[test]
