@@ -17,12 +17,22 @@ use std::io::Read;
 /// Files that report size 0 (like `/proc` files) are read up to this many bytes.
 const ZERO_SIZE_READ_CAP: u64 = 64 * 1024 * 1024;
 
+/// Where reading a file with this metadata stops: its size when opened, or a cap for files that report size 0.
+fn read_end_of(metadata: &Metadata) -> u64 {
+    match metadata.len() {
+        0 => ZERO_SIZE_READ_CAP,
+        size => size,
+    }
+}
+
 /// An open regular file and how to name it to the model.
 pub struct Target<'a> {
     /// The open file.
     pub file: &'a File,
     /// Its metadata, taken from the open handle.
     pub metadata: &'a Metadata,
+    /// Its first bytes (up to [`SNIFF_LEN`]), read once by [`read_head`]: the whole of a small file.
+    pub head: &'a [u8],
     /// The path as shown to the model.
     pub shown: String,
     /// When the read must stop.
@@ -34,10 +44,7 @@ pub struct Target<'a> {
 impl Target<'_> {
     /// Where reading stops: the size when opened, or a cap for files that report size 0.
     pub fn read_end(&self) -> u64 {
-        match self.metadata.len() {
-            0 => ZERO_SIZE_READ_CAP,
-            size => size,
-        }
+        read_end_of(self.metadata)
     }
 
     fn attachment_meta(&self, mime: &str) -> AttachmentMeta {
@@ -97,6 +104,19 @@ impl Media {
 /// The first argument that makes the `agent-read` binary run as a PDF extraction worker.
 pub const PDF_WORKER_ARG: &str = "__pdf-worker";
 
+/// The first bytes of an open regular file (up to [`SNIFF_LEN`], never past where reading stops): what classifying
+/// it needs, and for a small file the whole file, so that its window and its hash need no second read.
+pub fn read_head(file: &File, metadata: &Metadata, shown: &str) -> Result<Vec<u8>, ReadError> {
+    let end = read_end_of(metadata);
+    // A small file's block is the file (its size is known from the open handle; reading stops there anyway).
+    let mut block = vec![0u8; SNIFF_LEN.min(usize::try_from(end).unwrap_or(SNIFF_LEN))];
+    let read = Source::new(file, 0, end, Codec::Whatwg(encoding_rs::UTF_8).newline_layout())
+        .read_at(0, &mut block)
+        .map_err(io_error(shown))?;
+    block.truncate(read);
+    Ok(block)
+}
+
 /// Reads a regular file according to what its content is.
 pub fn read(
     target: &Target<'_>,
@@ -104,13 +124,8 @@ pub fn read(
     limits: &Limits,
     media: &Media,
 ) -> Result<ReadResult, ReadError> {
-    // A small file's block is the file (its size is known from the open handle; reading stops there anyway).
-    let mut block = vec![0u8; SNIFF_LEN.min(usize::try_from(target.read_end()).unwrap_or(SNIFF_LEN))];
-    let sniffed = Source::new(target.file, 0, target.read_end(), Codec::Whatwg(encoding_rs::UTF_8).newline_layout())
-        .read_at(0, &mut block)
-        .map_err(io_error(&target.shown))?;
-    block.truncate(sniffed);
-    let content = classify::classify(&block, sniffed < SNIFF_LEN, request.forced);
+    let sniffed = target.head.len();
+    let content = classify::classify(target.head, sniffed < SNIFF_LEN, request.forced);
     if request.pages.is_some() && content != Content::Pdf {
         return Err(ReadError::invalid_param(format!(
             "{}: `pages` applies to PDFs only, and this is not one",
@@ -123,10 +138,10 @@ pub fn read(
     }
     match content {
         Content::Text(format) if request.forced.is_none() && is_notebook(&target.shown) => {
-            read_notebook(target, &format, sniffed, request.window, limits)
+            read_notebook(target, &format, request.window, limits)
         }
         Content::Text(format) => {
-            text::read(target, &format, sniffed, request.window, limits, &Rendering::default()).map(ReadResult::Text)
+            text::read(target, &format, request.window, limits, &Rendering::default()).map(ReadResult::Text)
         }
         Content::Image(kind) if !request.attachments && cfg!(feature = "images") => {
             Ok(not_attached(target, kind.mime(), &format!("{} image", kind.name())))
@@ -150,14 +165,13 @@ fn is_notebook(shown: &str) -> bool {
 fn read_notebook(
     target: &Target<'_>,
     format: &TextFormat,
-    sniffed: usize,
     window: Window,
     limits: &Limits,
 ) -> Result<ReadResult, ReadError> {
     let size = target.metadata.len();
     let plain = |notice: String| {
         let rendering = Rendering { notices: vec![notice], ..Rendering::default() };
-        text::read(target, format, sniffed, window, limits, &rendering).map(ReadResult::Text)
+        text::read(target, format, window, limits, &rendering).map(ReadResult::Text)
     };
     if size > MAX_NOTEBOOK_BYTES {
         return plain(format!("notebook over {} shown as JSON text", human_size(MAX_NOTEBOOK_BYTES)));

@@ -171,7 +171,7 @@ impl Reader {
         match &opened.handle {
             Handle::File(file, metadata) => {
                 let mut seen = Seen::of(real_path, metadata);
-                seen.content = observe::hash_file(file, metadata).map_err(|e| ReadError::from_io(&e, &shown))?;
+                seen.content = observe::hash_file(file, metadata, &[]).map_err(|e| ReadError::from_io(&e, &shown))?;
                 Ok(seen)
             }
             Handle::Directory(dir) => {
@@ -252,7 +252,8 @@ impl Reader {
         match opened.handle {
             Handle::File(file, metadata) => {
                 let indexes = &self.indexes;
-                let target = file::Target { file: &file, metadata: &metadata, shown, budget, indexes };
+                let head = file::read_head(&file, &metadata, &shown)?;
+                let target = file::Target { file: &file, metadata: &metadata, head: &head, shown, budget, indexes };
                 let pages = request.pages.as_deref();
                 let request = file::FileRequest { window, forced, pages, attachments: bounds.attachments };
                 let result = file::read(&target, request, limits, &self.media)?;
@@ -261,7 +262,7 @@ impl Reader {
                     seen.content = bounds.known_content.and_then(|known| known(&seen));
                     if seen.content.is_none() {
                         // A file that cannot be hashed is compared by metadata later: stricter, never wrong.
-                        seen.content = observe::hash_file(&file, &metadata).ok().flatten();
+                        seen.content = observe::hash_file(&file, &metadata, &head).ok().flatten();
                     }
                     trace.seen = Some(seen);
                 }

@@ -71,17 +71,33 @@ impl Seen {
 }
 
 /// Hashes the whole of an open regular file, or returns `None` when it is too big, holds more than its reported size
-/// (a `/proc`-style file reporting 0), or changed while it was being hashed. `opened` is the metadata taken when the file was opened.
-pub fn hash_file(file: &File, opened: &Metadata) -> io::Result<Option<ContentHash>> {
+/// (a `/proc`-style file reporting 0), or changed while it was being hashed. `opened` is the metadata taken when the
+/// file was opened; `head` is the file's first bytes when they were already read (else empty), which are not read
+/// again: a small file's head is all of it.
+pub fn hash_file(file: &File, opened: &Metadata, head: &[u8]) -> io::Result<Option<ContentHash>> {
     let size = opened.len();
     if !opened.is_file() || size > CONTENT_HASH_LIMIT {
         return Ok(None);
     }
     let mut hasher = Xxh3::new();
+    hasher.update(head);
+    let mut position = head.len() as u64;
+    // With no head, read to the end even when the size says there is nothing: a `/proc` file reports 0.
+    if head.is_empty() || position < size {
+        position = hash_rest(file, &mut hasher, position, size)?;
+    }
+    // A file that grew or was written meanwhile shows it in its size or times: then the bytes hashed are not the
+    // bytes the read showed.
+    let after = file.metadata()?;
+    let stable = position == size && FileVersion::of(&after) == FileVersion::of(opened);
+    Ok(stable.then(|| ContentHash(hasher.digest128())))
+}
+
+/// Feeds the file from `position` to its end into `hasher`; returns where it stopped (past `size` when it grew).
+fn hash_rest(file: &File, hasher: &mut Xxh3, mut position: u64, size: u64) -> io::Result<u64> {
     // Sized to the file (one byte more, to see growth), up to 64 KiB: zeroing and freeing a 64 KiB buffer for a
     // 7 KB file cost more than hashing it.
-    let mut buffer = vec![0u8; usize::try_from(size + 1).unwrap_or(usize::MAX).min(64 * 1024)];
-    let mut position = 0u64;
+    let mut buffer = vec![0u8; usize::try_from(size.saturating_sub(position) + 1).unwrap_or(usize::MAX).min(64 * 1024)];
     loop {
         let n = match file.read_at(&mut buffer, position) {
             Ok(0) => break,
@@ -92,13 +108,10 @@ pub fn hash_file(file: &File, opened: &Metadata) -> io::Result<Option<ContentHas
         hasher.update(&buffer[..n]);
         position += n as u64;
         if position > size {
-            // Grew while hashed: the bytes hashed are not the bytes read.
-            return Ok(None);
+            break;
         }
     }
-    let after = file.metadata()?;
-    let stable = position == size && FileVersion::of(&after) == FileVersion::of(opened);
-    Ok(stable.then(|| ContentHash(hasher.digest128())))
+    Ok(position)
 }
 
 #[cfg(test)]
@@ -109,7 +122,7 @@ mod tests {
         let file = File::open(path).unwrap();
         let metadata = file.metadata().unwrap();
         let mut seen = Seen::of(path.to_path_buf(), &metadata);
-        seen.content = hash_file(&file, &metadata).unwrap();
+        seen.content = hash_file(&file, &metadata, &[]).unwrap();
         seen
     }
 
@@ -161,5 +174,21 @@ mod tests {
         let big = dir.path().join("big");
         File::create(&big).unwrap().set_len(CONTENT_HASH_LIMIT + 1).unwrap();
         assert_eq!(seen_of(&big).content, None);
+    }
+
+    #[test]
+    fn a_head_already_read_gives_the_same_hash_and_still_sees_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        let content: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &content).unwrap();
+        let file = File::open(&path).unwrap();
+        let metadata = file.metadata().unwrap();
+        let whole = Some(ContentHash::of(&content));
+        assert_eq!(hash_file(&file, &metadata, &content[..65_536]).unwrap(), whole, "head, then the rest");
+        assert_eq!(hash_file(&file, &metadata, &content).unwrap(), whole, "the head is the whole file");
+        // Written after the open: the times say so, even though the head is all the bytes the size promised.
+        std::fs::write(&path, [&content[..], b"more"].concat()).unwrap();
+        assert_eq!(hash_file(&file, &metadata, &content).unwrap(), None);
     }
 }

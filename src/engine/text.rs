@@ -22,23 +22,23 @@ pub struct Rendering {
     pub call_prefix: String,
 }
 
-/// Reads the window of text in `format` from `target`, whose first block (`sniffed` bytes) is already classified.
+/// Reads the window of text in `format` from `target`, whose head is already classified.
 pub fn read(
     target: &Target<'_>,
     format: &TextFormat,
-    sniffed: usize,
     window: Window,
     limits: &Limits,
     rendering: &Rendering,
 ) -> Result<TextResult, ReadError> {
     let size = target.metadata.len();
     let meta = base_meta(target, format);
-    if sniffed <= format.bom_len {
+    if target.head.len() <= format.bom_len {
         return Ok(empty_file(meta, size));
     }
     let layout = format.codec.newline_layout();
-    let source =
-        Source::new(target.file, format.bom_len as u64, target.read_end(), layout).with_budget(target.budget.clone());
+    let source = Source::new(target.file, format.bom_len as u64, target.read_end(), layout)
+        .with_head(target.head)
+        .with_budget(target.budget.clone());
     let indexing = (size >= MIN_INDEXED_BYTES).then(|| Indexing {
         indexes: target.indexes,
         identity: FileIdentity::of(target.metadata, source.data_start, layout),

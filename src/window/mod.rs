@@ -44,6 +44,8 @@ enum Backing<'f> {
 #[derive(Debug)]
 pub struct Source<'f> {
     backing: Backing<'f>,
+    /// The file's first bytes, already read: reads within them cost no system call.
+    head: &'f [u8],
     /// First byte of the text (after the byte order mark).
     pub data_start: u64,
     /// Reading stops here even if the file grows meanwhile: its size when opened.
@@ -57,12 +59,26 @@ pub struct Source<'f> {
 impl<'f> Source<'f> {
     /// Describes the text in `file` between `data_start` and `end`.
     pub fn new(file: &'f File, data_start: u64, end: u64, layout: NewlineLayout) -> Self {
-        Source { backing: Backing::File(file), data_start, end: end.max(data_start), layout, budget: None }
+        Source { backing: Backing::File(file), head: &[], data_start, end: end.max(data_start), layout, budget: None }
     }
 
     /// Describes text already in memory, so rendered documents are windowed exactly like files.
     pub fn in_memory(text: &'f [u8], layout: NewlineLayout) -> Self {
-        Source { backing: Backing::Memory(text), data_start: 0, end: text.len() as u64, layout, budget: None }
+        Source {
+            backing: Backing::Memory(text),
+            head: &[],
+            data_start: 0,
+            end: text.len() as u64,
+            layout,
+            budget: None,
+        }
+    }
+
+    /// The same source, knowing the file's first bytes (offsets `0..head.len()`, read from the same open file):
+    /// reads that fall within them are copied from memory. A small file's head is the whole file, so its window
+    /// needs no second read.
+    pub fn with_head(self, head: &'f [u8]) -> Self {
+        Source { head, ..self }
     }
 
     /// The same source, bounded in time by `budget`.
@@ -89,7 +105,9 @@ impl<'f> Source<'f> {
                 return Ok(n);
             }
         };
-        let mut filled = 0;
+        let cached = usize::try_from(offset).ok().and_then(|start| self.head.get(start..)).unwrap_or_default();
+        let mut filled = cached.len().min(buf.len());
+        buf[..filled].copy_from_slice(&cached[..filled]);
         while filled < buf.len() {
             match file.read_at(&mut buf[filled..], offset + filled as u64) {
                 Ok(0) => break,
@@ -229,6 +247,26 @@ mod tests {
 
     fn utf8() -> NewlineLayout {
         Codec::for_label("utf-8").unwrap().newline_layout()
+    }
+
+    #[test]
+    fn reads_within_the_head_come_from_memory_and_the_rest_from_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        std::fs::write(&path, "abcdefgh").unwrap();
+        let file = File::open(&path).unwrap();
+        // A head that differs from the file shows where each byte came from (a real head is the file's own bytes).
+        let source = Source::new(&file, 0, 8, utf8()).with_head(b"ABC");
+        let read = |offset: u64, len: usize| {
+            let mut buf = vec![0u8; len];
+            let n = source.read_at(offset, &mut buf).unwrap();
+            String::from_utf8(buf[..n].to_vec()).unwrap()
+        };
+        assert_eq!(read(0, 8), "ABCdefgh");
+        assert_eq!(read(1, 2), "BC");
+        assert_eq!(read(2, 3), "Cde");
+        assert_eq!(read(5, 10), "fgh");
+        assert_eq!(read(8, 4), "");
     }
 
     #[test]
