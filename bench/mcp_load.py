@@ -23,9 +23,10 @@ a JSON-RPC result, not isError, non-empty text that is the file's content (Node:
 numbered lines of the whole file, `meta.total_lines` right); anything else counts as an error.
 
 Memory: VmRSS after warm-up (WARMUP sequential reads, WARMUP_BURSTS bursts of N_CONC) and after every repetition
-shows whether memory stays flat. Both are read once every server has been idle SETTLE seconds (default 2), the same
-for all, so that what is compared is the memory a server keeps, not what it holds for a burst that just ended (an
-HTTP agent-read gives freed memory back half a second after its last request); the peak of a phase is VmHWM read at its end after resetting it at its start
+shows whether memory stays flat; the thread count is recorded at the same moments. Both are read once every server
+has been idle SETTLE seconds (default 2), the same for all, so that what is compared is the memory a server keeps, not
+what it holds for a burst that just ended (an HTTP agent-read gives freed memory back one second after its last
+request or read ends); the peak of a phase is VmHWM read at its end after resetting it at its start
 (`echo 5 > /proc/PID/clear_refs`).
 
 Also, before the reads, N_PING sequential `ping` requests per server: the protocol and transport floor, no file read.
@@ -33,6 +34,8 @@ Also, before the reads, N_PING sequential `ping` requests per server: the protoc
 Parameters (environment): N_SEQ=10000 N_CONC=1000 N_SEQ_HTTP=1000 N_PING=1000 REPS=5 N_FILES=200
   WARMUP=(2 x N_FILES) WARMUP_BURSTS=1  SETTLE=2 (seconds)  HTTP=auto|0  PHASE_TIMEOUT=300 (seconds)
   SERVERS=ours-stdio,node-stdio,ours-http,ours-http-sl (a subset to run)  HTTP_QUICKACK=1 (diagnostic: see QUICKACK)
+  MEM_PROBE=bench/heap_probe.py (diagnostic: at every idle moment, where each server's heap memory sits; with
+  HEAP_PROBE_GDB=1 also glibc's own view, which attaches a debugger: see that script)
   AGENT_READ_BIN  NODE (node binary)  NODE_SERVER (path of server-filesystem's dist/index.js)
 `python3 bench/mcp_load.py --files-only` only writes the files and prints their folder.
 Raw results go to bench/data/mcp-results.json, server standard error to bench/data/mcp-logs/.
@@ -176,7 +179,7 @@ def proc_status(pid):
         with open(f"/proc/{pid}/status") as f:
             for line in f:
                 key, _, rest = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
+                if key in ("VmRSS", "VmHWM", "Threads"):
                     fields[key] = int(rest.split()[0])  # KiB
     except OSError:
         pass
@@ -585,6 +588,8 @@ class Target:
         self.name, self.label, self.cmd, self.tool, self.check, self.http = name, label, cmd, tool, check, http
         self.client = None
         self.rss = []  # (moment, VmRSS KiB)
+        self.threads = []  # (moment, thread count), at the same moments
+        self.probes = []  # (moment, MEM_PROBE's line)
         self.hwm_resets = True
         self.failed = None
 
@@ -724,6 +729,26 @@ def pct(values, q):
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else float("nan")
 
 
+def idle_checkpoint(targets, moment):
+    """Once every server has been idle SETTLE seconds: its resident size and threads, then the MEM_PROBE line."""
+    for target in targets:
+        status = proc_status(target.pid)
+        target.rss.append((moment, status.get("VmRSS")))
+        target.threads.append((moment, status.get("Threads")))
+    probe = os.environ.get("MEM_PROBE")
+    for target in targets:
+        line = f"RSS {kib(target.rss[-1][1])}, {target.threads[-1][1]} threads"
+        if probe:
+            try:
+                out = subprocess.run([sys.executable, probe, str(target.pid)], capture_output=True, text=True,
+                                     timeout=120)
+                target.probes.append((moment, out.stdout.strip() or out.stderr.strip()[-300:]))
+            except (OSError, subprocess.TimeoutExpired) as e:
+                target.probes.append((moment, f"probe failed: {e}"))
+            line += f"; {target.probes[-1][1]}"
+        print(f"idle, {moment:7s} {target.name:13s} {line}", file=sys.stderr)
+
+
 async def warm_up(target, files):
     for i in range(WARMUP):
         _, msg = await target.client.request("tools/call",
@@ -762,9 +787,8 @@ async def bench():
         await warm_up(target, files)
     await asyncio.sleep(SETTLE)
     for target in targets:
-        status = proc_status(target.pid)
-        target.rss.append(("warm", status.get("VmRSS")))
-        target.run_hwm = status.get("VmHWM") or 0  # start-up and warm-up; the phases' peaks are added below
+        target.run_hwm = proc_status(target.pid).get("VmHWM") or 0  # start-up and warm-up; phases' peaks added below
+    idle_checkpoint(targets, "warm")
 
     samples = {}  # (target, phase) -> list of per-rep dicts
     cursor = 0
@@ -799,8 +823,7 @@ async def bench():
                     target.failed = result["stalled"] or f"exited with {target.client.server.exited.result()}"
                     print(f"{target.name}: stopped using it: {target.failed}", file=sys.stderr)
         await asyncio.sleep(SETTLE)
-        for target in targets:
-            target.rss.append((f"rep {rep + 1}", proc_status(target.pid).get("VmRSS")))
+        idle_checkpoint(targets, f"rep {rep + 1}")
 
     for target in targets:
         status = proc_status(target.pid)
@@ -984,7 +1007,8 @@ def main():
         json.dump({"params": {"N_FILES": N_FILES, "N_SEQ": N_SEQ, "N_CONC": N_CONC, "N_SEQ_HTTP": N_SEQ_HTTP,
                               "REPS": REPS, "WARMUP": WARMUP},
                    "samples": {f"{k[0]} {k[1]}": v for k, v in samples.items()},
-                   "rss": {t.name: t.rss for t in targets}}, f, indent=1)
+                   "rss": {t.name: t.rss for t in targets}, "threads": {t.name: t.threads for t in targets},
+                   "probes": {t.name: t.probes for t in targets}}, f, indent=1)
     print(table)
 
 

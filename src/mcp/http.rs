@@ -5,8 +5,7 @@
 //! with its own roots; `--stateless` answers every request on its own, with plain JSON responses, so any number of
 //! instances can sit behind any load balancer.
 
-use super::idle_trim::Activity;
-use super::{ReadServer, multi_thread_runtime};
+use super::{ReadServer, idle_trim, multi_thread_runtime};
 use agent_read::{Config, SessionSettings};
 use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -43,7 +42,10 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
         }
         settings.repeat_read_stubs = false;
     }
+    idle_trim::pin_trim_threshold();
     let base = ReadServer::new(config, settings)?;
+    // Requests arriving and reads finishing both keep the server from trimming.
+    let activity = base.activity.clone();
     let http_config = http_config(options);
     let stop = http_config.cancellation_token.clone();
     multi_thread_runtime()?.block_on(async move {
@@ -56,7 +58,6 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
             Arc::new(LocalSessionManager::default()),
             http_config,
         );
-        let activity = Activity::default();
         tokio::spawn(activity.clone().trim_when_quiet());
         let router = axum::Router::new()
             .nest_service(MCP_PATH, service)

@@ -44,6 +44,8 @@ struct ReadServer {
     permits: Arc<Semaphore>,
     tool: Arc<Tool>,
     many_tool: Arc<Tool>,
+    /// Stamped when a read finishes: the HTTP server trims once reads have been over for a while (stdio ignores it).
+    activity: idle_trim::Activity,
 }
 
 impl ReadServer {
@@ -61,6 +63,7 @@ impl ReadServer {
             permits: Arc::new(Semaphore::new(MAX_CONCURRENT_READS)),
             tool: Arc::new(tool),
             many_tool: Arc::new(many::many_tool()?),
+            activity: idle_trim::Activity::default(),
         })
     }
 
@@ -92,9 +95,14 @@ impl ReadServer {
         let session = self.session.clone();
         let cancel = Cancel::new();
         let _cancel_when_dropped = CancelOnDrop(cancel.clone());
+        let activity = self.activity.clone();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            work(&session, &cancel)
+            let output = work(&session, &cancel);
+            // Stamped on the blocking thread, so that the quiet period counts from when its work ended, even when the
+            // request that asked for it has gone.
+            activity.record();
+            output
         })
         .await
         .map_err(|e| ErrorData::internal_error(format!("the {tool} task failed: {e}"), None))
@@ -258,11 +266,13 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 }
 
 /// The async runtime for HTTP: a worker per core, since a thousand connections at once outrun one protocol thread
-/// (measured: 1,000 concurrent reads took 1.6× longer on a single thread).
+/// (measured: 1,000 concurrent reads took 1.6× longer on a single thread). Its blocking threads exit soon after going
+/// idle, so that the idle trim can give back the memory their allocator caches hold (see [`idle_trim`]).
 fn multi_thread_runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(MAX_CONCURRENT_READS)
+        .thread_keep_alive(idle_trim::BLOCKING_KEEP_ALIVE)
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))
 }
