@@ -1,0 +1,113 @@
+//! The protocol floor of a `read` over MCP: an rmcp server that does no reading while it serves.
+//!
+//! At start-up it reads every file under FILES_DIR once with agent-read's library and keeps each answer as the MCP
+//! tool result agent-read's server would send: the JSON result as `structuredContent`, the model text as text
+//! content. Then it serves `read` on stdio the way `agent-read mcp` does (rmcp, the same version and pipe transport,
+//! one protocol thread), answering each call with a copy of the kept result. No file is opened, nothing is handed to
+//! another thread.
+//!
+//! So beside agent-read in `bench/mcp_latency.sh`, it shows what the same answers cost with the read itself taken
+//! away: the SDK, JSON in both directions, the pipes and the wake-ups. No server built on rmcp can answer these reads
+//! faster than this one does.
+//!
+//! Usage: mcp-floor FILES_DIR
+
+use agent_read::tool::{self, SchemaFormat, Served};
+use agent_read::{Config, Reader};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Every file's answer, by the path a client asks for (relative to FILES_DIR, or absolute).
+struct Floor {
+    tool: Tool,
+    answers: Arc<HashMap<String, CallToolResult>>,
+}
+
+impl ServerHandler for Floor {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![self.tool.clone()]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let path = request.arguments.as_ref().and_then(|a| a.get("path")).and_then(Value::as_str).unwrap_or("");
+        match self.answers.get(path) {
+            Some(answer) => Ok(answer.clone().into()),
+            None => Err(ErrorData::invalid_params(format!("no answer kept for {path:?}"), None)),
+        }
+    }
+}
+
+/// The tool result agent-read's MCP server builds for a read (see `tool_result` in `src/mcp/mod.rs`; text files only).
+fn answer(reader: &Reader, path: &str) -> Result<CallToolResult, String> {
+    let result = reader.read_json(&json!({ "path": path }));
+    if !result.is_ok() {
+        return Err(format!("{path}: {}", result.output()));
+    }
+    let structured = serde_json::to_value(&result).map_err(|e| e.to_string())?;
+    let mut call = CallToolResult::success(vec![ContentBlock::text(result.output())]);
+    call.structured_content = Some(structured);
+    Ok(call)
+}
+
+/// Every regular file under `dir`, as paths relative to it.
+fn files_under(dir: &Path, relative: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir.join(relative))? {
+        let entry = entry?;
+        let path = relative.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            files_under(dir, &path, out)?;
+        } else {
+            out.push(path.to_string_lossy().into_owned());
+        }
+    }
+    Ok(())
+}
+
+fn run() -> Result<(), String> {
+    let dir = PathBuf::from(std::env::args().nth(1).ok_or("usage: mcp-floor FILES_DIR")?);
+    let reader = Reader::new(Config { roots: vec![dir.clone()], ..Config::default() }).map_err(|e| e.to_string())?;
+    let mut paths = Vec::new();
+    files_under(&dir, Path::new(""), &mut paths).map_err(|e| format!("{}: {e}", dir.display()))?;
+    // Kept under the path as given and as an absolute path, the two ways clients name a file.
+    let mut answers = HashMap::new();
+    for path in paths {
+        let kept = answer(&reader, &path)?;
+        answers.insert(dir.join(&path).to_string_lossy().into_owned(), kept.clone());
+        answers.insert(path, kept);
+    }
+    let tool =
+        serde_json::from_value(tool::definition_for(SchemaFormat::Mcp, Served::OneShot)).map_err(|e| e.to_string())?;
+    let floor = Floor { tool, answers: Arc::new(answers) };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let service = floor.serve(rmcp::transport::stdio_pipes()).await.map_err(|e| e.to_string())?;
+        service.waiting().await.map(|_| ()).map_err(|e| e.to_string())
+    })
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("mcp-floor: {e}");
+        std::process::exit(1);
+    }
+}
