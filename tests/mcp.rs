@@ -220,15 +220,20 @@ async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_c
     let second = tempfile::tempdir().unwrap();
     std::fs::write(second.path().join("from_second.txt"), "second root\n").unwrap();
     let not_a_dir = first.path().join("from_first.txt");
+    let missing = first.path().join("no_such_dir");
     let uri = |p: &Path| format!("file://{}", p.display());
-    let roots = std::sync::Arc::new(std::sync::Mutex::new(vec![uri(first.path()), uri(&not_a_dir)]));
+    let offered = vec![uri(first.path()), uri(&not_a_dir), uri(&missing), "https://example.com/repo".to_string()];
+    let roots = std::sync::Arc::new(std::sync::Mutex::new(offered));
     let handler = RootsClient::new(roots.clone());
     let binary = env!("CARGO_BIN_EXE_agent-read");
+    let log = cli_root.path().join("server.log");
+    let log_file = std::fs::File::create(&log).unwrap();
     let command = tokio::process::Command::new(binary).configure(|cmd| {
-        cmd.arg("mcp").arg("--root").arg(cli_root.path()).stderr(std::process::Stdio::null());
+        cmd.arg("mcp").arg("--root").arg(cli_root.path());
     });
-    let client = handler.serve(TokioChildProcess::new(command).unwrap()).await.expect("initialize");
-    // The client's root (the file among them is skipped) replaces --root.
+    let (server, _) = TokioChildProcess::builder(command).stderr(log_file).spawn().unwrap();
+    let client = handler.serve(server).await.expect("initialize");
+    // The client's usable root replaces --root; the others are refused, each with a line saying why.
     let read = eventually(&client, "from_first.txt", true).await;
     assert_eq!(read["output"], "1: first root\n(lines 1-1 of 1 · 11 B · end of file)");
     assert_eq!(eventually(&client, "notes.txt", false).await["error_code"], "NOT_FOUND");
@@ -238,6 +243,11 @@ async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_c
     eventually(&client, "from_second.txt", true).await;
     assert_eq!(eventually(&client, "from_first.txt", false).await["error_code"], "NOT_FOUND");
     client.cancel().await.unwrap();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    for (root, why) in [(uri(&not_a_dir), "not an existing directory"), (uri(&missing), "not an existing directory")] {
+        assert!(logged.contains(&format!("agent-read: ignoring client root {root}: {why}")), "{logged}");
+    }
+    assert!(logged.contains("ignoring client root https://example.com/repo: not a file:// URI"), "{logged}");
 }
 
 /// `huge.log` in `dir`: text up front, then a 64 GiB hole, so that counting its lines takes many seconds.
