@@ -1,20 +1,32 @@
 #!/usr/bin/env bash
-# Stdio latency of the MCP server beside @modelcontextprotocol/server-filesystem, measured by a lean Rust client
+# Latency of the MCP server beside @modelcontextprotocol/server-filesystem, measured by a lean Rust client
 # (bench/mcp_latency/) so that the client's own cost does not hide the servers': sequential pings and reads, and a
-# burst of BURST reads in flight at once. Same files as bench/mcp_load.sh. Prints a markdown table (medians of REPS
+# burst of BURST reads in flight at once. agent-read runs three times side by side: over stdio, and over streamable
+# HTTP in session mode and stateless (each on a free port of 127.0.0.1; ping and reads on one keep-alive connection,
+# the burst on BURST connections opened before it, one POST each). The Node server serves stdio only: its row, the
+# last, is the reference of the ratios. Same files as bench/mcp_load.sh. Prints a markdown table (medians of REPS
 # repetitions). agent-read answers every read with the file (--no-repeat-stubs), as the Node server does.
 #
 #   bench/mcp_latency.sh                         # N=5000 calls per sequential phase, BURST=1000, REPS=5
 #   N=1000 BURST=200 REPS=1 bench/mcp_latency.sh   # smoke run
+#   AGENT_READ_BIN=/path/to/agent-read bench/mcp_latency.sh   # another build of agent-read (none is built then)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 ensure_node_server
-cargo build --release --quiet
+bin=${AGENT_READ_BIN:-}
+if [ -z "$bin" ]; then
+  cargo build --release --quiet
+  bin=target/release/agent-read
+fi
 CARGO_TARGET_DIR="$PWD/target/mcp-latency" cargo build --release --quiet --manifest-path bench/mcp_latency/Cargo.toml
 files=$(python3 bench/mcp_load.py --files-only)
 node_server=bench/node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
+ours=("$bin" mcp --no-repeat-stubs --root "$files")
+# `--http auto` has the client pick a free port, which it puts in place of {port}.
 exec target/mcp-latency/release/mcp-latency "$files" "${N:-5000}" "${REPS:-5}" "${BURST:-1000}" \
-  -- agent-read read target/release/agent-read mcp --no-repeat-stubs --root "$files" \
+  -- agent-read read "${ours[@]}" \
+  -- "agent-read HTTP session" read --http auto "${ours[@]}" --http '127.0.0.1:{port}' \
+  -- "agent-read HTTP stateless" read --http auto "${ours[@]}" --http '127.0.0.1:{port}' --stateless \
   -- server-filesystem read_text_file node "$node_server" "$files" \
   2> >(grep -v '^{' >&2)
