@@ -7,9 +7,14 @@
 # last, is the reference of the ratios. Same files as bench/mcp_load.sh. Prints a markdown table (medians of REPS
 # repetitions). agent-read answers every read with the file (--no-repeat-stubs), as the Node server does.
 #
+# The floor rows (FLOOR=1, the default) are bench/mcp_floor/: an rmcp server that sends agent-read's very answers from
+# memory, with no file read, on the same transports. They show what the SDK, the JSON and the transport cost alone, so
+# how near any rmcp server could come to a target.
+#
 #   bench/mcp_latency.sh                         # N=5000 calls per sequential phase, BURST=1000, REPS=5
 #   N=1000 BURST=200 REPS=1 bench/mcp_latency.sh   # smoke run
 #   AGENT_READ_BIN=/path/to/agent-read bench/mcp_latency.sh   # another build of agent-read (none is built then)
+#   FLOOR=0 bench/mcp_latency.sh                 # without the floor rows
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -20,13 +25,26 @@ if [ -z "$bin" ]; then
   bin=target/release/agent-read
 fi
 CARGO_TARGET_DIR="$PWD/target/mcp-latency" cargo build --release --quiet --manifest-path bench/mcp_latency/Cargo.toml
+floor_rows=()
+if [ "${FLOOR:-1}" = 1 ]; then
+  CARGO_TARGET_DIR="$PWD/target/mcp-floor" cargo build --release --quiet --manifest-path bench/mcp_floor/Cargo.toml
+  floor=target/mcp-floor/release/mcp-floor
+fi
 files=$(python3 bench/mcp_load.py --files-only)
 node_server=bench/node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
 ours=("$bin" mcp --no-repeat-stubs --root "$files")
+if [ "${FLOOR:-1}" = 1 ]; then
+  floor_rows=(
+    -- "floor (rmcp, no read)" read "$floor" "$files"
+    -- "floor HTTP session" read --http auto "$floor" "$files" --http '127.0.0.1:{port}'
+    -- "floor HTTP stateless" read --http auto "$floor" "$files" --http '127.0.0.1:{port}' --stateless
+  )
+fi
 # `--http auto` has the client pick a free port, which it puts in place of {port}.
 exec target/mcp-latency/release/mcp-latency "$files" "${N:-5000}" "${REPS:-5}" "${BURST:-1000}" \
   -- agent-read read "${ours[@]}" \
   -- "agent-read HTTP session" read --http auto "${ours[@]}" --http '127.0.0.1:{port}' \
   -- "agent-read HTTP stateless" read --http auto "${ours[@]}" --http '127.0.0.1:{port}' --stateless \
+  "${floor_rows[@]}" \
   -- server-filesystem read_text_file node "$node_server" "$files" \
   2> >(grep -v '^{' >&2)

@@ -14,18 +14,23 @@
 
 use agent_read::tool::{self, SchemaFormat, Served};
 use agent_read::{Config, Reader};
+use axum::serve::ListenerExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult, PaginatedRequestParams,
     ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Every file's answer, by the path a client asks for (relative to FILES_DIR, or absolute).
+#[derive(Clone)]
 struct Floor {
     tool: Tool,
     answers: Arc<HashMap<String, CallToolResult>>,
@@ -84,24 +89,68 @@ fn files_under(dir: &Path, relative: &Path, out: &mut Vec<String>) -> std::io::R
 }
 
 fn run() -> Result<(), String> {
-    let dir = PathBuf::from(std::env::args().nth(1).ok_or("usage: mcp-floor FILES_DIR")?);
-    let reader = Reader::new(Config { roots: vec![dir.clone()], ..Config::default() }).map_err(|e| e.to_string())?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: mcp-floor FILES_DIR [--http ADDR [--stateless]]";
+    let dir = PathBuf::from(args.first().ok_or(usage)?);
+    let http = match args.get(1..).unwrap_or_default() {
+        [] => None,
+        [flag, addr] if flag == "--http" => Some((addr.clone(), false)),
+        [flag, addr, stateless] if flag == "--http" && stateless == "--stateless" => Some((addr.clone(), true)),
+        _ => return Err(usage.to_string()),
+    };
+    let floor = Floor { tool: tool_definition()?, answers: Arc::new(answers_for(&dir)?) };
+    match http {
+        None => serve_stdio(floor),
+        Some((addr, stateless)) => serve_http(floor, &addr, stateless),
+    }
+}
+
+fn tool_definition() -> Result<Tool, String> {
+    serde_json::from_value(tool::definition_for(SchemaFormat::Mcp, Served::OneShot)).map_err(|e| e.to_string())
+}
+
+/// Every file's answer under `dir`, kept under the path as given and as an absolute path, the two ways clients name a
+/// file.
+fn answers_for(dir: &Path) -> Result<HashMap<String, CallToolResult>, String> {
+    let reader =
+        Reader::new(Config { roots: vec![dir.to_path_buf()], ..Config::default() }).map_err(|e| e.to_string())?;
     let mut paths = Vec::new();
-    files_under(&dir, Path::new(""), &mut paths).map_err(|e| format!("{}: {e}", dir.display()))?;
-    // Kept under the path as given and as an absolute path, the two ways clients name a file.
+    files_under(dir, Path::new(""), &mut paths).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut answers = HashMap::new();
     for path in paths {
         let kept = answer(&reader, &path)?;
         answers.insert(dir.join(&path).to_string_lossy().into_owned(), kept.clone());
         answers.insert(path, kept);
     }
-    let tool =
-        serde_json::from_value(tool::definition_for(SchemaFormat::Mcp, Served::OneShot)).map_err(|e| e.to_string())?;
-    let floor = Floor { tool, answers: Arc::new(answers) };
+    Ok(answers)
+}
+
+/// One protocol thread on the standard streams' pipes, as `agent-read mcp` serves stdio.
+fn serve_stdio(floor: Floor) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     runtime.block_on(async move {
         let service = floor.serve(rmcp::transport::stdio_pipes()).await.map_err(|e| e.to_string())?;
         service.waiting().await.map(|_| ()).map_err(|e| e.to_string())
+    })
+}
+
+/// rmcp's streamable HTTP service at `/mcp`, configured as `agent-read mcp --http` configures it.
+fn serve_http(floor: Floor, addr: &str, stateless: bool) -> Result<(), String> {
+    let address: SocketAddr = addr.parse().map_err(|e| format!("--http {addr}: {e}"))?;
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(!stateless)
+        .with_json_response(stateless)
+        .with_allowed_hosts(["localhost", "127.0.0.1", "::1"].map(String::from));
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(address).await.map_err(|e| format!("{address}: {e}"))?;
+        let service: StreamableHttpService<Floor, LocalSessionManager> =
+            StreamableHttpService::new(move || Ok(floor.clone()), Arc::new(LocalSessionManager::default()), config);
+        let router = axum::Router::new().nest_service("/mcp", service);
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        axum::serve(listener, router).await.map_err(|e| e.to_string())
     })
 }
 
