@@ -2,15 +2,16 @@
 //!
 //! At start-up it reads every file under FILES_DIR once with agent-read's library and keeps each answer as the MCP
 //! tool result agent-read's server would send: the JSON result as `structuredContent`, the model text as text
-//! content. Then it serves `read` on stdio the way `agent-read mcp` does (rmcp, the same version and pipe transport,
-//! one protocol thread), answering each call with a copy of the kept result. No file is opened, nothing is handed to
-//! another thread.
+//! content. Then it serves `read` the way `agent-read mcp` does, answering each call with a copy of the kept result:
+//! on stdio (rmcp, the same version and pipe transport, one protocol thread), or with `--http ADDR` over streamable
+//! HTTP (rmcp's service under axum, a worker per core, `TCP_NODELAY`; sessions, or none with `--stateless`). No file
+//! is opened, nothing is handed to another thread.
 //!
 //! So beside agent-read in `bench/mcp_latency.sh`, it shows what the same answers cost with the read itself taken
-//! away: the SDK, JSON in both directions, the pipes and the wake-ups. No server built on rmcp can answer these reads
-//! faster than this one does.
+//! away: the SDK, JSON in both directions, the pipes or sockets and the wake-ups. A server that sends these answers
+//! through rmcp, configured as agent-read configures it, cannot be faster than this one.
 //!
-//! Usage: mcp-floor FILES_DIR
+//! Usage: mcp-floor FILES_DIR [--http ADDR [--stateless]]
 
 use agent_read::tool::{self, SchemaFormat, Served};
 use agent_read::{Config, Reader};
@@ -74,7 +75,7 @@ fn answer(reader: &Reader, path: &str) -> Result<CallToolResult, String> {
     Ok(call)
 }
 
-/// Every regular file under `dir`, as paths relative to it.
+/// Every file under `dir` (directories are walked), as paths relative to it.
 fn files_under(dir: &Path, relative: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir.join(relative))? {
         let entry = entry?;
