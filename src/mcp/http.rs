@@ -202,6 +202,43 @@ mod tests {
     }
 
     #[test]
+    fn only_a_deletes_accepted_answer_becomes_204() {
+        let answer = |status| axum::http::Response::builder().status(status).body(()).unwrap();
+        let mut ended = answer(StatusCode::ACCEPTED);
+        session_ended_is_204(true, &mut ended);
+        assert_eq!(ended.status(), StatusCode::NO_CONTENT);
+        for (is_delete, status) in [(false, StatusCode::ACCEPTED), (true, StatusCode::NOT_FOUND)] {
+            let mut other = answer(status);
+            session_ended_is_204(is_delete, &mut other);
+            assert_eq!(other.status(), status);
+        }
+    }
+
+    #[tokio::test]
+    async fn every_request_counts_as_activity_whatever_its_answer() {
+        use tower_service::Service as _;
+        let root = tempfile::tempdir().unwrap();
+        let config = Config { roots: vec![root.path().to_path_buf()], ..Config::default() };
+        let base = ReadServer::new(config, SessionSettings::default()).unwrap();
+        let activity = base.activity.clone();
+        let inner = StreamableHttpService::new(
+            move || base.for_new_client().map_err(std::io::Error::other),
+            Arc::new(LocalSessionManager::default()),
+            http_config(&HttpOptions::default()),
+        );
+        let mut tracked = Tracked { inner, activity: activity.clone() };
+        // The clock counts whole milliseconds from the activity's creation: let one pass.
+        std::thread::sleep(std::time::Duration::from_millis(3));
+        let before = activity.last_ms();
+        // A foreign Host header is refused, and still counts.
+        let request =
+            Request::builder().uri("/").header("host", "example.com").body(axum::body::Body::empty()).unwrap();
+        let answer = tracked.call(request).await.unwrap();
+        assert!(answer.status().is_client_error(), "{}", answer.status());
+        assert!(activity.last_ms() > before);
+    }
+
+    #[test]
     fn stateless_mode_drops_sessions_and_answers_json() {
         let config = http_config(&HttpOptions { stateless: true, ..HttpOptions::default() });
         assert!(!config.legacy_session_mode && config.json_response);

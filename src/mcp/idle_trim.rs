@@ -65,7 +65,8 @@ impl Activity {
         u64::try_from(self.shared.origin.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    fn last_ms(&self) -> u64 {
+    /// Milliseconds from this activity's creation to the latest record.
+    pub(super) fn last_ms(&self) -> u64 {
         self.shared.last_ms.load(Ordering::Relaxed)
     }
 
