@@ -117,13 +117,20 @@ pub fn read_head(file: &File, metadata: &Metadata, shown: &str) -> Result<Vec<u8
     Ok(block)
 }
 
-/// Reads a regular file according to what its content is.
-pub fn read(
-    target: &Target<'_>,
-    request: FileRequest<'_>,
-    limits: &Limits,
-    media: &Media,
-) -> Result<ReadResult, ReadError> {
+/// The whole of a small file, read only if every byte of it is in the page cache: `None` when the file is empty or
+/// larger than [`SNIFF_LEN`], when any of it would have to come from the disk, or when fewer bytes came than its size
+/// said. What [`read_head`] returns for the same file, got without ever waiting for a device.
+pub fn read_whole_cached(file: &File, metadata: &Metadata) -> Option<Vec<u8>> {
+    let size = usize::try_from(metadata.len()).ok().filter(|size| (1..=SNIFF_LEN).contains(size))?;
+    let mut block = vec![0u8; size];
+    let flags = rustix::io::ReadWriteFlags::NOWAIT;
+    let read = rustix::io::preadv2(file, &mut [std::io::IoSliceMut::new(&mut block)], 0, flags).ok()?;
+    (read == size).then_some(block)
+}
+
+/// What the file is, from its head; fails when the request asks what this content cannot give (pages of a file that
+/// is not a PDF, block mode on anything but text).
+pub fn classify(target: &Target<'_>, request: &FileRequest<'_>) -> Result<Content, ReadError> {
     let sniffed = target.head.len();
     let content = classify::classify(target.head, sniffed < SNIFF_LEN, request.forced);
     if request.pages.is_some() && content != Content::Pdf {
@@ -136,8 +143,29 @@ pub fn read(
     if matches!(request.window, Window::Block(_)) && !matches!(content, Content::Text(_)) {
         return Err(block_needs_text(target, &content));
     }
+    Ok(content)
+}
+
+/// Whether reading `content` takes nothing but the head when the head is the whole file: text is windowed from it
+/// and binary is refused on sight, while a notebook is parsed from a second read, and images and PDFs are decoded.
+pub fn head_suffices(target: &Target<'_>, content: &Content, request: &FileRequest<'_>) -> bool {
     match content {
-        Content::Text(format) if request.forced.is_none() && is_notebook(&target.shown) => {
+        Content::Text(_) => !is_rendered_notebook(target, request),
+        Content::Binary { .. } => true,
+        Content::Image(_) | Content::Pdf => false,
+    }
+}
+
+/// Reads a regular file already classified by [`classify`].
+pub fn read_classified(
+    target: &Target<'_>,
+    content: Content,
+    request: FileRequest<'_>,
+    limits: &Limits,
+    media: &Media,
+) -> Result<ReadResult, ReadError> {
+    match content {
+        Content::Text(format) if is_rendered_notebook(target, &request) => {
             read_notebook(target, &format, request.window, limits)
         }
         Content::Text(format) => {
@@ -152,6 +180,11 @@ pub fn read(
         Content::Pdf => read_pdf(target, &request, limits, media),
         Content::Binary { description, hint } => Err(binary_error(target, &description, hint)),
     }
+}
+
+/// Whether a text file is rendered as a notebook: its name says so and no encoding was forced (which asks for text).
+fn is_rendered_notebook(target: &Target<'_>, request: &FileRequest<'_>) -> bool {
+    request.forced.is_none() && is_notebook(&target.shown)
 }
 
 /// Notebooks larger than this are shown as their JSON text: rendering needs the whole document in memory.

@@ -50,6 +50,20 @@ struct Trace {
     seen: Option<Seen>,
 }
 
+/// Why an attempt at a read ended without a result of its own.
+enum Stop {
+    /// The read failed: its error is the result.
+    Failed(ReadError),
+    /// The read was not to wait, and would have had to: nothing was done that shows (no audit, no result).
+    WouldWait,
+}
+
+impl From<ReadError> for Stop {
+    fn from(error: ReadError) -> Stop {
+        Stop::Failed(error)
+    }
+}
+
 /// How one read runs beyond what its request says; sessions use it.
 #[derive(Clone, Copy, Default)]
 pub struct ReadOptions<'a> {
@@ -121,17 +135,45 @@ impl Reader {
         cancel: &Cancel,
         options: ReadOptions<'_>,
     ) -> (ReadResult, Option<Seen>) {
-        let capped;
-        let limits = match options.max_output_bytes {
-            Some(cap) => {
-                let cap = cap.min(self.limits.max_output_bytes).max(MIN_OUTPUT_BYTES);
-                capped = Limits { max_output_bytes: cap, ..self.limits.clone() };
-                &capped
-            }
-            None => &self.limits,
-        };
+        let capped = self.capped_limits(options.max_output_bytes);
+        let limits = capped.as_ref().unwrap_or(&self.limits);
         let (observe, known_content) = (options.observe, options.known_content);
-        self.read_bounded(request, cancel, &Bounds { limits, attachments: true, observe, known_content })
+        self.read_bounded(
+            request,
+            cancel,
+            &Bounds { limits, attachments: true, observe, known_content, without_waiting: false },
+        )
+    }
+
+    /// Reads one request like [`Reader::read_with`], but only if it can be done without waiting: on a disk, a
+    /// server, a lock or a child process. `None` when it cannot — then nothing was done, and the caller reads it with
+    /// [`Reader::read_with`] where waiting is allowed (an async server: on its blocking pool).
+    ///
+    /// What can: a regular text file of at most 64 KiB (binary is refused on sight), reached without a symbolic link
+    /// and without leaving its root's mount, whose path is in the kernel's lookup cache and whose bytes are all in
+    /// the page cache, beneath a root on a local file system; with no audit log and ignore files not respected. A
+    /// request that is malformed, outside the roots or denied by policy is answered too (its error needs no I/O).
+    /// Everything else — directories, bigger files, images, PDFs, notebooks, files not found — is `None`.
+    pub fn read_without_waiting(
+        &self,
+        request: &ReadRequest,
+        options: ReadOptions<'_>,
+    ) -> Option<(ReadResult, Option<Seen>)> {
+        // The audit log is a file to write, ignore files are files to read.
+        if self.audit.is_some() || self.policy.respects_ignore_files() {
+            return None;
+        }
+        let capped = self.capped_limits(options.max_output_bytes);
+        let limits = capped.as_ref().unwrap_or(&self.limits);
+        let (observe, known_content) = (options.observe, options.known_content);
+        let bounds = Bounds { limits, attachments: true, observe, known_content, without_waiting: true };
+        self.attempt(request, &Cancel::new(), &bounds)
+    }
+
+    /// The reader's limits with a smaller output cap, when a read asks for one (never below the minimum cap).
+    fn capped_limits(&self, max_output_bytes: Option<usize>) -> Option<Limits> {
+        let cap = max_output_bytes?.min(self.limits.max_output_bytes).max(MIN_OUTPUT_BYTES);
+        Some(Limits { max_output_bytes: cap, ..self.limits.clone() })
     }
 
     /// Reads one request under other bounds than the reader's own (`read_many` gives each file a share of the
@@ -143,12 +185,28 @@ impl Reader {
         cancel: &Cancel,
         bounds: &Bounds<'_>,
     ) -> (ReadResult, Option<Seen>) {
+        let waiting = Bounds { without_waiting: false, ..*bounds };
+        self.attempt(request, cancel, &waiting).unwrap_or_else(|| {
+            let error = ReadError::new(ErrorCode::IoError, format!("{}: the read gave up waiting", request.path));
+            (ReadResult::Error(error), None)
+        })
+    }
+
+    /// Runs one read and audits it; `None` only when `bounds.without_waiting` is set and the read would have waited.
+    fn attempt(
+        &self,
+        request: &ReadRequest,
+        cancel: &Cancel,
+        bounds: &Bounds<'_>,
+    ) -> Option<(ReadResult, Option<Seen>)> {
         let mut trace = Trace::default();
-        let result = self
-            .try_read(request, cancel, bounds, &mut trace)
-            .unwrap_or_else(|e| ReadResult::Error(clip(e, bounds.limits)));
+        let result = match self.try_read(request, cancel, bounds, &mut trace) {
+            Ok(result) => result,
+            Err(Stop::Failed(error)) => ReadResult::Error(clip(error, bounds.limits)),
+            Err(Stop::WouldWait) => return None,
+        };
         self.audit(request, &trace, &result);
-        (result, trace.seen)
+        Some((result, trace.seen))
     }
 
     /// Where `path` is, resolved against the roots lexically (`..` folded, symbolic links not followed), as an
@@ -226,7 +284,7 @@ impl Reader {
         cancel: &Cancel,
         bounds: &Bounds<'_>,
         trace: &mut Trace,
-    ) -> Result<ReadResult, ReadError> {
+    ) -> Result<ReadResult, Stop> {
         let limits = bounds.limits;
         let budget = Budget::new(Instant::now() + Duration::from_millis(limits.timeout_ms), cancel.clone());
         // Every field's own validity (INVALID_PARAM) before how the fields relate (INVALID_RANGE).
@@ -237,10 +295,15 @@ impl Reader {
         trace.root = Some(resolved.root);
         trace.shown = Some(shown.clone());
         self.check_policy(resolved.root, &resolved.relative, &shown)?;
-        let opened = match self.roots.open(&resolved, &shown) {
-            Ok(opened) => opened,
-            Err(error) if error.code == ErrorCode::NotFound => return Err(self.with_near_misses(error, &resolved)),
-            Err(error) => return Err(error),
+        let opened = match bounds.without_waiting {
+            true => self.roots.open_cached(&resolved).ok_or(Stop::WouldWait)?,
+            false => match self.roots.open(&resolved, &shown) {
+                Ok(opened) => opened,
+                Err(error) if error.code == ErrorCode::NotFound => {
+                    return Err(self.with_near_misses(error, &resolved).into());
+                }
+                Err(error) => return Err(error.into()),
+            },
         };
         // The file really opened may differ from the path asked (symlinks): policy sees both.
         self.check_policy(opened.root, &opened.real_relative, &shown)?;
@@ -252,11 +315,18 @@ impl Reader {
         match opened.handle {
             Handle::File(file, metadata) => {
                 let indexes = &self.indexes;
-                let head = file::read_head(&file, &metadata, &shown)?;
+                let head = match bounds.without_waiting {
+                    true => file::read_whole_cached(&file, &metadata).ok_or(Stop::WouldWait)?,
+                    false => file::read_head(&file, &metadata, &shown)?,
+                };
                 let target = file::Target { file: &file, metadata: &metadata, head: &head, shown, budget, indexes };
                 let pages = request.pages.as_deref();
                 let request = file::FileRequest { window, forced, pages, attachments: bounds.attachments };
-                let result = file::read(&target, request, limits, &self.media)?;
+                let content = file::classify(&target, &request)?;
+                if bounds.without_waiting && !file::head_suffices(&target, &content, &request) {
+                    return Err(Stop::WouldWait);
+                }
+                let result = file::read_classified(&target, content, request, limits, &self.media)?;
                 if bounds.observe {
                     let mut seen = Seen::of(real_path, &metadata);
                     seen.content = bounds.known_content.and_then(|known| known(&seen));
@@ -268,13 +338,17 @@ impl Reader {
                 }
                 Ok(result)
             }
+            // Listing a directory reads it, and policy-checks every entry.
+            Handle::Directory(_) if bounds.without_waiting => Err(Stop::WouldWait),
             Handle::Directory(_) if matches!(window, Window::Block(_)) => Err(ReadError::invalid_param(format!(
                 "{shown} is a directory; block mode (`mode` \"block\") applies to text files only"
             ))
-            .with_hint("remove `mode` and `anchor_line`, and page the listing with offset and limit")),
+            .with_hint("remove `mode` and `anchor_line`, and page the listing with offset and limit")
+            .into()),
             Handle::Directory(_) if request.pages.is_some() => {
                 Err(ReadError::invalid_param(format!("{shown} is a directory; `pages` applies to PDFs only"))
-                    .with_hint("page a directory with offset and limit"))
+                    .with_hint("page a directory with offset and limit")
+                    .into())
             }
             Handle::Directory(dir) => {
                 if bounds.observe {
@@ -288,7 +362,7 @@ impl Reader {
                     shown,
                     budget,
                 };
-                directory::list(&listing, window, limits).map(ReadResult::Directory)
+                Ok(directory::list(&listing, window, limits).map(ReadResult::Directory)?)
             }
         }
     }
@@ -346,6 +420,8 @@ pub(crate) struct Bounds<'a> {
     pub observe: bool,
     /// A content hash already known for the file as seen, when observing (see [`ReadOptions::known_content`]).
     pub known_content: Option<&'a KnownContent<'a>>,
+    /// Give up (see [`Reader::read_without_waiting`]) rather than wait on anything.
+    pub without_waiting: bool,
 }
 
 /// A directory's metadata in the standard library's form (through a duplicate of its handle).

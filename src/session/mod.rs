@@ -20,7 +20,7 @@ pub mod tokens;
 
 use crate::budget::Cancel;
 use crate::engine::observe::ContentHash;
-use crate::engine::{ReadOptions, Reader};
+use crate::engine::{KnownContent, ReadOptions, Reader, Seen};
 use crate::error::ErrorCode;
 use crate::request::ReadRequest;
 use crate::result::ReadResult;
@@ -158,11 +158,42 @@ impl Session {
     /// Reads one request until done or until `cancel` is given, recording it.
     pub fn read_cancellable(&self, request: &ReadRequest, cancel: &Cancel) -> ReadResult {
         let reader = self.reader();
+        let shrink = self.shrink_for(request, &reader);
+        let known = |seen: &Seen| self.known_content(seen);
+        let read = reader.read_with(request, cancel, read_options(&shrink, &known));
+        self.record(request, &reader, &shrink, read)
+    }
+
+    /// Parses an untrusted JSON request and reads it, recording it, only if that can be done without waiting (see
+    /// [`Reader::read_without_waiting`]); `None` when it cannot — nothing is recorded then, and the caller reads it
+    /// with [`Session::read_json_cancellable`] where waiting is allowed. Also `None` for a request that does not
+    /// parse, and with exact token counts (counting a long answer takes milliseconds).
+    pub fn read_json_without_waiting(&self, request: &serde_json::Value) -> Option<ReadResult> {
+        if self.settings.token_counting != TokenCounting::Estimate {
+            return None;
+        }
+        let request = ReadRequest::from_json(request).ok()?;
+        let reader = self.reader();
+        let shrink = self.shrink_for(&request, &reader);
+        let known = |seen: &Seen| self.known_content(seen);
+        let read = reader.read_without_waiting(&request, read_options(&shrink, &known))?;
+        Some(self.record(&request, &reader, &shrink, read))
+    }
+
+    /// The output cap a request gets from this session: smaller than the reader's when the budget runs low.
+    fn shrink_for(&self, request: &ReadRequest, reader: &Reader) -> Shrink {
         let asks_for_a_window = request.limit.is_some() || request.start_byte.is_some() || request.end_byte.is_some();
-        let shrink = self.window_shrink(asks_for_a_window, reader.limits().max_output_bytes);
-        let known = |seen: &crate::engine::Seen| self.known_content(seen);
-        let options = ReadOptions { max_output_bytes: Some(shrink.cap), observe: true, known_content: Some(&known) };
-        let (result, seen) = reader.read_with(request, cancel, options);
+        self.window_shrink(asks_for_a_window, reader.limits().max_output_bytes)
+    }
+
+    /// Records what a read returned in the ledger (a stub when it repeats an earlier read) and in the usage.
+    fn record(
+        &self,
+        request: &ReadRequest,
+        reader: &Reader,
+        shrink: &Shrink,
+        (result, seen): (ReadResult, Option<Seen>),
+    ) -> ReadResult {
         let result = match seen {
             Some(seen) if result.is_ok() => {
                 let lexical = reader.lexical_path(&request.path).ok();
@@ -237,7 +268,7 @@ impl Session {
     /// The content hash the ledger holds for a big file found exactly as recorded (identity, size, times), so that a
     /// repeated read of an unchanged 1–8 MiB file costs its window, not a hash of the whole file. Small files are
     /// always hashed afresh: it is cheap, and exact even where timestamps are as coarse as a clock tick.
-    fn known_content(&self, seen: &crate::engine::Seen) -> Option<ContentHash> {
+    fn known_content(&self, seen: &Seen) -> Option<ContentHash> {
         if seen.version.size < REHASH_BELOW {
             return None;
         }
@@ -253,7 +284,7 @@ impl Session {
         &self,
         request: &ReadRequest,
         result: ReadResult,
-        seen: crate::engine::Seen,
+        seen: Seen,
         lexical: Option<std::path::PathBuf>,
     ) -> ReadResult {
         let output = result.output();
@@ -323,6 +354,11 @@ impl Session {
         let cap = affordable.max(crate::config::MIN_OUTPUT_BYTES);
         Shrink { cap, shrunk_to: Some(cap) }
     }
+}
+
+/// How a session's reads run: observed (for the ledger), under the cap `shrink` chose, with the hashes `known` holds.
+fn read_options<'a>(shrink: &Shrink, known: &'a KnownContent<'a>) -> ReadOptions<'a> {
+    ReadOptions { max_output_bytes: Some(shrink.cap), observe: true, known_content: Some(known) }
 }
 
 /// The output cap chosen for one read.

@@ -9,6 +9,11 @@
 //!
 //! Opening is non-blocking, and the opened handle's type is checked, so a FIFO or a device is refused at once. A root
 //! of `/` means unrestricted: files are opened by their absolute path.
+//!
+//! [`cached`] adds a second way in for callers that must not block: [`Roots::open_cached`], which opens only what
+//! the kernel can open from memory, or nothing.
+
+mod cached;
 
 use crate::config::ConfigError;
 use crate::error::{ErrorCode, ReadError};
@@ -33,6 +38,8 @@ struct Root {
     real: PathBuf,
     /// The handle every open goes through; `None` for `/`, which is unrestricted.
     dir: Option<Dir>,
+    /// Whether [`Roots::open_cached`] may open files beneath it (see [`cached`]).
+    opens_without_waiting: bool,
 }
 
 /// A request path resolved to a root, not yet opened.
@@ -88,7 +95,8 @@ impl Roots {
                     .map_err(|e| ConfigError::new(format!("root {} cannot be opened: {e}", path.display())))?;
                 Some(dir)
             };
-            roots.push(Root { given, real, dir });
+            let opens_without_waiting = dir.as_ref().is_some_and(cached::opens_without_waiting);
+            roots.push(Root { given, real, dir, opens_without_waiting });
         }
         Ok(Roots { roots })
     }
