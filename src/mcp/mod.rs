@@ -4,7 +4,9 @@
 //! Thin by design: the tool's name, description and input schema come from [`agent_read::tool`], every call goes to
 //! the same [`Reader`] as the command line, and the result is the same JSON — as `structuredContent`, with the model
 //! text as text content. Reads run on tokio's blocking pool behind a semaphore shared by every session, so a slow read
-//! never stalls the protocol loop or the other requests; a cancelled (or abandoned) request stops its read.
+//! never stalls the protocol loop or the other requests; a cancelled (or abandoned) request stops its read. A read that
+//! cannot wait (a small text file the kernel serves from its caches) runs where its request arrived instead, sparing
+//! the hand-off: see [`Inline`].
 //!
 //! Each connection (over HTTP: each MCP session) reads through its own [`Session`]: a ledger of what it returned, so
 //! that an exact repeat of an unchanged read answers a one-line notice (on by default), and an optional token budget

@@ -10,7 +10,7 @@
 //! Opening is non-blocking, and the opened handle's type is checked, so a FIFO or a device is refused at once. A root
 //! of `/` means unrestricted: files are opened by their absolute path.
 //!
-//! [`cached`] adds a second way in for callers that must not block: [`Roots::open_cached`], which opens only what
+//! The `cached` module adds a second way in for callers that must not block: [`Roots::open_cached`], which opens only what
 //! the kernel can open from memory, or nothing.
 
 mod cached;
