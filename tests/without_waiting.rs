@@ -38,10 +38,16 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
-/// Whether this machine can open `file` beneath `root` without waiting; says so on stderr when it cannot.
+/// Whether this machine can open and read `file` beneath `root` without waiting (some file systems refuse
+/// `RWF_NOWAIT`); says so on stderr when it cannot.
 fn can_read_without_waiting(root: &Path, file: &str) -> bool {
     let roots = Roots::new(&[root.to_path_buf()]).unwrap();
-    let can = roots.open_cached(&roots.resolve(file).unwrap()).is_some();
+    let can = roots.open_cached(&roots.resolve(file).unwrap()).is_some_and(|opened| {
+        let agent_read::resolve::Handle::File(file, _) = opened.handle else { return false };
+        let mut byte = [0u8; 1];
+        let flags = rustix::io::ReadWriteFlags::NOWAIT;
+        rustix::io::preadv2(&file, &mut [std::io::IoSliceMut::new(&mut byte)], 0, flags).is_ok()
+    });
     if !can {
         eprintln!("{} cannot be read without waiting here: only stepping aside is checked", root.display());
     }

@@ -316,7 +316,14 @@ impl Reader {
             Handle::File(file, metadata) => {
                 let indexes = &self.indexes;
                 let head = match bounds.without_waiting {
-                    true => file::read_whole_cached(&file, &metadata).ok_or(Stop::WouldWait)?,
+                    true => match file::read_whole_cached(&file, &metadata) {
+                        Ok(head) => head.ok_or(Stop::WouldWait)?,
+                        Err(_) => {
+                            // This file system cannot: spare the roots' later reads the attempt.
+                            self.roots.stop_opening_without_waiting(opened.root);
+                            return Err(Stop::WouldWait);
+                        }
+                    },
                     false => file::read_head(&file, &metadata, &shown)?,
                 };
                 let target = file::Target { file: &file, metadata: &metadata, head: &head, shown, budget, indexes };

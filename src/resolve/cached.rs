@@ -18,6 +18,7 @@ use super::{Handle, Opened, Resolved, Roots, dot_if_empty};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use std::fs::File;
 use std::os::fd::AsFd;
+use std::sync::atomic::Ordering;
 
 /// The lookup flags of an open that must not wait (see the module's documentation).
 const WITHOUT_WAITING: ResolveFlags = ResolveFlags::BENEATH
@@ -37,7 +38,7 @@ impl Roots {
     /// [`Roots::open`], which says what is wrong when something is.
     pub fn open_cached(&self, resolved: &Resolved) -> Option<Opened> {
         let root = self.roots.get(resolved.root)?;
-        let dir = root.dir.as_ref().filter(|_| root.opens_without_waiting)?;
+        let dir = root.dir.as_ref().filter(|_| root.opens_without_waiting.load(Ordering::Relaxed))?;
         let fd =
             rustix::fs::openat2(dir, dot_if_empty(&resolved.beneath), open_flags(), Mode::empty(), WITHOUT_WAITING)
                 .ok()?;
@@ -49,6 +50,14 @@ impl Roots {
             root: resolved.root,
             real_relative: resolved.relative.clone(),
         })
+    }
+
+    /// Makes [`Roots::open_cached`] refuse everything beneath root `index` from now on: its file system turned out
+    /// unable to read without waiting (`RWF_NOWAIT` unsupported), so every attempt would be wasted.
+    pub fn stop_opening_without_waiting(&self, index: usize) {
+        if let Some(root) = self.roots.get(index) {
+            root.opens_without_waiting.store(false, Ordering::Relaxed);
+        }
     }
 }
 
@@ -90,7 +99,7 @@ mod tests {
         std::fs::write(root.join("sub/b.txt"), "inner\n").unwrap();
         std::fs::write(dir.path().join("secret.txt"), "outside\n").unwrap();
         let roots = Roots::new(std::slice::from_ref(&root)).unwrap();
-        if !roots.roots[0].opens_without_waiting {
+        if !roots.roots[0].opens_without_waiting.load(Ordering::Relaxed) {
             eprintln!("skipped: {} cannot open files without waiting", dir.path().display());
             return None;
         }
@@ -161,9 +170,18 @@ mod tests {
     }
 
     #[test]
+    fn a_root_turned_off_opens_nothing_more_without_waiting() {
+        let Some((_dir, _root, roots)) = setup() else { return };
+        assert!(open(&roots, "a.txt").is_some());
+        roots.stop_opening_without_waiting(0);
+        assert!(open(&roots, "a.txt").is_none());
+        roots.open(&roots.resolve("a.txt").unwrap(), "a.txt").unwrap();
+    }
+
+    #[test]
     fn a_root_of_slash_never_opens_without_waiting() {
         let roots = Roots::new(&[PathBuf::from("/")]).unwrap();
-        assert!(!roots.roots[0].opens_without_waiting);
+        assert!(!roots.roots[0].opens_without_waiting.load(Ordering::Relaxed));
         assert!(open(&roots, "/etc/hostname").is_none());
     }
 }

@@ -23,6 +23,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 /// The directories reads are confined to, each with an open handle.
 #[derive(Debug)]
@@ -38,8 +39,9 @@ struct Root {
     real: PathBuf,
     /// The handle every open goes through; `None` for `/`, which is unrestricted.
     dir: Option<Dir>,
-    /// Whether [`Roots::open_cached`] may open files beneath it (see [`cached`]).
-    opens_without_waiting: bool,
+    /// Whether [`Roots::open_cached`] may open files beneath it (see [`cached`]); turned off for good when its file
+    /// system turns out unable to read without waiting.
+    opens_without_waiting: AtomicBool,
 }
 
 /// A request path resolved to a root, not yet opened.
@@ -95,7 +97,7 @@ impl Roots {
                     .map_err(|e| ConfigError::new(format!("root {} cannot be opened: {e}", path.display())))?;
                 Some(dir)
             };
-            let opens_without_waiting = dir.as_ref().is_some_and(cached::opens_without_waiting);
+            let opens_without_waiting = AtomicBool::new(dir.as_ref().is_some_and(cached::opens_without_waiting));
             roots.push(Root { given, real, dir, opens_without_waiting });
         }
         Ok(Roots { roots })
