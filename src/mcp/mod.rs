@@ -65,6 +65,7 @@ enum Inline {
 }
 
 impl Inline {
+    /// Whether a read that cannot wait may run inline now.
     fn allowed(&self) -> bool {
         match self {
             Inline::Always => true,

@@ -13,6 +13,10 @@
 //! - `RESOLVE_NO_XDEV`: the path stays on the root's own mount, whose file system was checked once, when the roots
 //!   were opened, to be a local one whose `fstat` and cached reads never wait on a device or a server.
 //! - Only regular files: directories, FIFOs, sockets and devices all take the ordinary path.
+//!
+//! It may also give up now and then for no lasting reason (a lookup racing with the kernel's own cache updates), which
+//! costs only the fallback. A directory renamed during the lookup can leave the opened file at another path than the
+//! one asked; SECURITY.md (claim 16 and "What is not enforced") says why that shows nothing a read could not.
 
 use super::{Handle, Opened, Resolved, Roots, dot_if_empty};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
