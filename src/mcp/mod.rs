@@ -48,7 +48,7 @@ struct ReadServer {
     permits: Arc<Semaphore>,
     tool: Arc<Tool>,
     many_tool: Arc<Tool>,
-    /// Stamped when a read finishes: the HTTP server trims once reads have been over for a while (stdio ignores it).
+    /// Stamped when a read finishes: the server trims once reads have been over for a while (see [`idle_trim`]).
     activity: idle_trim::Activity,
     /// When a read that cannot wait runs where its request arrived, sparing the hand-off to the blocking pool.
     inline: Inline,
@@ -282,6 +282,8 @@ pub fn serve_stdio(config: Config, settings: SessionSettings) -> Result<(), Stri
     let pending = pending::Pending::default();
     let server = ReadServer { inline: Inline::WhenAlone(pending.clone()), ..ReadServer::new(config, settings)? };
     runtime()?.block_on(async move {
+        // Freed memory goes back once reads are over for a while (see `idle_trim`).
+        tokio::spawn(server.activity.clone().trim_when_quiet());
         // Pipes (how clients start stdio servers) go through the reactor; measured: the ping round trip fell from
         // 86 to 16 µs against blocking stdio, whose every read and write is handed to another thread.
         let (input, output) = rmcp::transport::stdio_pipes();
@@ -292,11 +294,13 @@ pub fn serve_stdio(config: Config, settings: SessionSettings) -> Result<(), Stri
 }
 
 /// The async runtime for stdio: one thread for the protocol (measured: a multi-thread runtime spent half its CPU waking
-/// threads and cut the ping rate by 40%), and a blocking pool as large as the reads allowed at once.
+/// threads and cut the ping rate by 40%), and a blocking pool as large as the reads allowed at once, whose threads exit
+/// soon after going idle, as over HTTP (see [`multi_thread_runtime`]).
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .max_blocking_threads(MAX_CONCURRENT_READS)
+        .thread_keep_alive(idle_trim::BLOCKING_KEEP_ALIVE)
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))
 }
