@@ -305,11 +305,15 @@ impl Reader {
                 Err(error) => return Err(error.into()),
             },
         };
-        // The file really opened may differ from the path asked (symlinks): policy sees both.
-        self.check_policy(opened.root, &opened.real_relative, &shown)?;
+        // The file really opened may differ from the path asked (symlinks): policy sees both. When it is the path
+        // asked (always for a read that cannot wait), that path was judged and named already.
+        let moved = (opened.root, &opened.real_relative) != (resolved.root, &resolved.relative);
+        if moved {
+            self.check_policy(opened.root, &opened.real_relative, &shown)?;
+        }
         self.check_ignored(&opened, &shown)?;
         // Results name the file as resolved (symlinks and `..` followed), relative to its root.
-        let shown = self.roots.display_in(opened.root, &opened.real_relative);
+        let shown = if moved { self.roots.display_in(opened.root, &opened.real_relative) } else { shown };
         trace.shown = Some(shown.clone());
         let real_path = self.roots.real_path(opened.root).join(&opened.real_relative);
         match opened.handle {
