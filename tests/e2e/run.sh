@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end test of `agent-read mcp` with the official MCP Python SDK (tests/e2e/mcp_e2e.py): creates (or reuses)
-# a virtual environment at target/e2e-venv with the pinned SDK, builds the binary and runs the checks.
+# a virtual environment at target/e2e-venv with the pinned SDK, builds the binary (unless $AGENT_READ_BIN names one)
+# and runs the checks.
 # Arguments go to the script, e.g. `tests/e2e/run.sh --transport stdio`. Works from any directory.
 set -euo pipefail
 
@@ -50,6 +51,9 @@ if ! pins_installed; then
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
 fi
 
-cargo build --locked --bin agent-read
-export AGENT_READ_BIN="${AGENT_READ_BIN:-${CARGO_TARGET_DIR:-target}/debug/agent-read}"
+# A given binary is tested as it is (CI passes the one `cargo test` built, so no second set of dependencies is built).
+if [ -z "${AGENT_READ_BIN:-}" ]; then
+  cargo build --locked --bin agent-read
+  export AGENT_READ_BIN="${CARGO_TARGET_DIR:-target}/debug/agent-read"
+fi
 exec "$venv/bin/python" tests/e2e/mcp_e2e.py "$@"
