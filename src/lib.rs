@@ -35,6 +35,8 @@ pub mod resolve;
 pub mod result;
 pub mod session;
 pub mod suggest;
+#[cfg(test)]
+mod test_mount;
 pub mod tool;
 pub mod window;
 

@@ -501,6 +501,33 @@ mod tests {
         assert_eq!(reader.read(&ReadRequest::new("a.txt")).output(), "1: one\n(lines 1-1 of 1 · 4 B · end of file)");
     }
 
+    #[test]
+    fn a_root_whose_file_system_cannot_read_without_waiting_stops_trying_after_one_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(_mounted) = crate::test_mount::Tmpfs::mount(dir.path()) else { return };
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
+        let resolved = reader.roots.resolve("a.txt").unwrap();
+        let request = ReadRequest::new("a.txt");
+        let ordinary = reader.read(&request);
+        for _ in 0..20 {
+            if reader.roots.open_cached(&resolved).is_none() {
+                // Turned off (or never on: no `RESOLVE_CACHED` here); the ordinary read is untouched.
+                assert!((0..20).all(|_| reader.roots.open_cached(&resolved).is_none()));
+                assert!(reader.read_without_waiting(&request, ReadOptions::default()).is_none());
+                assert_eq!(reader.read(&request), ordinary);
+                return;
+            }
+            match reader.read_without_waiting(&request, ReadOptions::default()) {
+                // A kernel whose tmpfs reads without waiting (this one refuses `RWF_NOWAIT` there): nothing to stop.
+                Some((result, _)) => return assert_eq!(result, ordinary),
+                // Refused: the next turn finds the root turned off, unless the open itself gave up for a moment.
+                None => continue,
+            }
+        }
+        panic!("the root still opens without waiting after 20 refused reads");
+    }
+
     #[cfg(feature = "pdf")]
     #[test]
     fn a_library_reader_without_a_worker_extracts_pdfs_in_a_thread() {

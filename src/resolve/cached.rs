@@ -74,7 +74,8 @@ pub(super) fn opens_without_waiting(dir: &impl AsFd) -> bool {
 }
 
 /// Whether `dir` lies on a file system known to keep what an open and a cached read need in memory. Network and
-/// FUSE file systems are left out: their `fstat` may ask a server.
+/// FUSE file systems are left out: their `fstat` may ask a server. tmpfs opens from memory but, up to Linux 6.18 at
+/// least, refuses `RWF_NOWAIT` reads: its roots turn themselves off at their first read.
 fn local_file_system(dir: &impl AsFd) -> bool {
     let Ok(stat) = rustix::fs::fstatfs(dir) else { return false };
     matches!(
@@ -186,6 +187,19 @@ mod tests {
         roots.stop_opening_without_waiting(0);
         assert!(open(&roots, "a.txt").is_none());
         roots.open(&roots.resolve("a.txt").unwrap(), "a.txt").unwrap();
+    }
+
+    #[test]
+    fn another_file_system_mounted_beneath_a_root_is_left_to_the_ordinary_open() {
+        let Some((_dir, root, roots)) = setup() else { return };
+        std::fs::create_dir(root.join("mnt")).unwrap();
+        let Some(_mounted) = crate::test_mount::Tmpfs::mount(&root.join("mnt")) else { return };
+        std::fs::write(root.join("mnt/c.txt"), "mounted\n").unwrap();
+        let resolved = roots.resolve("mnt/c.txt").unwrap();
+        roots.open(&resolved, "mnt/c.txt").unwrap();
+        // Its file system was never checked: the cached open does not cross into it, however often it is asked.
+        assert!(open(&roots, "mnt/c.txt").is_none(), "the open crossed into another mount");
+        assert!(open(&roots, "a.txt").is_some());
     }
 
     #[test]
