@@ -51,7 +51,7 @@ pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<Di
             listing_cut = true;
             break;
         }
-        if names.len() % 4096 == 0 {
+        if names.len().is_multiple_of(4096) {
             listing.budget.check().map_err(io_err)?;
         }
         let entry = entry.map_err(io_err)?;

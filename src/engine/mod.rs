@@ -27,7 +27,8 @@ use crate::window::index::disk::Folder;
 use crate::window::index::store::LineIndexes;
 pub use observe::Seen;
 use serde_json::Value;
-use std::path::Path;
+use std::fs::{File, Metadata};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// A configured, thread-safe reader. Build it once; call [`Reader::read`] from any thread.
@@ -290,62 +291,18 @@ impl Reader {
         // Every field's own validity (INVALID_PARAM) before how the fields relate (INVALID_RANGE).
         let forced = request.encoding.as_deref().map(parse_encoding).transpose()?;
         let window = request.window(limits)?;
-        let resolved = self.roots.resolve(&request.path)?;
-        let shown = self.roots.display_in(resolved.root, &resolved.relative);
-        trace.root = Some(resolved.root);
-        trace.shown = Some(shown.clone());
-        self.check_policy(resolved.root, &resolved.relative, &shown)?;
-        let opened = match bounds.without_waiting {
-            true => self.roots.open_cached(&resolved).ok_or(Stop::WouldWait)?,
-            false => match self.roots.open(&resolved, &shown) {
-                Ok(opened) => opened,
-                Err(error) if error.code == ErrorCode::NotFound => {
-                    return Err(self.with_near_misses(error, &resolved).into());
-                }
-                Err(error) => return Err(error.into()),
-            },
-        };
-        // The file really opened may differ from the path asked (symlinks): policy sees both. When it is the path
-        // asked (always for a read that cannot wait), that path was judged and named already.
-        let moved = (opened.root, &opened.real_relative) != (resolved.root, &resolved.relative);
-        if moved {
-            self.check_policy(opened.root, &opened.real_relative, &shown)?;
-        }
-        self.check_ignored(&opened, &shown)?;
-        // Results name the file as resolved (symlinks and `..` followed), relative to its root.
-        let shown = if moved { self.roots.display_in(opened.root, &opened.real_relative) } else { shown };
-        trace.shown = Some(shown.clone());
+        let (opened, shown) = self.open_confined(&request.path, bounds, trace)?;
         let real_path = self.roots.real_path(opened.root).join(&opened.real_relative);
         match opened.handle {
             Handle::File(file, metadata) => {
+                let head = self.head_of(&file, &metadata, opened.root, &shown, bounds)?;
                 let indexes = &self.indexes;
-                let head = match bounds.without_waiting {
-                    true => match file::read_whole_cached(&file, &metadata) {
-                        Ok(head) => head.ok_or(Stop::WouldWait)?,
-                        Err(_) => {
-                            // This file system cannot: spare the roots' later reads the attempt.
-                            self.roots.stop_opening_without_waiting(opened.root);
-                            return Err(Stop::WouldWait);
-                        }
-                    },
-                    false => file::read_head(&file, &metadata, &shown)?,
-                };
                 let target = file::Target { file: &file, metadata: &metadata, head: &head, shown, budget, indexes };
                 let pages = request.pages.as_deref();
                 let request = file::FileRequest { window, forced, pages, attachments: bounds.attachments };
-                let content = file::classify(&target, &request)?;
-                if bounds.without_waiting && !file::head_suffices(&target, &content, &request) {
-                    return Err(Stop::WouldWait);
-                }
-                let result = file::read_classified(&target, content, request, limits, &self.media)?;
+                let result = self.read_file(&target, request, bounds)?;
                 if bounds.observe {
-                    let mut seen = Seen::of(real_path, &metadata);
-                    seen.content = bounds.known_content.and_then(|known| known(&seen));
-                    if seen.content.is_none() {
-                        // A file that cannot be hashed is compared by metadata later: stricter, never wrong.
-                        seen.content = observe::hash_file(&file, &metadata, &head).ok().flatten();
-                    }
-                    trace.seen = Some(seen);
+                    trace.seen = Some(observe_file(real_path, &target, bounds.known_content));
                 }
                 Ok(result)
             }
@@ -376,6 +333,74 @@ impl Reader {
                 Ok(directory::list(&listing, window, limits).map(ReadResult::Directory)?)
             }
         }
+    }
+
+    /// Resolves `path` beneath the roots, checks it against policy and opens it (from the kernel's caches only, for
+    /// a read that cannot wait); returns what was opened and the name results give it.
+    fn open_confined(&self, path: &str, bounds: &Bounds<'_>, trace: &mut Trace) -> Result<(Opened, String), Stop> {
+        let resolved = self.roots.resolve(path)?;
+        let shown = self.roots.display_in(resolved.root, &resolved.relative);
+        trace.root = Some(resolved.root);
+        trace.shown = Some(shown.clone());
+        self.check_policy(resolved.root, &resolved.relative, &shown)?;
+        let opened = match bounds.without_waiting {
+            true => self.roots.open_cached(&resolved).ok_or(Stop::WouldWait)?,
+            false => match self.roots.open(&resolved, &shown) {
+                Ok(opened) => opened,
+                Err(error) if error.code == ErrorCode::NotFound => {
+                    return Err(self.with_near_misses(error, &resolved).into());
+                }
+                Err(error) => return Err(error.into()),
+            },
+        };
+        // The file really opened may differ from the path asked (symlinks): policy sees both. When it is the path
+        // asked (always for a read that cannot wait), that path was judged and named already.
+        let moved = (opened.root, &opened.real_relative) != (resolved.root, &resolved.relative);
+        if moved {
+            self.check_policy(opened.root, &opened.real_relative, &shown)?;
+        }
+        self.check_ignored(&opened, &shown)?;
+        // Results name the file as resolved (symlinks and `..` followed), relative to its root.
+        let shown = if moved { self.roots.display_in(opened.root, &opened.real_relative) } else { shown };
+        trace.shown = Some(shown.clone());
+        Ok((opened, shown))
+    }
+
+    /// The file's first bytes; for a read that cannot wait, all of them, from the page cache only.
+    fn head_of(
+        &self,
+        file: &File,
+        metadata: &Metadata,
+        root: usize,
+        shown: &str,
+        bounds: &Bounds<'_>,
+    ) -> Result<Vec<u8>, Stop> {
+        if !bounds.without_waiting {
+            return Ok(file::read_head(file, metadata, shown)?);
+        }
+        match file::read_whole_cached(file, metadata) {
+            Ok(head) => head.ok_or(Stop::WouldWait),
+            Err(_) => {
+                // This file system cannot: spare the root's later reads the attempt.
+                self.roots.stop_opening_without_waiting(root);
+                Err(Stop::WouldWait)
+            }
+        }
+    }
+
+    /// Classifies an opened file and reads the window asked of it (a read that cannot wait stops where its head,
+    /// already in memory, would not suffice).
+    fn read_file(
+        &self,
+        target: &file::Target<'_>,
+        request: file::FileRequest<'_>,
+        bounds: &Bounds<'_>,
+    ) -> Result<ReadResult, Stop> {
+        let content = file::classify(target, &request)?;
+        if bounds.without_waiting && !file::head_suffices(target, &content, &request) {
+            return Err(Stop::WouldWait);
+        }
+        Ok(file::read_classified(target, content, request, bounds.limits, &self.media)?)
     }
 
     fn check_policy(&self, root: usize, relative: &Path, shown: &str) -> Result<(), ReadError> {
@@ -433,6 +458,17 @@ pub(crate) struct Bounds<'a> {
     pub known_content: Option<&'a KnownContent<'a>>,
     /// Give up (see [`Reader::read_without_waiting`]) rather than wait on anything.
     pub without_waiting: bool,
+}
+
+/// What a read of a regular file saw: where it is, its identity and times, and its content hash (known already, or
+/// taken now; none for a file that cannot be hashed, which is then compared by metadata: stricter, never wrong).
+fn observe_file(real_path: PathBuf, target: &file::Target<'_>, known: Option<&KnownContent<'_>>) -> Seen {
+    let mut seen = Seen::of(real_path, target.metadata);
+    seen.content = known.and_then(|known| known(&seen));
+    if seen.content.is_none() {
+        seen.content = observe::hash_file(target.file, target.metadata, target.head).ok().flatten();
+    }
+    seen
 }
 
 /// A directory's metadata in the standard library's form (through a duplicate of its handle).

@@ -123,7 +123,7 @@ impl<'f> Source<'f> {
     pub fn ends_with_newline(&self) -> io::Result<bool> {
         let unit = self.layout.unit as u64;
         // A trailing partial code unit cannot be a line feed.
-        if self.end < self.data_start + unit || (self.end - self.data_start) % unit != 0 {
+        if self.end < self.data_start + unit || !(self.end - self.data_start).is_multiple_of(unit) {
             return Ok(false);
         }
         let mut last = [0u8; 4];

@@ -223,7 +223,7 @@ pub(super) fn sample(len: usize) -> Vec<u8> {
     let mut seed = 12345u32;
     while out.len() < len {
         seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
-        if seed % 7 == 0 {
+        if seed.is_multiple_of(7) {
             out.push((seed >> 16) as u8);
         } else {
             out.extend_from_slice(words[(seed >> 16) as usize % words.len()].as_bytes());

@@ -98,7 +98,7 @@ impl Guard {
         let mut steps = 0u32;
         while let Some(object) = pending.pop() {
             steps = steps.wrapping_add(1);
-            if steps % 4096 == 0 {
+            if steps.is_multiple_of(4096) {
                 stop.check()?;
             }
             match object {

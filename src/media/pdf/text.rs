@@ -54,7 +54,7 @@ struct CappedWriter<'a> {
 impl fmt::Write for CappedWriter<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         self.writes = self.writes.wrapping_add(1);
-        if self.writes % 1024 == 0 && self.stop.is_raised() {
+        if self.writes.is_multiple_of(1024) && self.stop.is_raised() {
             self.halted.set(true);
             return Err(fmt::Error);
         }

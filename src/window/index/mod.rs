@@ -163,7 +163,7 @@ impl LineIndex {
     pub fn extended(&self, source: &Source<'_>, version: FileVersion) -> io::Result<Option<LineIndex>> {
         let old_end = self.version.size;
         // The pass over the new bytes must start on a code unit boundary, as every pass does.
-        let aligned = (old_end - self.identity.data_start) % self.identity.layout.unit as u64 == 0;
+        let aligned = (old_end - self.identity.data_start).is_multiple_of(self.identity.layout.unit as u64);
         if version.size <= old_end || !aligned || !self.ends_match(source)? {
             return Ok(None);
         }
