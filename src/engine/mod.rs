@@ -279,6 +279,8 @@ impl Reader {
         result
     }
 
+    /// One read down the whole road: the request's fields, the confined open, then the file's window or the
+    /// directory's listing. [`Stop::WouldWait`] only for a read that cannot wait, before anything shows.
     fn try_read(
         &self,
         request: &ReadRequest,
