@@ -17,6 +17,7 @@
 //! uses `--root`. A client root that is not a local directory is skipped with a line on standard error. Over HTTP each
 //! session has its own roots: one client's roots never widen another's.
 
+mod client_roots;
 pub mod http;
 mod idle_trim;
 mod many;
@@ -181,17 +182,9 @@ impl ReadServer {
 
 /// The local directory a client root names, or `None` (with a line on standard error) when it is not one.
 fn usable_root(uri: &str) -> Option<PathBuf> {
-    let Some(encoded) = uri.strip_prefix("file://") else {
-        eprintln!("agent-read: ignoring client root {uri}: not a file:// URI");
-        return None;
-    };
-    let path = PathBuf::from(percent_encoding::percent_decode_str(encoded).decode_utf8_lossy().into_owned());
-    if path.is_dir() {
-        Some(path)
-    } else {
-        eprintln!("agent-read: ignoring client root {uri}: not an existing directory");
-        None
-    }
+    client_roots::local_directory(uri)
+        .map_err(|why| eprintln!("agent-read: ignoring client root {uri}: {why}"))
+        .ok()
 }
 
 /// The tool result: the model text as text content (then each attachment as an image block), the JSON result as
