@@ -116,3 +116,40 @@ fn a_forced_encoding_reads_the_notebook_json_itself() {
     let result = read_json(dir.path(), json!({"path": "train.ipynb", "encoding": "utf-8", "limit": 1}));
     assert!(result["output"].as_str().unwrap().starts_with("1: {\"cells\":"), "{}", result["output"]);
 }
+
+#[test]
+fn a_notebook_too_big_to_parse_is_read_as_json_text_without_parsing_it() {
+    // 100,000 empty objects: 300 KB on disk, but parsed each would take a map node — about 70 MB in all.
+    let dir = tempfile::tempdir().unwrap();
+    let cells = vec!["{}"; 100_000].join(",");
+    std::fs::write(dir.path().join("many.ipynb"), format!("{{\"cells\": [{cells}]}}")).unwrap();
+    let result = read_json(dir.path(), json!({"path": "many.ipynb"}));
+    assert_eq!(result["kind"], "text");
+    assert!(result["meta"].get("rendered_from").is_none());
+    let output = result["output"].as_str().unwrap();
+    assert!(output.starts_with("1: {\"cells\": [{},{},"), "{output}");
+    assert!(output.contains("notebook too large to render (over 64.0 MiB parsed) shown as JSON text"), "{output}");
+    // Fewer of the same objects render as cells.
+    let cells = vec!["{}"; 1_000].join(",");
+    std::fs::write(dir.path().join("some.ipynb"), format!("{{\"cells\": [{cells}]}}")).unwrap();
+    let result = read_json(dir.path(), json!({"path": "some.ipynb", "limit": 1}));
+    assert_eq!(result["meta"]["rendered_from"], "notebook");
+}
+
+#[test]
+fn a_notebook_whose_rendering_runs_past_the_time_budget_says_how_to_read_it_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let cell = json!({"cell_type": "code", "source": "x = 1", "outputs": [{"output_type": "stream", "text": "1"}]});
+    let cells: Vec<Value> = vec![cell; 60_000];
+    std::fs::write(dir.path().join("long.ipynb"), json!({"cells": cells}).to_string()).unwrap();
+    let out = Command::cargo_bin("agent-read")
+        .unwrap()
+        .args(["--timeout-ms", "1", "--root"])
+        .arg(dir.path())
+        .write_stdin(json!({"path": "long.ipynb"}).to_string())
+        .output()
+        .unwrap();
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["error_code"], "TIMEOUT", "{result}");
+    assert!(result["hint"].as_str().unwrap().contains("encoding=\"utf-8\""), "{result}");
+}

@@ -6,6 +6,7 @@ use crate::budget::Budget;
 use crate::classify::{self, Codec, Content, ImageType, SNIFF_LEN, TextFormat};
 use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
+use crate::media::notebook;
 use crate::render::human_size;
 use crate::request::Window;
 use crate::result::{AttachmentMeta, AttachmentResult, ReadResult, TextMeta};
@@ -215,10 +216,15 @@ fn read_notebook(
     if size > MAX_NOTEBOOK_BYTES {
         return plain(format!("notebook over {} shown as JSON text", human_size(MAX_NOTEBOOK_BYTES)));
     }
+    let stopped = |e: std::io::Error| notebook_error(&e, &target.shown);
     let mut json = Vec::new();
-    target.file.take(MAX_NOTEBOOK_BYTES).read_to_end(&mut json).map_err(io_error(&target.shown))?;
-    target.budget.check().map_err(io_error(&target.shown))?;
-    let Some(notebook) = crate::media::notebook::render(&json) else {
+    target.file.take(MAX_NOTEBOOK_BYTES).read_to_end(&mut json).map_err(stopped)?;
+    target.budget.check().map_err(stopped)?;
+    if notebook::parses_too_big(&json) {
+        let most = human_size(notebook::MAX_PARSED_BYTES as u64);
+        return plain(format!("notebook too large to render (over {most} parsed) shown as JSON text"));
+    }
+    let Some(notebook) = notebook::render(&json, &mut || target.budget.check()).map_err(stopped)? else {
         return plain("not valid notebook JSON: shown as plain text".to_string());
     };
     let mut notices = vec![format!("notebook: {} cell(s)", notebook.cells)];
@@ -231,6 +237,15 @@ fn read_notebook(
     let meta = TextMeta { rendered_from: Some("notebook"), ..text::base_meta(target, format) };
     let rendering = Rendering { notices, ..Rendering::default() };
     text::read_rendered(&notebook.text, window, meta, limits, &target.budget, &rendering).map(ReadResult::Text)
+}
+
+/// A notebook's read or rendering that failed; running out of time gets the way around the rendering.
+fn notebook_error(error: &std::io::Error, shown: &str) -> ReadError {
+    let mapped = ReadError::from_io(error, shown);
+    if mapped.code != ErrorCode::Timeout {
+        return mapped;
+    }
+    mapped.with_hint("read it as JSON text with encoding=\"utf-8\", which windows the file without rendering it whole")
 }
 
 #[cfg(feature = "images")]

@@ -41,28 +41,82 @@ pub struct RenderedNotebook {
     pub image_outputs: usize,
 }
 
-/// Renders notebook JSON; `None` when the bytes are not a notebook (invalid JSON, or JSON without a cells list), so the caller reads them as plain text with a notice.
-pub fn render(json: &[u8]) -> Option<RenderedNotebook> {
+/// Memory a notebook's parsed form may take to be rendered (estimated by [`parses_too_big`]). What a notebook costs
+/// parsed is set by how many values it holds, not by its size on disk: `0,` is two bytes and 32 parsed, `{"a":0}` is
+/// seven bytes and over 600 parsed (a map node), while a long string costs its length.
+pub const MAX_PARSED_BYTES: usize = 64 * 1024 * 1024;
+
+/// Parsed cost estimated for one object: its map's node, sized for eleven entries, and a key.
+const OBJECT_COST: usize = 700;
+
+/// Parsed cost estimated for any other value (and for an entry in an object or array).
+const VALUE_COST: usize = 48;
+
+/// Whether parsing the JSON would take more than [`MAX_PARSED_BYTES`], estimated without parsing it (objects, and
+/// commas and arrays, counted outside strings; strings at their length), so that a notebook too big to render is
+/// known before any memory is spent on it.
+pub fn parses_too_big(json: &[u8]) -> bool {
+    let (mut cost, mut in_string, mut escaped) = (json.len(), false, false);
+    for &byte in json {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        cost += match byte {
+            b'"' => {
+                in_string = true;
+                0
+            }
+            b'{' => OBJECT_COST,
+            b'[' | b',' => VALUE_COST,
+            _ => 0,
+        };
+        if cost > MAX_PARSED_BYTES {
+            return true;
+        }
+    }
+    false
+}
+
+/// Renders notebook JSON; `Ok(None)` when the bytes are not a notebook (invalid JSON, or JSON without a cells list),
+/// so the caller reads them as plain text with a notice. `check` runs between cells and stops the rendering with
+/// its error (the read's time budget or cancellation).
+pub fn render(
+    json: &[u8],
+    check: &mut dyn FnMut() -> std::io::Result<()>,
+) -> std::io::Result<Option<RenderedNotebook>> {
     let json = json.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(json);
-    let notebook: Value = serde_json::from_slice(json).ok()?;
-    let cells = cell_list(&notebook)?;
+    let Ok(notebook) = serde_json::from_slice::<Value>(json) else { return Ok(None) };
+    let Some(cells) = cell_list(&notebook) else { return Ok(None) };
     let mut out = Renderer { text: String::new(), cut_outputs: 0, image_outputs: 0 };
     if cells.is_empty() {
         out.text.push_str("(notebook with no cells)\n");
     }
     for (index, cell) in cells.iter().enumerate() {
+        if index % CELLS_BETWEEN_CHECKS == 0 {
+            check()?;
+        }
         if index > 0 {
             out.text.push('\n');
         }
         out.cell(index + 1, cell);
     }
-    Some(RenderedNotebook {
+    Ok(Some(RenderedNotebook {
         text: out.text,
         cells: cells.len(),
         cut_outputs: out.cut_outputs,
         image_outputs: out.image_outputs,
-    })
+    }))
 }
+
+/// Cells rendered between two calls of the budget check: often enough to stop within milliseconds, rarely enough to
+/// cost nothing.
+const CELLS_BETWEEN_CHECKS: usize = 256;
 
 /// The cells of nbformat 4 (`cells`) or nbformat 3 (`worksheets[].cells`, concatenated); `None` when there is no list.
 fn cell_list(notebook: &Value) -> Option<Vec<&Value>> {
@@ -391,6 +445,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Renders with no budget: the tests' notebooks are small.
+    fn render(json: &[u8]) -> Option<RenderedNotebook> {
+        super::render(json, &mut || Ok(())).unwrap()
+    }
+
     fn rendered(notebook: &Value) -> RenderedNotebook {
         render(notebook.to_string().as_bytes()).expect("a notebook")
     }
@@ -579,6 +638,32 @@ mod tests {
         assert_eq!(render(b"{\"worksheets\": [{\"metadata\": {}}]}"), None);
         assert_eq!(render(b"[{\"cells\": []}]"), None);
         assert_eq!(render(b"\"cells\""), None);
+    }
+
+    #[test]
+    fn parsed_cost_counts_values_outside_strings_only() {
+        let values = MAX_PARSED_BYTES / VALUE_COST;
+        assert!(parses_too_big(format!("{{\"cells\": [{}0]}}", "0,".repeat(values)).as_bytes()));
+        assert!(!parses_too_big(format!("{{\"cells\": [{}0]}}", "0,".repeat(values / 2)).as_bytes()));
+        let objects = MAX_PARSED_BYTES / OBJECT_COST;
+        assert!(parses_too_big(format!("{{\"cells\": [{}{{}}]}}", "{},".repeat(objects)).as_bytes()));
+        // Commas and brackets inside a string cost only their bytes; an escaped quote does not end the string.
+        let quoted = format!("{{\"cells\": [{{\"source\": \"\\\"{}\"}}]}}", ",[{".repeat(values / 4));
+        assert!(!parses_too_big(quoted.as_bytes()));
+        assert!(!parses_too_big(sample().to_string().as_bytes()));
+    }
+
+    #[test]
+    fn the_check_runs_between_cells_and_its_error_stops_the_rendering() {
+        let cells: Vec<Value> = (0..1000).map(|i| json!({"cell_type": "code", "source": format!("x = {i}")})).collect();
+        let json = nb(Value::Array(cells)).to_string();
+        let mut checks = 0;
+        let stopped = super::render(json.as_bytes(), &mut || {
+            checks += 1;
+            if checks == 2 { Err(std::io::Error::from(std::io::ErrorKind::TimedOut)) } else { Ok(()) }
+        });
+        assert_eq!(stopped.map(|_| ()).unwrap_err().kind(), std::io::ErrorKind::TimedOut);
+        assert_eq!(checks, 2);
     }
 
     #[test]
