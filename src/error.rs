@@ -141,6 +141,11 @@ impl ReadError {
                 ErrorCode::NotFound,
                 format!("{shown_path}: a component of the path is a file, not a directory"),
             ),
+            ErrorKind::InvalidFilename => Self::new(
+                ErrorCode::InvalidParam,
+                format!("{shown_path}: a name in the path is longer than the file system allows"),
+            )
+            .with_hint("check the path: each name between slashes is at most 255 bytes"),
             ErrorKind::TimedOut => Self::new(
                 ErrorCode::Timeout,
                 format!("{shown_path}: the read ran past its time budget and was stopped"),
@@ -195,6 +200,15 @@ mod tests {
         let mapped = ReadError::from_io(&err, "a.txt");
         assert_eq!(mapped.code, ErrorCode::NotFound);
         assert!(mapped.message.contains("a.txt"));
+    }
+
+    #[test]
+    fn a_name_too_long_is_a_bad_parameter_not_a_retry() {
+        let err = std::io::Error::from_raw_os_error(36); // ENAMETOOLONG
+        let mapped = ReadError::from_io(&err, "x/yyy");
+        assert_eq!(mapped.code, ErrorCode::InvalidParam);
+        assert!(mapped.message.starts_with("x/yyy: a name in the path is longer"), "{}", mapped.message);
+        assert!(mapped.hint.unwrap().contains("255 bytes"));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use crate::budget::Budget;
 use crate::config::Limits;
-use crate::error::ReadError;
+use crate::error::{ErrorCode, ReadError};
 use crate::policy::{Policy, absolute_of};
 use crate::render::{self, FOOTER_RESERVE, Footer, human_size};
 use crate::request::Window;
@@ -34,6 +34,17 @@ pub struct Listing<'a> {
 /// Entries listed at most; a larger directory is listed up to here and says so.
 const MAX_ENTRIES: usize = 1_000_000;
 
+/// A listing that failed; running out of time says what helps, since every page reads and sorts all the names.
+fn listing_error(error: &std::io::Error, shown: &str) -> ReadError {
+    let mapped = ReadError::from_io(error, shown);
+    if mapped.code != ErrorCode::Timeout {
+        return mapped;
+    }
+    mapped.with_hint(
+        "this directory has too many entries to list in time; read the files you need by path, or list a subdirectory",
+    )
+}
+
 /// Lists one page of a directory.
 pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<DirectoryResult, ReadError> {
     let shown = listing.shown.clone();
@@ -43,7 +54,7 @@ pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<Di
         ))
         .with_hint("page a directory with offset and limit"));
     };
-    let io_err = |e: std::io::Error| ReadError::from_io(&e, &shown);
+    let io_err = |e: std::io::Error| listing_error(&e, &shown);
     let mut names: Vec<(OsString, Option<FileType>)> = Vec::new();
     let mut listing_cut = false;
     for entry in listing.dir.entries().map_err(io_err)? {
@@ -242,7 +253,8 @@ mod tests {
     #[test]
     fn listing_past_its_deadline_is_a_timeout() {
         let err = list_stopped(Budget::new(Instant::now(), Cancel::new()));
-        assert_eq!(err.code, crate::error::ErrorCode::Timeout);
+        assert_eq!(err.code, ErrorCode::Timeout);
+        assert!(err.hint.unwrap().contains("read the files you need by path"));
     }
 
     #[test]

@@ -182,9 +182,7 @@ impl ReadServer {
 
 /// The local directory a client root names, or `None` (with a line on standard error) when it is not one.
 fn usable_root(uri: &str) -> Option<PathBuf> {
-    client_roots::local_directory(uri)
-        .map_err(|why| eprintln!("agent-read: ignoring client root {uri}: {why}"))
-        .ok()
+    client_roots::local_directory(uri).map_err(|why| eprintln!("agent-read: ignoring client root {uri}: {why}")).ok()
 }
 
 /// The tool result: the model text as text content (then each attachment as an image block), the JSON result as
