@@ -1602,6 +1602,30 @@ fn fifo_is_not_regular_at_once() {
     assert_eq!(v["entries"], json!([{"name": "pipe", "kind": "other"}]));
 }
 
+#[test]
+fn a_proc_file_stating_size_zero_reads_its_end_and_byte_ranges_from_its_real_content() {
+    // /proc files state size 0: counting back from the read cap, or taking 0 as the size, would miss their content.
+    let run = |args: &[&str]| -> String {
+        let out = Command::cargo_bin("agent-read").unwrap().args(["--root", "/proc/self"]).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let whole = run(&["status", "--limit", "1000"]);
+    let lines = body(whole.trim_end());
+    let last_two: Vec<String> =
+        lines[lines.len() - 2..].iter().map(|l| l.split_once(": ").unwrap().1.to_string()).collect();
+    let tail = run(&["status", "--offset", "-2"]);
+    let tail_lines: Vec<&str> = body(tail.trim_end()).iter().map(|l| l.split_once(": ").unwrap().1).collect();
+    // The last lines' names; their counters (context switches) move between two runs.
+    let name = |l: &str| l.split(':').next().unwrap().to_string();
+    assert_eq!(
+        tail_lines.iter().map(|l| name(l)).collect::<Vec<_>>(),
+        last_two.iter().map(|l| name(l)).collect::<Vec<_>>()
+    );
+    let bytes = run(&["status", "--start-byte", "0", "--end-byte", "5"]);
+    assert!(bytes.starts_with("Name:\n(bytes 0-5 of "), "{bytes}");
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // §6 --schema.
 // ---------------------------------------------------------------------------------------------------------------

@@ -229,8 +229,9 @@ fn read_bytes(
     limits: &Limits,
     rendering: &Rendering,
 ) -> Result<TextResult, ReadError> {
-    // Byte offsets into rendered text count the rendering's bytes, not the file's.
-    let size = if source.is_in_memory() { source.end } else { meta.size_bytes };
+    // Byte offsets into rendered text count the rendering's bytes; into a file, the bytes it holds (a `/proc` file
+    // states size 0).
+    let size = source.real_end().map_err(io_error(&meta.path))?;
     let max_out = limits.max_output_bytes - FOOTER_RESERVE;
     let requested_start = range[0].unwrap_or(0);
     if requested_start >= size {

@@ -119,6 +119,31 @@ impl<'f> Source<'f> {
         Ok(filled)
     }
 
+    /// Where the content really ends: [`Self::end`], unless the file holds less than its size said (a `/proc` file
+    /// reports 0 and is read up to a cap, a sysfs file reports a page, a file can shrink after it was opened), which
+    /// one byte read at `end - 1` tells; the end is then found by reading forward, at most to `end`.
+    pub fn real_end(&self) -> io::Result<u64> {
+        if self.end == self.data_start || self.read_at(self.end - 1, &mut [0u8; 1])? == 1 {
+            return Ok(self.end);
+        }
+        let mut buf = vec![0u8; CHUNK_LEN];
+        let mut pos = self.data_start;
+        while pos < self.end {
+            let want = usize::try_from(self.end - pos).unwrap_or(CHUNK_LEN).min(CHUNK_LEN);
+            let read = self.read_at(pos, &mut buf[..want])?;
+            pos += read as u64;
+            if read < want {
+                break;
+            }
+        }
+        Ok(pos)
+    }
+
+    /// The same source, ending at `end` (which must not be past [`Self::end`]).
+    pub fn ending_at(&self, end: u64) -> Source<'f> {
+        Source { end: end.clamp(self.data_start, self.end), budget: self.budget.clone(), ..*self }
+    }
+
     /// Whether the content ends with a line feed.
     pub fn ends_with_newline(&self) -> io::Result<bool> {
         let unit = self.layout.unit as u64;

@@ -160,7 +160,7 @@ pub fn scan_pass(
         newlines_before_chunk += chunk_lf;
         pos += n as u64;
     }
-    let trailing_newline = Source { end: pos, budget: source.budget.clone(), ..*source }.ends_with_newline()?;
+    let trailing_newline = source.ending_at(pos).ends_with_newline()?;
     let has_partial_line = pos > source.data_start && !trailing_newline;
     if let Phase::Capture = phase
         && has_partial_line

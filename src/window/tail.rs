@@ -8,6 +8,8 @@ use std::io;
 
 /// Byte offset where the last `n` lines begin (the content start when the file has fewer lines).
 pub fn start_of_last_lines(source: &Source<'_>, n: u64) -> io::Result<u64> {
+    // Counting back from past the content's real end would take its final line feed for the start of a line.
+    let source = &source.ending_at(source.real_end()?);
     let unit = source.layout.unit as u64;
     // Only whole code units can hold a line feed; a trailing partial unit is content of the last line.
     let mut pos = source.data_start + (source.end - source.data_start) / unit * unit;
@@ -46,6 +48,20 @@ mod tests {
         file.write_all(bytes).unwrap();
         let layout = Codec::for_label(codec).unwrap().newline_layout();
         start_of_last_lines(&Source::new(&file, data_start, bytes.len() as u64, layout), n).unwrap()
+    }
+
+    #[test]
+    fn a_file_shorter_than_its_stated_end_counts_back_from_its_real_end() {
+        // A /proc file states size 0 and is read up to a cap; a sysfs file states a page.
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(b"a\nb\nc\n").unwrap();
+        let layout = Codec::for_label("utf-8").unwrap().newline_layout();
+        for stated_end in [7, 4096, 64 << 20] {
+            let source = Source::new(&file, 0, stated_end, layout);
+            assert_eq!(source.real_end().unwrap(), 6);
+            assert_eq!(start_of_last_lines(&source, 1).unwrap(), 4, "stated end {stated_end}");
+            assert_eq!(start_of_last_lines(&source, 3).unwrap(), 0, "stated end {stated_end}");
+        }
     }
 
     #[test]
