@@ -4,6 +4,9 @@
 //!
 //! ```toml
 //! roots = ["/work/project", "/work/docs"]
+//! audit_log = "/var/log/agent-read.jsonl"   # one JSON line per read (never content)
+//! pdf_as_document = false      # true: PDFs come back whole, as a document attachment
+//! index_cache = "/var/cache/agent-read"     # keep line indexes of big files on disk too (off by default)
 //!
 //! [limits]
 //! default_lines = 2000
@@ -19,10 +22,6 @@
 //! deny = ["*.sqlite"]          # extra deny globs
 //! allow = []                   # when set, only matching paths may be read
 //! respect_ignore = false       # deny what .gitignore/.ignore files ignore
-//!
-//! audit_log = "/var/log/agent-read.jsonl"   # one JSON line per read (never content)
-//! pdf_as_document = false      # true: PDFs come back whole, as a document attachment
-//! index_cache = "/var/cache/agent-read"     # keep line indexes of big files on disk too (off by default)
 //!
 //! [session]                    # the MCP server's per-connection sessions (the library takes SessionSettings)
 //! repeat_read_stubs = true     # an exact repeat of an unchanged read answers a one-line notice (default true)
@@ -161,7 +160,10 @@ impl Config {
 
     /// Parses TOML text; relative roots are taken relative to `base_dir` (the config file's directory).
     pub fn from_toml(text: &str, base_dir: &Path) -> Result<Self, ConfigError> {
-        let mut config: Config = toml::from_str(text).map_err(|e| ConfigError::new(format!("invalid config: {e}")))?;
+        let invalid = |e: toml::de::Error| ConfigError::new(format!("invalid config: {e}"));
+        check_layout(&toml::from_str(text).map_err(invalid)?)?;
+        // Parsed again as the typed config, whose errors point at the line.
+        let mut config: Config = toml::from_str(text).map_err(invalid)?;
         for path in config.roots.iter_mut().chain(config.audit_log.iter_mut()).chain(config.index_cache.iter_mut()) {
             if path.is_relative() {
                 *path = base_dir.join(&*path);
@@ -177,6 +179,30 @@ impl Config {
         let base = path.parent().unwrap_or(Path::new("."));
         Self::from_toml(&text, base)
     }
+}
+
+/// Keys of the top level, which TOML puts in the table above them when written after a `[section]` header.
+const TOP_LEVEL_KEYS: [&str; 4] = ["roots", "audit_log", "pdf_as_document", "index_cache"];
+
+/// Mistakes the field-by-field parse would report without their cause: a top-level key written under a section,
+/// and `roots = []`, which would otherwise mean the working directory.
+fn check_layout(table: &toml::Table) -> Result<(), ConfigError> {
+    for (section, value) in table {
+        let Some(inner) = value.as_table() else { continue };
+        if let Some(key) = TOP_LEVEL_KEYS.iter().find(|key| inner.contains_key(**key)) {
+            return Err(ConfigError::new(format!(
+                "invalid config: `{key}` is under [{section}], but it is a top-level key; move it above the first \
+                 [section] header (TOML puts every key after a header into that section)"
+            )));
+        }
+    }
+    if table.get("roots").and_then(toml::Value::as_array).is_some_and(Vec::is_empty) {
+        return Err(ConfigError::new(
+            "invalid config: `roots = []` names no directory; list at least one, or remove the key to read from the \
+             working directory",
+        ));
+    }
+    Ok(())
 }
 
 /// A configuration that cannot be used, with the reason.
@@ -239,6 +265,39 @@ mod tests {
     fn toml_unknown_field_is_rejected_by_name() {
         let err = Config::from_toml("rootz = []", Path::new("/")).unwrap_err();
         assert!(err.to_string().contains("rootz"), "{err}");
+    }
+
+    #[test]
+    fn a_top_level_key_under_a_section_is_named_with_where_it_belongs() {
+        let err = Config::from_toml("[policy]\ndeny = []\naudit_log = \"a.jsonl\"\n", Path::new("/")).unwrap_err();
+        assert!(err.to_string().contains("`audit_log` is under [policy], but it is a top-level key"), "{err}");
+    }
+
+    #[test]
+    fn empty_roots_are_refused_rather_than_taken_for_the_working_directory() {
+        let err = Config::from_toml("roots = []\n", Path::new("/")).unwrap_err();
+        assert!(err.to_string().contains("`roots = []` names no directory"), "{err}");
+        assert!(Config::from_toml("", Path::new("/")).unwrap().roots.is_empty(), "no key: the face's default");
+    }
+
+    /// The first TOML block after `marker` in `text` (a README section, or this module's documentation).
+    fn toml_block_after(text: &str, marker: &str, line_prefix: &str) -> String {
+        let section = &text[text.find(marker).expect("marker")..];
+        let lines = section.lines().map(|l| l.strip_prefix(line_prefix).unwrap_or(l).trim_start_matches(' '));
+        let block: Vec<&str> = lines.skip_while(|l| *l != "```toml").skip(1).take_while(|l| *l != "```").collect();
+        assert!(!block.is_empty(), "no toml block after {marker}");
+        block.join("\n")
+    }
+
+    #[test]
+    fn the_documented_examples_are_valid_configs() {
+        let readme = toml_block_after(include_str!("../README.md"), "### Configuration", "");
+        let config = Config::from_toml(&readme, Path::new("/base")).unwrap();
+        assert_eq!(config.audit_log, Some(PathBuf::from("/base/audit.jsonl")));
+        let module = toml_block_after(include_str!("config.rs"), "A configuration is plain data", "//!");
+        let config = Config::from_toml(&module, Path::new("/base")).unwrap();
+        assert_eq!(config.index_cache, Some(PathBuf::from("/var/cache/agent-read")));
+        assert_eq!(config.session.budget_tokens, Some(200_000));
     }
 
     #[test]
