@@ -62,7 +62,8 @@ pub fn render_error(e: &ReadError) -> String {
     let mut out = e.partial.clone().unwrap_or_default();
     out.push_str(&format!("{}: {}", e.code, e.message));
     if !e.suggestions.is_empty() {
-        out.push_str(&format!("\nDid you mean: {}?", e.suggestions.join(", ")));
+        let suggestions: Vec<_> = e.suggestions.iter().map(|s| crate::render::one_line_name(s)).collect();
+        out.push_str(&format!("\nDid you mean: {}?", suggestions.join(", ")));
     }
     if let Some(hint) = &e.hint {
         out.push_str(&format!("\nNext: {hint}"));

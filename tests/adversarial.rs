@@ -862,6 +862,31 @@ fn respect_ignore_denies_ignored_paths() {
     expect_code(&ws.read("build/out.txt"), "ok", "build/out.txt without --respect-ignore");
 }
 
+#[test]
+fn names_ignore_files_deny_are_never_suggested_and_are_marked_in_listings() {
+    let ws = Ws::new();
+    ws.file(".gitignore", "private_notes.txt\n");
+    ws.file("private_notes.txt", "do not show\n");
+    ws.file("src/.ignore", "sub/\n");
+    ws.file("src/sub/b.md", "b\n");
+    ws.file(".env", "KEY=1\n");
+    ws.link(".env", "env_link");
+    let flag = ["--respect-ignore"];
+    for (asked, hidden) in [("private_note.txt", "private_notes.txt"), ("src/sub/b.m", "src/sub/b.md")] {
+        let run = ws.req(&flag, json!({"path": asked}));
+        expect_code(&run, "NOT_FOUND", asked);
+        assert!(!run.stdout.contains(hidden), "{asked}: {hidden} was offered: {}", run.stdout);
+    }
+    // Without the flag nothing is denied, so the near miss is offered.
+    assert!(ws.read("private_note.txt").stdout.contains("private_notes.txt"));
+    let listing = ws.req(&flag, json!({"path": "."}));
+    let output = listing.output();
+    for line in ["private_notes.txt  (12 B)  (denied)", "env_link  (symlink)  (denied)", ".env  (6 B)  (denied)"] {
+        assert!(output.lines().any(|l| l == line), "missing {line:?} in:\n{output}");
+    }
+    assert!(ws.req(&flag, json!({"path": "src"})).output().lines().any(|l| l == "sub/  (denied)"));
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Only regular files and directories.
 // ---------------------------------------------------------------------------------------------------------------

@@ -2,12 +2,13 @@
 //!
 //! The listing is read through the directory's own confined handle. Names and kinds come from the directory stream
 //! alone (no `stat` per entry); only the entries of the returned page are measured, so a page of a huge directory
-//! costs one listing and one sort. Entries the policy denies are listed but marked, so the model does not try them.
+//! costs one listing and one sort. Entries the policy denies (or links to denied files) are listed but marked, so the
+//! model does not try them. A name is one line whatever it holds: one with control characters is JSON-quoted, so it
+//! cannot pass for other entries, and a name that is not UTF-8 (which no request can spell) is marked as such.
 
 use crate::budget::Budget;
 use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
-use crate::policy::{Policy, absolute_of};
 use crate::render::{self, FOOTER_RESERVE, Footer, human_size};
 use crate::request::Window;
 use crate::result::{DirEntry, DirectoryMeta, DirectoryResult, EntryKind};
@@ -21,10 +22,8 @@ pub struct Listing<'a> {
     pub dir: &'a Dir,
     /// Its real path relative to its root.
     pub relative: &'a Path,
-    /// Its root's real path.
-    pub root: &'a Path,
-    /// The policy, to mark denied entries.
-    pub policy: &'a Policy,
+    /// Whether the read policy refuses an entry (its root-relative path, its type), to mark it.
+    pub refuses: &'a dyn Fn(&Path, FileType) -> bool,
     /// The path as shown to the model.
     pub shown: String,
     /// When the listing must stop.
@@ -80,9 +79,11 @@ pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<Di
     let mut cap_hit = false;
     for (name, file_type) in names.iter().skip(first as usize).take(lines.limit as usize) {
         let entry = describe(listing.dir, name, *file_type);
-        let relative = listing.relative.join(name);
-        let denied = listing.policy.check(&relative, &absolute_of(listing.root, &relative)).is_err();
+        let denied = file_type.is_some_and(|file_type| (listing.refuses)(&listing.relative.join(name), file_type));
         let mut line = render_entry(&entry, file_type.map_or("unknown", other_kind_name));
+        if name.to_str().is_none() {
+            line.push_str("  (name not UTF-8: cannot be read by path)");
+        }
         if denied {
             line.push_str("  (denied)");
         }
@@ -160,11 +161,12 @@ fn other_kind_name(t: FileType) -> &'static str {
 
 /// One listing line: `name/` for directories, `name  (size)` for files, the kind for everything else.
 fn render_entry(entry: &DirEntry, other_kind: &str) -> String {
+    let name = render::one_line_name(&entry.name);
     match entry.kind {
-        EntryKind::Dir => format!("{}/", entry.name),
-        EntryKind::File => format!("{}  ({})", entry.name, human_size(entry.size.unwrap_or(0))),
-        EntryKind::Symlink => format!("{}  (symlink)", entry.name),
-        EntryKind::Other => format!("{}  ({other_kind})", entry.name),
+        EntryKind::Dir => format!("{name}/"),
+        EntryKind::File => format!("{name}  ({})", human_size(entry.size.unwrap_or(0))),
+        EntryKind::Symlink => format!("{name}  (symlink)"),
+        EntryKind::Other => format!("{name}  ({other_kind})"),
     }
 }
 
@@ -187,7 +189,7 @@ mod tests {
     use super::*;
 
     use crate::budget::Cancel;
-    use crate::policy::PolicyConfig;
+    use crate::policy::{Policy, PolicyConfig};
     use crate::request::LineWindow;
     use std::time::Instant;
 
@@ -199,8 +201,8 @@ mod tests {
         let dir = Dir::open_ambient_dir(path, cap_std::ambient_authority()).unwrap();
         let policy = Policy::new(&PolicyConfig::default()).unwrap();
         let budget = Budget::new(Instant::now() + std::time::Duration::from_secs(30), Cancel::new());
-        let listing =
-            Listing { dir: &dir, relative: Path::new(""), root: path, policy: &policy, shown: "d".into(), budget };
+        let refuses = |relative: &Path, _: FileType| policy.check(relative, &path.join(relative)).is_err();
+        let listing = Listing { dir: &dir, relative: Path::new(""), refuses: &refuses, shown: "d".into(), budget };
         list(&listing, window, &Limits::default())
     }
 
@@ -227,6 +229,23 @@ mod tests {
     }
 
     #[test]
+    fn a_name_is_one_line_and_a_name_no_request_can_spell_says_so() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt  (3 B)\nplan.md  (12 B)\nz"), "x").unwrap();
+        std::fs::write(dir.path().join(std::ffi::OsStr::from_bytes(b"n\xffame.txt")), "xy").unwrap();
+        let r = list_dir(dir.path(), lines(1, 10)).unwrap();
+        assert_eq!(
+            r.output,
+            "\"a.txt  (3 B)\\nplan.md  (12 B)\\nz\"  (1 B)\n\
+             n\u{FFFD}ame.txt  (2 B)  (name not UTF-8: cannot be read by path)\n\
+             (entries 1-2 of 2 · end of directory)"
+        );
+        // The JSON keeps the name as it is (escaped by JSON itself).
+        assert_eq!(r.entries[0].name, "a.txt  (3 B)\nplan.md  (12 B)\nz");
+    }
+
+    #[test]
     fn denied_entries_are_marked() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".env"), "KEY=1").unwrap();
@@ -238,15 +257,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a"), "").unwrap();
         let handle = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
-        let policy = Policy::new(&PolicyConfig::default()).unwrap();
-        let listing = Listing {
-            dir: &handle,
-            relative: Path::new(""),
-            root: dir.path(),
-            policy: &policy,
-            shown: "d".into(),
-            budget,
-        };
+        let listing =
+            Listing { dir: &handle, relative: Path::new(""), refuses: &|_, _| false, shown: "d".into(), budget };
         list(&listing, lines(1, 10), &Limits::default()).unwrap_err()
     }
 

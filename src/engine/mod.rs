@@ -25,6 +25,7 @@ use crate::result::ReadResult;
 use crate::suggest;
 use crate::window::index::disk::Folder;
 use crate::window::index::store::LineIndexes;
+use cap_std::fs::FileType;
 pub use observe::Seen;
 use serde_json::Value;
 use std::fs::{File, Metadata};
@@ -247,9 +248,22 @@ impl Reader {
 
     /// Whether the read policy refuses a root-relative path (deny and allow globs, and ignore files when respected),
     /// judged without opening it: `read_many` withholds such glob matches unnamed.
-    pub(crate) fn refuses(&self, root: usize, relative: &Path) -> bool {
+    pub(crate) fn refuses(&self, root: usize, relative: &Path, is_dir: bool) -> bool {
         let read = |path: &Path| self.roots.read_small_file(root, path);
-        self.check_policy(root, relative, "").is_err() || self.policy.check_ignored(relative, false, read).is_err()
+        self.check_policy(root, relative, "").is_err() || self.policy.check_ignored(relative, is_dir, read).is_err()
+    }
+
+    /// Whether a directory entry would be refused: the policy refuses it as named or, for a link, where it leads.
+    fn refuses_entry(&self, root: usize, relative: &Path, file_type: FileType) -> bool {
+        if self.refuses(root, relative, file_type.is_dir()) {
+            return true;
+        }
+        let Some((real_root, real)) = file_type.is_symlink().then(|| self.roots.leads_to(root, relative)).flatten()
+        else {
+            return false;
+        };
+        let real_is_dir = self.roots.symlink_metadata(real_root, &real).is_ok_and(|m| m.is_dir());
+        self.refuses(real_root, &real, real_is_dir)
     }
 
     /// Parses an untrusted JSON request and reads it.
@@ -293,7 +307,7 @@ impl Reader {
         // Every field's own validity (INVALID_PARAM) before how the fields relate (INVALID_RANGE).
         let forced = request.encoding.as_deref().map(parse_encoding).transpose()?;
         let window = request.window(limits)?;
-        let (opened, shown) = self.open_confined(&request.path, bounds, trace)?;
+        let (opened, shown) = self.open_confined(&request.path, bounds, &budget, trace)?;
         let real_path = self.roots.real_path(opened.root).join(&opened.real_relative);
         match opened.handle {
             Handle::File(file, metadata) => {
@@ -324,14 +338,10 @@ impl Reader {
                 if bounds.observe {
                     trace.seen = dir_metadata(&dir).ok().map(|metadata| Seen::of(real_path, &metadata));
                 }
-                let listing = directory::Listing {
-                    dir: &dir,
-                    relative: &opened.real_relative,
-                    root: self.roots.real_path(opened.root),
-                    policy: &self.policy,
-                    shown,
-                    budget,
-                };
+                let refuses =
+                    |relative: &Path, file_type: FileType| self.refuses_entry(opened.root, relative, file_type);
+                let listing =
+                    directory::Listing { dir: &dir, relative: &opened.real_relative, refuses: &refuses, shown, budget };
                 Ok(directory::list(&listing, window, limits).map(ReadResult::Directory)?)
             }
         }
@@ -339,7 +349,13 @@ impl Reader {
 
     /// Resolves `path` beneath the roots, checks it against policy and opens it (from the kernel's caches only, for
     /// a read that cannot wait); returns what was opened and the name results give it.
-    fn open_confined(&self, path: &str, bounds: &Bounds<'_>, trace: &mut Trace) -> Result<(Opened, String), Stop> {
+    fn open_confined(
+        &self,
+        path: &str,
+        bounds: &Bounds<'_>,
+        budget: &Budget,
+        trace: &mut Trace,
+    ) -> Result<(Opened, String), Stop> {
         let resolved = self.roots.resolve(path)?;
         let shown = self.roots.display_in(resolved.root, &resolved.relative);
         trace.root = Some(resolved.root);
@@ -350,7 +366,7 @@ impl Reader {
             false => match self.roots.open(&resolved, &shown) {
                 Ok(opened) => opened,
                 Err(error) if error.code == ErrorCode::NotFound => {
-                    return Err(self.with_near_misses(error, &resolved).into());
+                    return Err(self.with_near_misses(error, &resolved, budget).into());
                 }
                 Err(error) => return Err(error.into()),
             },
@@ -416,8 +432,9 @@ impl Reader {
         self.policy.check_ignored(&opened.real_relative, is_dir, read).map_err(|denial| denied(shown, &denial))
     }
 
-    fn with_near_misses(&self, error: ReadError, resolved: &Resolved) -> ReadError {
-        let miss = suggest::near_misses(&self.roots, &self.policy, resolved);
+    fn with_near_misses(&self, error: ReadError, resolved: &Resolved, budget: &Budget) -> ReadError {
+        let refuses = |root: usize, relative: &Path, is_dir: bool| self.refuses(root, relative, is_dir);
+        let miss = suggest::near_misses(&suggest::Search { roots: &self.roots, refuses: &refuses, budget }, resolved);
         let hint = match &miss.existing_parent {
             Some(parent) => format!("list the directory to see what exists: path={parent}"),
             None => "check the path; list the root with path=.".to_string(),

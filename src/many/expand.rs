@@ -163,7 +163,7 @@ impl Expander<'_> {
                 tally.over += 1;
                 continue;
             }
-            if self.reader.refuses(found.root, &found.relative) || self.reader.refuses(key.0, &key.1) {
+            if self.reader.refuses(found.root, &found.relative, false) || self.reader.refuses(key.0, &key.1, false) {
                 tally.withheld += 1;
                 continue;
             }

@@ -11,6 +11,16 @@ pub use lines::LineRenderer;
 /// Bytes of the output cap kept free for the footer. Footers are short; this bounds even the longest one.
 pub const FOOTER_RESERVE: usize = 512;
 
+/// A name as it can stand in a one-line list: itself, or, when it holds control characters (a line feed would pass
+/// for a new entry), JSON-quoted with escapes, which is also how a request spells it.
+pub fn one_line_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if !name.contains(char::is_control) {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    // Serialising a string cannot fail; the fallback only keeps this free of `unwrap`.
+    std::borrow::Cow::Owned(serde_json::to_string(name).unwrap_or_else(|_| name.replace(char::is_control, "\u{FFFD}")))
+}
+
 /// A size in bytes for people: `812 B`, `4.0 KiB`, `1.0 GiB`.
 pub fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
