@@ -11,6 +11,7 @@ use super::{FileIdentity, LineIndex};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::{self, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Format of the files written; files of another format are ignored.
@@ -44,7 +45,16 @@ impl Folder {
     /// The cached index of the file `identity` names, if a valid one is there.
     pub fn load(&self, identity: FileIdentity) -> Option<LineIndex> {
         let mut text = Vec::new();
-        let file = fs::File::open(self.path_of(identity)).ok()?;
+        // Non-blocking, and regular files only: anything else planted under the cache's name (a FIFO) must not hang
+        // the read that consults it.
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .open(self.path_of(identity))
+            .ok()?;
+        if !file.metadata().ok()?.is_file() {
+            return None;
+        }
         file.take(MAX_FILE_BYTES + 1).read_to_end(&mut text).ok()?;
         if text.len() as u64 > MAX_FILE_BYTES {
             return None;
@@ -155,6 +165,29 @@ mod tests {
         let json = serde_json::to_vec(&stored["index"]).unwrap();
         stored["checksum"] = serde_json::json!(crc32fast::hash(&json));
         fs::write(&path, serde_json::to_vec(&stored).unwrap()).unwrap();
+        assert_eq!(folder.load(index.identity), None);
+    }
+
+    #[test]
+    fn a_spacing_no_index_can_reach_is_refused_even_with_a_good_checksum() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = Folder::open(dir.path()).unwrap();
+        let (_file, index) = indexed();
+        let mut stored = serde_json::to_value(Stored { format: FORMAT, checksum: 0, index: index.clone() }).unwrap();
+        stored["index"]["spacing"] = serde_json::json!(u64::MAX);
+        stored["checksum"] = serde_json::json!(crc32fast::hash(&serde_json::to_vec(&stored["index"]).unwrap()));
+        fs::write(folder.path_of(index.identity), serde_json::to_vec(&stored).unwrap()).unwrap();
+        assert_eq!(folder.load(index.identity), None);
+    }
+
+    #[test]
+    fn a_fifo_under_the_cache_name_is_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = Folder::open(dir.path()).unwrap();
+        let (_file, index) = indexed();
+        let path = folder.path_of(index.identity);
+        assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
+        // No writer ever opens it: a blocking open would never return.
         assert_eq!(folder.load(index.identity), None);
     }
 

@@ -27,6 +27,8 @@ use std::os::unix::fs::MetadataExt;
 pub const MIN_INDEXED_BYTES: u64 = 1 << 20;
 /// Bytes between checkpoints while an index is small.
 const INITIAL_SPACING: u64 = 256 * 1024;
+/// Widest spacing an index can reach by doubling (a file of 2^63 bytes); a stored index claiming more is corrupt.
+const MAX_SPACING: u64 = INITIAL_SPACING << 45;
 /// Most checkpoints one index keeps (16 bytes each): 128 KiB at most, a 2 GiB file at the initial spacing.
 pub const MAX_CHECKPOINTS: usize = 8192;
 /// Bytes at the start and at the end of the indexed text that are fingerprinted to recognise an append.
@@ -193,7 +195,7 @@ impl LineIndex {
             && within
             && layout_ok
             && self.checkpoints.len() <= MAX_CHECKPOINTS
-            && self.spacing >= INITIAL_SPACING
+            && (INITIAL_SPACING..=MAX_SPACING).contains(&self.spacing)
             && self.version.size >= data_start
             && self.newlines <= self.version.size - data_start
     }
@@ -245,7 +247,7 @@ impl IndexBuilder {
         IndexBuilder {
             checkpoints: index.checkpoints.clone(),
             spacing: index.spacing,
-            next_at: last + index.spacing,
+            next_at: last.saturating_add(index.spacing),
             end: None,
         }
     }
@@ -275,10 +277,10 @@ impl IndexBuilder {
                 keep = !keep;
                 !keep
             });
-            self.spacing *= 2;
+            self.spacing = self.spacing.saturating_mul(2);
         }
         let last = self.checkpoints.last().map_or(checkpoint.byte, |c| c.byte);
-        self.next_at = last + self.spacing;
+        self.next_at = last.saturating_add(self.spacing);
     }
 
     /// Records the counts at the end of the pass (`end`), after `newlines` line feeds.
