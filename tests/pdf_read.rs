@@ -290,6 +290,27 @@ fn offset_and_limit_window_the_rendered_pages_and_the_next_call_repeats_pages() 
 }
 
 #[test]
+fn a_cut_line_in_line_mode_names_the_byte_range_with_the_pages_it_is_in() {
+    let ws = Ws::new();
+    let long: String = (0..3000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    ws.file("long.pdf", pdf_of(&[page_text(1), format!("short first line\n{long}")]));
+    let result = read_with(&ws, "long.pdf", json!({"pages": "2", "offset": 1, "limit": 10}));
+    let out = pdf_text(&result);
+    let marker = out.lines().find(|l| l.contains("[line truncated:")).unwrap_or_else(|| panic!("no cut line: {out}"));
+    let call = marker.split("; use ").nth(1).and_then(|rest| rest.strip_suffix(" to read it]")).expect("a call");
+    let (pages, range) = call.split_once(' ').expect("pages, then the range");
+    assert_eq!(pages, "pages=2", "{marker}");
+    let (start, end) = range.split_once(' ').expect("two ends");
+    let number = |field: &str, prefix: &str| -> u64 { field.strip_prefix(prefix).unwrap().parse().unwrap() };
+    let (start, end) = (number(start, "start_byte="), number(end, "end_byte="));
+    // The call made as given returns the rest of the line, which ends where the long line ends.
+    let rest = read_with(&ws, "long.pdf", json!({"pages": "2", "start_byte": start, "end_byte": end}));
+    let text = output(&rest).rsplit_once('\n').expect("a footer").0;
+    let shown = marker.split(": ").nth(1).unwrap().split('…').next().unwrap();
+    assert_eq!(format!("{shown}{text}"), long, "the shown part and the rest make the line");
+}
+
+#[test]
 fn paging_by_lines_through_pages_reproduces_the_page_mode_rendering() {
     let ws = Ws::new();
     ws.file("book.pdf", book(40));

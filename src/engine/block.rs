@@ -35,7 +35,7 @@ pub fn read(
         Err(e) => return Err(ReadError::from_io(&e, &meta.path)),
     };
     let window = request.lines_of(block.start, block.end - block.start + 1);
-    let Some(scanned) = text::scan_window(source, indexing, format, window, &meta.path, limits)? else {
+    let Some(scanned) = text::scan_window(source, indexing, format, window, &meta.path, limits, rendering)? else {
         return Ok(empty(meta));
     };
     let (first, last, total) = (scanned.first, scanned.last, scanned.total());

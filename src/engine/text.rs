@@ -89,7 +89,7 @@ fn read_lines(
     limits: &Limits,
     rendering: &Rendering,
 ) -> Result<TextResult, ReadError> {
-    let Some(scanned) = scan_window(source, indexing, format, request, &meta.path, limits)? else {
+    let Some(scanned) = scan_window(source, indexing, format, request, &meta.path, limits, rendering)? else {
         let size = meta.size_bytes;
         return Ok(empty_file(meta, size));
     };
@@ -155,8 +155,10 @@ pub(super) fn scan_window(
     request: LineWindow,
     path: &str,
     limits: &Limits,
+    rendering: &Rendering,
 ) -> Result<Option<Scanned>, ReadError> {
-    let mut renderer = LineRenderer::new(format.codec, limits.max_line_chars, limits.max_output_bytes);
+    let mut renderer = LineRenderer::new(format.codec, limits.max_line_chars, limits.max_output_bytes)
+        .with_call_prefix(&rendering.call_prefix);
     let keep_max = renderer.keep_max();
     let sink = |line: CapturedLine<'_>| renderer.push(line);
     let summary = match lines::scan_lines(source, indexing, request.offset, request.limit, keep_max, sink) {

@@ -13,6 +13,8 @@ const MARKER_RESERVE: usize = 160;
 #[derive(Debug)]
 pub struct LineRenderer {
     codec: Codec,
+    /// What a cut line's marker puts before its byte range (the fields that select a rendering).
+    call_prefix: String,
     max_line_chars: usize,
     budget: usize,
     out: String,
@@ -35,6 +37,7 @@ impl LineRenderer {
     pub fn new(codec: Codec, max_line_chars: usize, max_output_bytes: usize) -> Self {
         LineRenderer {
             codec,
+            call_prefix: String::new(),
             max_line_chars,
             budget: max_output_bytes.saturating_sub(FOOTER_RESERVE),
             out: String::new(),
@@ -45,6 +48,12 @@ impl LineRenderer {
             invalid: 0,
             cap_hit: false,
         }
+    }
+
+    /// The same renderer, whose cut-line markers start their call with `prefix` (`pages="3" `): the byte range
+    /// they name is in the rendering those fields select.
+    pub fn with_call_prefix(self, prefix: &str) -> Self {
+        LineRenderer { call_prefix: prefix.to_string(), ..self }
     }
 
     /// Bytes of each line the scan must keep: enough for `max_line_chars` characters in any encoding.
@@ -62,7 +71,7 @@ impl LineRenderer {
         let prefix = format!("{}: ", line.number);
         let limit = DecodeLimit { max_chars: self.max_line_chars, max_bytes: usize::MAX };
         let mut decoded = self.codec.decode(line.kept, limit, whole);
-        let mut marker = truncation_marker(&line, decoded.consumed);
+        let mut marker = truncation_marker(&line, decoded.consumed, &self.call_prefix);
         let needed = prefix.len() + decoded.text.len() + marker.len() + 1;
         if self.out.len() + needed > self.budget {
             self.cap_hit = true;
@@ -72,7 +81,7 @@ impl LineRenderer {
             // The first line alone is over the cap: cut it further, so that paging still makes progress.
             let room = self.budget.saturating_sub(prefix.len() + MARKER_RESERVE + 1);
             decoded = self.codec.decode(line.kept, DecodeLimit { max_bytes: room, ..limit }, whole);
-            marker = truncation_marker(&line, decoded.consumed);
+            marker = truncation_marker(&line, decoded.consumed, &self.call_prefix);
         }
         if !marker.is_empty() {
             self.truncated += 1;
@@ -117,13 +126,13 @@ impl LineRenderer {
 }
 
 /// The marker after a cut line: how much is left and the exact byte range that holds it. Empty when nothing was cut.
-fn truncation_marker(line: &CapturedLine<'_>, consumed: usize) -> String {
+fn truncation_marker(line: &CapturedLine<'_>, consumed: usize, call_prefix: &str) -> String {
     let shown_end = line.start + consumed as u64;
     if shown_end >= line.content_end {
         return String::new();
     }
     format!(
-        "… [line truncated: {} more bytes; use start_byte={shown_end} end_byte={} to read it]",
+        "… [line truncated: {} more bytes; use {call_prefix}start_byte={shown_end} end_byte={} to read it]",
         line.content_end - shown_end,
         line.content_end
     )
