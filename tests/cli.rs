@@ -1039,6 +1039,10 @@ fn byte_range_start_inside_a_multibyte_character_moves_back() {
     assert_eq!(text_meta(&v)["actual_range"], json!([0, 2]));
     assert_eq!(text_meta(&v)["boundary_adjusted"], true);
     assert_eq!(body(output(&v)), ["ab"]);
+    assert!(footer(output(&v)).contains("end moved to 2 (character boundary)"), "{}", output(&v));
+    // An end past the file is the file's end, not a move.
+    let v = ws.read("euro.txt", json!({"start_byte": 0, "end_byte": 100}));
+    assert!(!footer(output(&v)).contains("moved"), "{}", output(&v));
 }
 
 #[test]

@@ -259,6 +259,8 @@ fn read_bytes(
     footer.notice(format!("{percent}% of the file"));
     rendering.notices.iter().for_each(|notice| _ = footer.notice(notice.clone()));
     footer.notice_if(start != requested[0], || format!("start moved to {start} (character boundary)"));
+    let end_moved = !window.cap_hit && end != requested[1].min(size);
+    footer.notice_if(end_moved, || format!("end moved to {end} (character boundary)"));
     footer.notice_if(window.cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
     encoding_notices(&mut footer, format, window.invalid);
     let mut output = window.text;
