@@ -125,8 +125,9 @@ fn offerable(search: &Search<'_>, root: usize, relative: &Path) -> bool {
         return false;
     }
     let Some((real_root, real)) = roots.leads_to(root, relative) else { return false };
-    let real_is_dir = roots.symlink_metadata(real_root, &real).is_ok_and(|m| m.is_dir());
-    !(search.refuses)(real_root, &real, real_is_dir)
+    // A broken link would only earn another NOT_FOUND.
+    let Ok(real_metadata) = roots.symlink_metadata(real_root, &real) else { return false };
+    !(search.refuses)(real_root, &real, real_metadata.is_dir())
 }
 
 fn extension(name: &str) -> Option<&str> {
@@ -211,6 +212,13 @@ mod tests {
         assert_eq!(m.suggestions, Vec::<String>::new());
         assert_eq!(m.existing_parent.as_deref(), Some("src"), "the parent is still named");
         assert_eq!(miss(&roots, &policy, "src/mian.rs").suggestions, vec!["src/main.rs"]);
+    }
+
+    #[test]
+    fn a_broken_link_is_not_offered() {
+        let (dir, roots, policy) = setup(&["notes.md"]);
+        std::os::unix::fs::symlink("gone.md", dir.path().join("notes_link.md")).unwrap();
+        assert_eq!(miss(&roots, &policy, "notes_lnk.md").suggestions, vec!["notes.md"]);
     }
 
     #[test]

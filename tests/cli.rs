@@ -1607,6 +1607,18 @@ fn fifo_is_not_regular_at_once() {
 }
 
 #[test]
+fn a_broken_link_is_named_as_such_without_its_destination() {
+    let ws = Ws::new();
+    std::os::unix::fs::symlink("gone/target-name.txt", ws.root.join("dangling")).unwrap();
+    let v = ws.read("dangling", json!({}));
+    let message = assert_error(&v, "NOT_FOUND");
+    assert_eq!(message, "dangling: a symbolic link whose destination does not exist (a broken link)");
+    assert!(!v.to_string().contains("target-name"), "the link's text is not shown: {v}");
+    // A path through it is an ordinary miss.
+    assert!(assert_error(&ws.read("dangling/x", json!({})), "NOT_FOUND").contains("no such file or directory"));
+}
+
+#[test]
 fn a_proc_file_stating_size_zero_reads_its_end_and_byte_ranges_from_its_real_content() {
     // /proc files state size 0: counting back from the read cap, or taking 0 as the size, would miss their content.
     let run = |args: &[&str]| -> String {

@@ -433,6 +433,18 @@ impl Reader {
     }
 
     fn with_near_misses(&self, error: ReadError, resolved: &Resolved, budget: &Budget) -> ReadError {
+        let is_link = self.roots.symlink_metadata(resolved.root, &resolved.relative).is_ok_and(|m| m.is_symlink());
+        if is_link {
+            // Where it points is not named: a link's text can name places outside the roots.
+            let shown = self.roots.display_in(resolved.root, &resolved.relative);
+            return ReadError::new(
+                ErrorCode::NotFound,
+                format!("{shown}: a symbolic link whose destination does not exist (a broken link)"),
+            )
+            .with_hint(
+                "the link itself exists but leads nowhere; read the file it was meant to point to by its own path",
+            );
+        }
         let refuses = |root: usize, relative: &Path, is_dir: bool| self.refuses(root, relative, is_dir);
         let miss = suggest::near_misses(&suggest::Search { roots: &self.roots, refuses: &refuses, budget }, resolved);
         let hint = match &miss.existing_parent {
