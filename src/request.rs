@@ -150,7 +150,8 @@ impl ReadRequest {
                         .with_hint("send only `path`"));
                     }
                     path_seen = Some(key.as_str());
-                    request.path = string_field(key, val)?;
+                    request.path = string_field(key, val)
+                        .map_err(|e| e.with_hint(r#"send the path as a JSON string, e.g. "path": "src/main.rs""#))?;
                 }
                 "offset" => request.offset = Some(integer_field(key, val)?),
                 "limit" => request.limit = Some(integer_field(key, val)?),
@@ -160,7 +161,10 @@ impl ReadRequest {
                 "mode" => request.mode = Some(mode_field(key, val)?),
                 "anchor_line" => request.anchor_line = Some(integer_field(key, val)?),
                 "reread" => request.reread = bool_field(key, val)?,
-                _ => request.encoding = Some(string_field(key, val)?),
+                _ => {
+                    let hint = r#"send the encoding's name as a string, e.g. "encoding": "windows-1252", or omit it"#;
+                    request.encoding = Some(string_field(key, val).map_err(|e| e.with_hint(hint))?);
+                }
             }
         }
         if path_seen.is_none() {
@@ -393,6 +397,14 @@ mod tests {
             message(json!({"path": "a", "limit": "10"})).contains("`limit` must be an integer, not the string \"10\"")
         );
         assert!(message(json!({"path": 7})).contains("`path` must be a string"));
+        for (request, hint) in [
+            (json!({"path": 7}), r#""path": "src/main.rs""#),
+            (json!({"file_path": 5}), r#""path": "src/main.rs""#),
+            (json!({"path": "x", "encoding": 5}), r#""encoding": "windows-1252""#),
+        ] {
+            let error = ReadRequest::from_json(&request).unwrap_err();
+            assert!(error.hint.as_deref().is_some_and(|h| h.contains(hint)), "{request}: {error:?}");
+        }
         assert!(message(json!({"offset": 1})).contains("missing required field `path`"));
         assert!(message(json!({"path": "a", "file_path": "b"})).contains("same field"));
         assert!(message(json!([1])).contains("must be a JSON object, not an array"));
