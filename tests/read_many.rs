@@ -235,3 +235,17 @@ fn model_facing_output_snapshot() {
     ws.file("src/lib.rs", "pub mod parse;\n").file("src/parse.rs", numbered_lines(3)).file("README.md", "# demo\n");
     insta::assert_snapshot!("mixed_call", ws.many(&["README.md", "src/*.rs", "tests/**/*.rs", "Cargo.tml"]));
 }
+
+#[test]
+fn glob_matches_whose_names_are_not_utf8_are_skipped_saying_why() {
+    use std::os::unix::ffi::OsStrExt;
+    let ws = Ws::new();
+    ws.file("ok.txt", "fine\n");
+    std::fs::write(ws.root.join(std::ffi::OsStr::from_bytes(b"n\xffame.txt")), "x\n").unwrap();
+    let v = ws.many_json(&["*.txt"]);
+    assert_eq!(file_paths(&v), ["ok.txt"]);
+    assert_eq!(v["meta"]["withheld"], 0, "not a policy refusal: {v}");
+    assert_eq!(v["meta"]["files_skipped"], 1, "{v}");
+    let reason = v["skipped"][0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("1 match(es) not read: their names are not valid UTF-8"), "{reason}");
+}

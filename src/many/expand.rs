@@ -117,6 +117,13 @@ impl Expander<'_> {
             state.out.skipped.push(skip(matched, reason, Some(ErrorCode::Denied), tally.withheld));
             state.out.withheld += tally.withheld;
         }
+        if tally.unspellable > 0 {
+            let reason = format!(
+                "{} match(es) not read: their names are not valid UTF-8, which no request can spell; rename them to read them",
+                tally.unspellable
+            );
+            state.out.skipped.push(skip(matched + 3, reason, None, tally.unspellable));
+        }
         if tally.over > 0 {
             let reason = format!(
                 "{} more match(es) not read: max_files={} reached; narrow the glob or raise max_files (at most {})",
@@ -167,6 +174,10 @@ impl Expander<'_> {
                 tally.withheld += 1;
                 continue;
             }
+            if found.relative.to_str().is_none() {
+                tally.unspellable += 1;
+                continue;
+            }
             let size =
                 if found.is_link { roots.symlink_metadata(key.0, &key.1).map_or(0, |m| m.len()) } else { found.size };
             let path = roots.display_in(found.root, &found.relative);
@@ -196,4 +207,6 @@ struct State {
 struct Tally {
     withheld: u64,
     over: u64,
+    /// Matches whose names are not UTF-8: no request (a JSON string) can name them, so they cannot be read.
+    unspellable: u64,
 }
