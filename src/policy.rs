@@ -19,6 +19,9 @@ use std::path::{Path, PathBuf};
 pub const DEFAULT_DENY: &[&str] = &[
     ".env",
     ".env.*",
+    // direnv's file: `export` lines, often of tokens and database URLs.
+    ".envrc",
+    ".htpasswd",
     "*.pem",
     "*.key",
     "*.p12",

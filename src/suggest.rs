@@ -178,8 +178,8 @@ mod tests {
 
     #[test]
     fn never_suggests_denied_names() {
-        let (_dir, roots, policy) = setup(&[".env", ".envrc"]);
-        assert_eq!(miss(&roots, &policy, ".evn").suggestions, vec![".envrc"]);
+        let (_dir, roots, policy) = setup(&[".env", ".envrc", ".eno"]);
+        assert_eq!(miss(&roots, &policy, ".evn").suggestions, vec![".eno"]);
     }
 
     #[test]

@@ -666,6 +666,8 @@ const SECRET_FILES: &[(&str, &[&str])] = &[
     (".ssh/config", &[".ssh/"]),
     (".aws/credentials", &[".aws/", "*credential*"]),
     (".netrc", &[".netrc"]),
+    (".envrc", &[".envrc"]),
+    ("site/.htpasswd", &[".htpasswd"]),
     ("secrets/db.yaml", &["secrets/"]),
     ("my_secret.txt", &["*secret*"]),
     ("PASSWORD.md", &["*password*"]),
@@ -765,7 +767,7 @@ fn deny_reached_through_a_symlink_alias_is_denied() {
 fn denied_names_are_never_suggested() {
     let ws = Ws::new();
     write_secret_files(&ws);
-    ws.file(".envrc", "use nix\n");
+    ws.file(".enz", "not a secret\n");
     let mut denied: Vec<&str> =
         SECRET_FILES.iter().filter_map(|(name, _)| Path::new(name).file_name().and_then(|n| n.to_str())).collect();
     denied.extend([".ssh", ".aws", "secrets"]);
@@ -796,7 +798,7 @@ fn denied_names_are_never_suggested() {
             }
         }
         if path == ".evn" {
-            assert_eq!(run.suggestions(), vec![".envrc".to_string()], ".evn: {}", run.stdout);
+            assert_eq!(run.suggestions(), vec![".enz".to_string()], ".evn: {}", run.stdout);
         }
     }
 }
