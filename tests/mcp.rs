@@ -242,8 +242,14 @@ async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_c
     client.notify_roots_list_changed().await.expect("notify");
     eventually(&client, "from_second.txt", true).await;
     assert_eq!(eventually(&client, "from_first.txt", false).await["error_code"], "NOT_FOUND");
+    // Withdrawing every root: the client's roots stop being readable, and --root serves again.
+    *roots.lock().unwrap() = vec![];
+    client.notify_roots_list_changed().await.expect("notify");
+    eventually(&client, "notes.txt", true).await;
+    assert_eq!(eventually(&client, "from_second.txt", false).await["error_code"], "NOT_FOUND");
     client.cancel().await.unwrap();
     let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("the client offers no usable root; reading from the command line's roots"), "{logged}");
     for refused in [&not_a_dir, &missing] {
         let line = format!("agent-read: ignoring client root {}: not an existing directory", uri(refused));
         assert!(logged.contains(&line), "{logged}");

@@ -1,4 +1,5 @@
-//! The directories a client's MCP roots name: `file:` URIs (RFC 8089) on this machine, percent-decoded byte for byte.
+//! The directories a client's MCP roots name: `file:` URIs (RFC 8089: `file:///p`, `file://localhost/p`, `file:/p`)
+//! on this machine, percent-decoded byte for byte.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
@@ -17,10 +18,12 @@ fn local_path(uri: &str) -> Result<PathBuf, &'static str> {
     if !scheme.eq_ignore_ascii_case("file") {
         return Err("not a file:// URI");
     }
-    let Some(after_slashes) = rest.strip_prefix("//") else {
-        return Err("not a file:// URI with an absolute path (file:///path)");
+    // RFC 8089 allows the authority to be left out: `file:/path`.
+    let (authority, path) = match rest.strip_prefix("//") {
+        Some(after_slashes) => after_slashes.split_at(after_slashes.find('/').unwrap_or(after_slashes.len())),
+        None if rest.starts_with('/') => ("", rest),
+        None => return Err("not a file:// URI with an absolute path (file:///path)"),
     };
-    let (authority, path) = after_slashes.split_at(after_slashes.find('/').unwrap_or(after_slashes.len()));
     if !(authority.is_empty() || authority.eq_ignore_ascii_case("localhost")) {
         return Err("names another host; only local directories can be roots");
     }
@@ -45,6 +48,7 @@ mod tests {
         assert_eq!(local_path("file:///home/u/proj"), Ok(PathBuf::from("/home/u/proj")));
         assert_eq!(local_path("file://localhost/home/u/proj"), Ok(PathBuf::from("/home/u/proj")));
         assert_eq!(local_path("FILE://LocalHost/home/u/proj"), Ok(PathBuf::from("/home/u/proj")));
+        assert_eq!(local_path("file:/home/u/proj"), Ok(PathBuf::from("/home/u/proj")));
     }
 
     #[test]

@@ -168,10 +168,13 @@ impl ReadServer {
             Err(e) => return eprintln!("agent-read: the client's roots could not be listed ({e}); keeping --root"),
         };
         let roots: Vec<PathBuf> = listed.roots.iter().filter_map(|root| usable_root(&root.uri)).collect();
-        if roots.is_empty() {
-            return eprintln!("agent-read: the client offered no usable root; keeping --root");
-        }
-        let config = Config { roots, ..self.config.as_ref().clone() };
+        // The client's current list is the boundary: roots it withdrew stop being readable at once.
+        let config = if roots.is_empty() {
+            eprintln!("agent-read: the client offers no usable root; reading from the command line's roots");
+            self.config.as_ref().clone()
+        } else {
+            Config { roots, ..self.config.as_ref().clone() }
+        };
         match Reader::new(config) {
             // The session keeps its ledger: a file it read is the same file under new roots.
             Ok(reader) => self.session.replace_reader(Arc::new(reader)),
