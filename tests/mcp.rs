@@ -448,8 +448,16 @@ async fn a_pdf_is_text_under_page_headers_with_its_page_count() {
 async fn a_pdf_as_a_document_is_an_embedded_resource_whose_bytes_travel_once() {
     let dir = workspace();
     let bytes = common::pdf::pdf_of(&["First page", "Second page"]);
+    std::fs::create_dir(dir.path().join("my docs")).unwrap();
+    std::fs::write(dir.path().join("my docs/paper #1.pdf"), &bytes).unwrap();
     std::fs::write(dir.path().join("paper.pdf"), &bytes).unwrap();
     let client = connect_with(dir.path(), &["--pdf-as-document"]).await;
+    // The resource is named by the file's absolute URI, percent-encoded (`#` would start a fragment).
+    let named = call(&client, json!({"path": "my docs/paper #1.pdf"})).await;
+    let named = serde_json::to_value(&named.content).unwrap();
+    let real = std::fs::canonicalize(dir.path()).unwrap();
+    let expected = format!("file://{}/my%20docs/paper%20%231.pdf", real.display());
+    assert_eq!(named[1]["resource"]["uri"], expected.as_str(), "{named}");
     let result = call(&client, json!({"path": "paper.pdf"})).await;
     assert_eq!(result.is_error, Some(false));
     let content = serde_json::to_value(&result.content).unwrap();

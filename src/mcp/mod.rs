@@ -33,7 +33,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
@@ -109,10 +109,10 @@ impl ReadServer {
             && let Some(result) = self.session.read_json_without_waiting(&arguments)
         {
             self.activity.record();
-            return tool_result(&result);
+            return tool_result(&result, &self.session);
         }
         self.on_blocking_pool("read", move |session, cancel| {
-            tool_result(&session.read_json_cancellable(&arguments, cancel))
+            tool_result(&session.read_json_cancellable(&arguments, cancel), session)
         })
         .await?
     }
@@ -190,11 +190,12 @@ fn usable_root(uri: &str) -> Option<PathBuf> {
 
 /// The tool result: the model text as text content (then each attachment as an image block), the JSON result as
 /// structured content, `isError` on failure.
-fn tool_result(result: &ReadResult) -> Result<CallToolResult, ErrorData> {
+fn tool_result(result: &ReadResult, session: &Session) -> Result<CallToolResult, ErrorData> {
     let mut structured = serde_json::to_value(result).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
     let mut content = vec![ContentBlock::text(result.output())];
     if let ReadResult::Attachment(attached) = result {
-        content.extend(attached.attachments.iter().map(|a| attachment_block(a, &attached.meta.path)));
+        let uri = file_uri(session, &attached.meta.path);
+        content.extend(attached.attachments.iter().map(|a| attachment_block(a, &uri)));
         // The bytes travel once, in the image blocks: clients that show structured content to the model would
         // otherwise pour megabytes of base64 into its context.
         if let Some(list) = structured.get_mut("attachments").and_then(Value::as_array_mut) {
@@ -206,13 +207,26 @@ fn tool_result(result: &ReadResult) -> Result<CallToolResult, ErrorData> {
     Ok(call)
 }
 
-/// Images as image blocks; anything else (a PDF document) as an embedded resource holding its bytes.
-fn attachment_block(attachment: &agent_read::result::Attachment, path: &str) -> ContentBlock {
+/// Images as image blocks; anything else (a PDF document) as an embedded resource holding its bytes, named by `uri`.
+fn attachment_block(attachment: &agent_read::result::Attachment, uri: &str) -> ContentBlock {
     if attachment.mime.starts_with("image/") {
         return ContentBlock::image(attachment.data.clone(), attachment.mime.clone());
     }
-    let uri = format!("file:///{}", path.trim_start_matches('/'));
-    ContentBlock::resource(ResourceContents::blob(attachment.data.clone(), uri).with_mime_type(attachment.mime.clone()))
+    let blob = ResourceContents::blob(attachment.data.clone(), uri.to_string());
+    ContentBlock::resource(blob.with_mime_type(attachment.mime.clone()))
+}
+
+/// Bytes a `file:` URI's path keeps as they are; every other byte is percent-encoded (`#`, `?`, spaces, non-ASCII).
+const URI_PATH_KEEPS: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'/').remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+
+/// The `file://` URI of a path a result shows: its absolute path beneath its root, percent-encoded byte for byte.
+fn file_uri(session: &Session, shown: &str) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    // The path was just read, so it resolves; the root-relative form is only a fallback.
+    let absolute = session.reader().lexical_path(shown).unwrap_or_else(|_| Path::new("/").join(shown));
+    let encoded = percent_encoding::percent_encode(absolute.as_os_str().as_bytes(), URI_PATH_KEEPS);
+    format!("file://{encoded}")
 }
 
 impl ServerHandler for ReadServer {
