@@ -14,8 +14,9 @@
 //!
 //! Roots: when the client offers MCP Roots, the server reads beneath the client's roots (asked for after
 //! initialization and again on every `roots/list_changed`), keeping the configured policy and limits; otherwise it
-//! uses `--root`. A client root that is not a local directory is skipped with a line on standard error. Over HTTP each
-//! session has its own roots: one client's roots never widen another's.
+//! uses `--root`. A client root that is not a local directory is skipped with a line on standard error; when none is
+//! left (the client withdrew them all), `--root` serves again. Over HTTP each session has its own roots: one client's
+//! roots never widen another's.
 
 mod client_roots;
 pub mod http;
