@@ -7,27 +7,56 @@ use std::fmt;
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// A caller's signal that a read is no longer wanted. Clones share one flag; setting it stops every read that
-/// holds a clone at its next check.
+/// A caller's hold on a read: a signal that the read is no longer wanted, and when the read's time budget starts.
+/// Clones share one flag; setting it stops every read that holds a clone at its next check.
 #[derive(Clone, Debug, Default)]
-pub struct Cancel(Arc<AtomicBool>);
+pub struct Cancel {
+    flag: Arc<AtomicBool>,
+    /// When the request arrived, for a caller that queues requests before reading them; `None` starts the budget when
+    /// the read starts.
+    arrived: Option<Instant>,
+}
 
 impl Cancel {
-    /// A signal not yet given.
+    /// A signal not yet given; the read's time budget starts when the read does.
     pub fn new() -> Cancel {
         Cancel::default()
     }
 
+    /// A signal not yet given, for a request that arrived at `arrived` and may have waited since: its time budget
+    /// counts from `arrived`, so a wait for a free reader is spent from it rather than added to it.
+    pub fn arrived_at(arrived: Instant) -> Cancel {
+        Cancel { arrived: Some(arrived), ..Cancel::default() }
+    }
+
+    /// The same signal, with the time budget of each read it is given to starting when that read does (for a caller
+    /// that hands out the rest of its own budget read by read).
+    pub fn budget_from_start(&self) -> Cancel {
+        Cancel { flag: self.flag.clone(), arrived: None }
+    }
+
+    /// When a read's time budget starts: when its request arrived, if the caller said so, else now.
+    pub fn budget_start(&self) -> Instant {
+        self.arrived.unwrap_or_else(Instant::now)
+    }
+
+    /// Whether the request waited for a reader past `timeout`, its whole time budget: `None` when it did not (or the
+    /// caller did not say when it arrived), else how long it waited.
+    pub fn waited_past(&self, timeout: Duration) -> Option<Duration> {
+        let waited = self.arrived?.elapsed();
+        (waited >= timeout).then_some(waited)
+    }
+
     /// Gives the signal: reads holding this flag stop with `CANCELLED` at their next check.
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.flag.store(true, Ordering::Relaxed);
     }
 
     /// Whether the signal has been given.
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.flag.load(Ordering::Relaxed)
     }
 }
 
@@ -86,7 +115,6 @@ pub fn is_cancelled(err: &io::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn a_fresh_budget_passes() {
@@ -109,5 +137,20 @@ mod tests {
         let err = budget.check().unwrap_err();
         assert!(is_cancelled(&err), "{err}");
         assert_ne!(err.kind(), io::ErrorKind::Interrupted);
+    }
+
+    #[test]
+    fn a_request_that_arrived_earlier_spends_its_wait_from_the_budget() {
+        let arrived = Instant::now() - Duration::from_secs(5);
+        let cancel = Cancel::arrived_at(arrived);
+        assert_eq!(cancel.budget_start(), arrived);
+        assert!(cancel.waited_past(Duration::from_secs(60)).is_none());
+        assert!(cancel.waited_past(Duration::from_secs(5)).is_some_and(|waited| waited >= Duration::from_secs(5)));
+        let per_read = cancel.budget_from_start();
+        assert!(per_read.budget_start() > arrived);
+        assert!(per_read.waited_past(Duration::ZERO).is_none());
+        cancel.cancel();
+        assert!(per_read.is_cancelled(), "the per-read clone shares the signal");
+        assert!(Cancel::new().waited_past(Duration::ZERO).is_none());
     }
 }

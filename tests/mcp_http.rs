@@ -160,6 +160,36 @@ async fn many_concurrent_clients_all_get_their_answers() {
     }
 }
 
+#[tokio::test]
+async fn one_client_keeping_all_its_slots_busy_does_not_stall_another() {
+    let dir = workspace();
+    let huge = dir.path().join("huge.log");
+    std::fs::write(&huge, "line\n".repeat(20_000)).unwrap();
+    // A 64 GiB hole after the text: counting its lines takes minutes.
+    std::fs::File::options().write(true).open(&huge).unwrap().set_len(64 << 30).unwrap();
+    let audit = tempfile::tempdir().unwrap();
+    let audit_log = audit.path().join("audit.jsonl");
+    let flags = ["--audit-log", audit_log.to_str().unwrap(), "--timeout-ms", "600000"];
+    let server = HttpServer::start(dir.path(), &flags);
+    let greedy = std::sync::Arc::new(server.connect().await);
+    let slow: Vec<_> = (0..16)
+        .map(|_| {
+            let greedy = greedy.clone();
+            tokio::spawn(async move { call(&greedy, json!({"path": "huge.log"})).await })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    // A directory listing always goes to the pool; with one pool for everyone it would wait minutes for a slot.
+    let other = server.connect().await;
+    let listing = tokio::time::timeout(std::time::Duration::from_secs(60), call(&other, json!({"path": "src"})))
+        .await
+        .expect("the other client's read waited behind the first client's slow reads");
+    assert!(text_of(&listing).starts_with("main.rs"), "{}", text_of(&listing));
+    let audited = std::fs::read_to_string(&audit_log).unwrap();
+    assert_eq!(audited.lines().count(), 1, "the slow reads were still running: {audited}");
+    slow.iter().for_each(|task| task.abort());
+}
+
 /// One raw HTTP/1.1 exchange; returns the whole response.
 fn raw_exchange(authority: &str, head: &str, body: &str) -> String {
     let mut stream = std::net::TcpStream::connect(authority).unwrap();

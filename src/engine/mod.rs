@@ -30,7 +30,7 @@ pub use observe::Seen;
 use serde_json::Value;
 use std::fs::{File, Metadata};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A configured, thread-safe reader. Build it once; call [`Reader::read`] from any thread.
 #[derive(Debug)]
@@ -303,7 +303,11 @@ impl Reader {
         trace: &mut Trace,
     ) -> Result<ReadResult, Stop> {
         let limits = bounds.limits;
-        let budget = Budget::new(Instant::now() + Duration::from_millis(limits.timeout_ms), cancel.clone());
+        let timeout = Duration::from_millis(limits.timeout_ms);
+        if let Some(waited) = cancel.waited_past(timeout) {
+            return Err(ReadError::waited_out(waited, limits.timeout_ms).into());
+        }
+        let budget = Budget::new(cancel.budget_start() + timeout, cancel.clone());
         // Every field's own validity (INVALID_PARAM) before how the fields relate (INVALID_RANGE).
         let forced = request.encoding.as_deref().map(parse_encoding).transpose()?;
         let window = request.window(limits)?;
@@ -527,11 +531,30 @@ fn parse_encoding(label: &str) -> Result<Codec, ReadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn reader_is_shareable_between_threads() {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<Reader>();
+    }
+
+    #[test]
+    fn a_request_that_waited_its_whole_budget_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+        let mut config = Config::with_roots([dir.path()]);
+        config.limits.timeout_ms = 2_000;
+        let reader = Reader::new(config).unwrap();
+        let long_ago = Cancel::arrived_at(Instant::now() - Duration::from_secs(3));
+        let ReadResult::Error(error) = reader.read_cancellable(&ReadRequest::new("a.txt"), &long_ago) else {
+            panic!("a request past its budget was read")
+        };
+        assert_eq!(error.code, ErrorCode::Timeout);
+        assert!(error.message.contains("past its whole 2 s time budget"), "{}", error.message);
+        let just_now = Cancel::arrived_at(Instant::now() - Duration::from_millis(500));
+        let read = reader.read_cancellable(&ReadRequest::new("a.txt"), &just_now);
+        assert!(read.output().starts_with("1: alpha"), "{}", read.output());
     }
 
     #[test]

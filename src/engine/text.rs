@@ -206,11 +206,14 @@ pub(super) fn window_notices(
 /// the whole stays within the output cap: the lines use at most the cap less the footer reserve).
 fn timed_out(renderer: LineRenderer, limits: &Limits) -> ReadError {
     let seconds = limits.timeout_ms as f64 / 1000.0;
+    let gathered = if renderer.first.is_some() {
+        "the lines above were read before it ran out"
+    } else {
+        "no line of the window was reached before it ran out"
+    };
     ReadError::new(
         ErrorCode::Timeout,
-        format!(
-            "stopped at the {seconds} s time budget; any lines above were read before it ran out, and the total line count is unknown"
-        ),
+        format!("stopped at the {seconds} s time budget; {gathered}, and the total line count is unknown"),
     )
     .with_hint("read a byte range (start_byte/end_byte), which does not scan the whole file")
     .with_partial(renderer.into_output())
@@ -346,7 +349,10 @@ mod tests {
         let error = timed_out(renderer, &limits);
         assert_eq!(error.code, ErrorCode::Timeout);
         let output = render_error(&error);
-        assert!(output.starts_with("1: first\nTIMEOUT: stopped at the 30 s time budget"), "{output}");
+        assert!(
+            output.starts_with("1: first\nTIMEOUT: stopped at the 30 s time budget; the lines above were read"),
+            "{output}"
+        );
         assert!(output.ends_with("Next: read a byte range (start_byte/end_byte), which does not scan the whole file"));
     }
 
@@ -354,6 +360,8 @@ mod tests {
     fn timeout_before_any_line_has_no_partial() {
         let limits = Limits::default();
         let renderer = LineRenderer::new(Codec::Whatwg(encoding_rs::UTF_8), 100, limits.max_output_bytes);
-        assert_eq!(timed_out(renderer, &limits).partial, None);
+        let error = timed_out(renderer, &limits);
+        assert_eq!(error.partial, None);
+        assert!(error.message.contains("no line of the window was reached"), "{}", error.message);
     }
 }

@@ -105,19 +105,27 @@ impl Reader {
         cap: usize,
         observe: bool,
     ) -> Result<ManyResult, ReadError> {
-        let started = Instant::now();
+        let started = cancel.budget_start();
         let checked = request.check(self.limits())?;
         let budget = Duration::from_millis(self.limits().timeout_ms);
+        if let Some(waited) = cancel.waited_past(budget) {
+            return Err(ReadError::waited_out(waited, self.limits().timeout_ms));
+        }
+        // Each file's read gets the rest of the call's budget, counted from when that read starts.
+        let cancel = &cancel.budget_from_start();
         let next_call = |path: &str| gather::read_call(request, path);
         let expander = Expander { reader: self, max_files: checked.max_files, next_call: &next_call };
-        let walk_deadline = started + (budget / 2).min(MAX_WALK_TIME);
+        // The walk may take half of what is left of the budget (a request that waited for a reader has less).
+        let deadline = started + budget;
+        let walk_deadline =
+            Instant::now() + (deadline.saturating_duration_since(Instant::now()) / 2).min(MAX_WALK_TIME);
         let mut walk = glob::WalkBudget { deadline: walk_deadline, cancel, visited: 0 };
         let expansion = expander.expand(&request.paths, &mut walk);
         if cancel.is_cancelled() {
             return Err(gather::cancelled());
         }
         let (withheld, walk_stopped_early) = (expansion.withheld, expansion.walk_stopped);
-        let call = Call { reader: self, request, cancel, deadline: started + budget, cap, observe };
+        let call = Call { reader: self, request, cancel, deadline, cap, observe };
         let gathered = call.gather(expansion)?;
         let meta = ManyMeta {
             withheld,

@@ -220,6 +220,23 @@ fn a_cancelled_call_reads_nothing() {
 }
 
 #[test]
+fn a_call_that_waited_its_whole_budget_reads_nothing_and_one_that_waited_less_reads_everything() {
+    use std::time::{Duration, Instant};
+    let (_dir, root) = workspace(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let limits = Limits { timeout_ms: 2_000, ..Limits::default() };
+    let reader = Reader::new(Config { limits, ..Config::with_roots([&root]) }).unwrap();
+    let request = ReadManyRequest::new(["*.txt"]);
+    let long_ago = Cancel::arrived_at(Instant::now() - Duration::from_secs(3));
+    let error = reader.read_many_cancellable(&request, &long_ago).error().cloned().expect("the call was read");
+    assert_eq!(error.code, ErrorCode::Timeout);
+    assert!(error.message.contains("waited"), "{}", error.message);
+    // Waiting most of the budget leaves each file the rest of it, not less: both are read.
+    let lately = Cancel::arrived_at(Instant::now() - Duration::from_millis(1_500));
+    let ReadManyResult::Many(many) = reader.read_many_cancellable(&request, &lately) else { panic!("the call failed") };
+    assert_eq!(paths_of(&many), ["a.txt", "b.txt"], "{:?}", skipped_of(&many));
+}
+
+#[test]
 fn the_cap_holds_for_every_mix_of_sizes_and_caps() {
     let (_dir, root) = workspace(&[]);
     for i in 0..30 {

@@ -3,10 +3,12 @@
 //!
 //! Thin by design: the tool's name, description and input schema come from [`agent_read::tool`], every call goes to
 //! the same [`Reader`] as the command line, and the result is the same JSON — as `structuredContent`, with the model
-//! text as text content. Reads run on tokio's blocking pool behind a semaphore shared by every session, so a slow read
-//! never stalls the protocol loop or the other requests; a cancelled (or abandoned) request stops its read. A read that
-//! cannot wait (a small text file the kernel serves from its caches) runs where its request arrived instead, sparing
-//! the hand-off: see [`Inline`].
+//! text as text content. Reads run on tokio's blocking pool, so a slow read never stalls the protocol loop or the other
+//! requests; a cancelled (or abandoned) request stops its read. Each client may run [`MAX_READS_PER_CLIENT`] reads at
+//! once and every client together [`MAX_CONCURRENT_READS`], so one client's slow reads cannot take every reader from
+//! the others; a read's time budget counts from its request's arrival, so a wait in line is spent from it, never added
+//! to it. A read that cannot wait (a small text file the kernel serves from its caches) runs where its request arrived
+//! instead, sparing the hand-off and never waiting in line: see [`Inline`].
 //!
 //! Each connection (over HTTP: each MCP session) reads through its own [`Session`]: a ledger of what it returned, so
 //! that an exact repeat of an unchanged read answers a one-line notice (on by default), and an optional token budget
@@ -38,8 +40,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
-/// Reads that may run at once; further calls wait their turn.
-const MAX_CONCURRENT_READS: usize = 16;
+/// Reads one client (a stdio connection, an HTTP session) may run at once; its further calls wait their turn.
+const MAX_READS_PER_CLIENT: usize = 16;
+
+/// Reads that may run at once across every client. Four clients' worth, so that one client keeping all of its own
+/// slots busy with slow reads never makes another client's read wait; past that, calls wait their turn in order of
+/// arrival, and no client has more than its own share waiting in the line.
+const MAX_CONCURRENT_READS: usize = 4 * MAX_READS_PER_CLIENT;
 
 /// The server of one client: one session shared by its calls, whose reader is replaced when the client's roots change.
 #[derive(Clone)]
@@ -48,6 +55,8 @@ struct ReadServer {
     settings: SessionSettings,
     session: Arc<Session>,
     permits: Arc<Semaphore>,
+    /// This client's own slots, taken before one of the shared `permits`.
+    client_permits: Arc<Semaphore>,
     tool: Arc<Tool>,
     many_tool: Arc<Tool>,
     /// Stamped when a read finishes: the server trims once reads have been over for a while (see [`idle_trim`]).
@@ -89,6 +98,7 @@ impl ReadServer {
             settings,
             session: Arc::new(session),
             permits: Arc::new(Semaphore::new(MAX_CONCURRENT_READS)),
+            client_permits: Arc::new(Semaphore::new(MAX_READS_PER_CLIENT)),
             tool: Arc::new(tool),
             many_tool: Arc::new(many::many_tool()?),
             activity: idle_trim::Activity::default(),
@@ -96,17 +106,25 @@ impl ReadServer {
         })
     }
 
-    /// The server for a new client (an HTTP session): the configured roots, a session of its own, the shared permits.
+    /// The server for a new client (an HTTP session): the configured roots, a session and slots of its own, the
+    /// shared permits.
     fn for_new_client(&self) -> Result<Self, String> {
         let session = Session::new(self.session.reader(), self.settings)?;
-        Ok(ReadServer { session: Arc::new(session), ..self.clone() })
+        let client_permits = Arc::new(Semaphore::new(MAX_READS_PER_CLIENT));
+        Ok(ReadServer { session: Arc::new(session), client_permits, ..self.clone() })
+    }
+
+    /// Whether every slot this read could take is busy, so that it would wait in line.
+    fn slots_busy(&self) -> bool {
+        self.client_permits.available_permits() == 0 || self.permits.available_permits() == 0
     }
 
     /// Runs one read: where its request arrived when it cannot wait and [`Inline`] allows, else on the blocking
     /// pool, where its tool result is built too (the protocol thread, which every answer passes through, is then left
     /// only the final serialization).
     async fn read(&self, arguments: Value) -> Result<CallToolResult, ErrorData> {
-        if self.inline.allowed()
+        // A read that cannot wait never waits in line behind slow ones either.
+        if (self.inline.allowed() || self.slots_busy())
             && let Some(result) = self.session.read_json_without_waiting(&arguments)
         {
             self.activity.record();
@@ -118,22 +136,25 @@ impl ReadServer {
         .await?
     }
 
-    /// Runs `work` with the session on the blocking pool, holding one of the shared permits. Dropping the returned
-    /// future (the request was cancelled, or its client went away) cancels the work, which then stops at its next
-    /// chunk instead of running to the end.
+    /// Runs `work` with the session on the blocking pool, holding one of this client's slots and one of the shared
+    /// permits. Its time budget counts from now, the request's arrival, so that waiting for them is spent from it.
+    /// Dropping the returned future (the request was cancelled, or its client went away) cancels the work, which then
+    /// stops at its next chunk instead of running to the end.
     async fn on_blocking_pool<T: Send + 'static>(
         &self,
         tool: &str,
         work: impl FnOnce(&Session, &Cancel) -> T + Send + 'static,
     ) -> Result<T, ErrorData> {
-        let permit =
-            self.permits.clone().acquire_owned().await.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let cancel = Cancel::arrived_at(std::time::Instant::now());
+        let closed = |e: tokio::sync::AcquireError| ErrorData::internal_error(e.to_string(), None);
+        // The client's own slot first: a client with many reads waiting holds at most its share of the shared line.
+        let client_permit = self.client_permits.clone().acquire_owned().await.map_err(closed)?;
+        let permit = self.permits.clone().acquire_owned().await.map_err(closed)?;
         let session = self.session.clone();
-        let cancel = Cancel::new();
         let _cancel_when_dropped = CancelOnDrop(cancel.clone());
         let activity = self.activity.clone();
         tokio::task::spawn_blocking(move || {
-            let _permit = permit;
+            let _permits = (client_permit, permit);
             let output = work(&session, &cancel);
             // Stamped on the blocking thread, so that the quiet period counts from when its work ended, even when the
             // request that asked for it has gone.
@@ -308,7 +329,7 @@ pub fn serve_stdio(config: Config, settings: SessionSettings) -> Result<(), Stri
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .max_blocking_threads(MAX_CONCURRENT_READS)
+        .max_blocking_threads(MAX_READS_PER_CLIENT)
         .thread_keep_alive(idle_trim::BLOCKING_KEEP_ALIVE)
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))
@@ -324,4 +345,46 @@ fn multi_thread_runtime() -> Result<tokio::runtime::Runtime, String> {
         .thread_keep_alive(idle_trim::BLOCKING_KEEP_ALIVE)
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::RequestId;
+    use std::time::Duration;
+
+    /// A stdio server whose client waits on two requests (so reads that cannot wait would go to the pool), and whose
+    /// every slot is taken.
+    async fn busy_stdio_server(root: &Path) -> (ReadServer, tokio::sync::OwnedSemaphorePermit) {
+        let pending = pending::Pending::default();
+        pending.insert_for_test([RequestId::Number(1), RequestId::Number(2)]);
+        let config = Config::with_roots([root]);
+        let server = ReadServer {
+            inline: Inline::WhenAlone(pending),
+            ..ReadServer::new(config, SessionSettings::default()).unwrap()
+        };
+        let held = server.client_permits.clone().acquire_many_owned(MAX_READS_PER_CLIENT as u32).await.unwrap();
+        (server, held)
+    }
+
+    #[tokio::test]
+    async fn a_read_that_cannot_wait_answers_while_every_slot_is_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+        let (server, _held) = busy_stdio_server(dir.path()).await;
+        let request = serde_json::json!({"path": "a.txt"});
+        // The kernel may now and then decline to serve a lookup from its caches (EAGAIN); that read then queues, so
+        // each try is bounded and a few are made.
+        for _ in 0..20 {
+            if let Ok(answer) = tokio::time::timeout(Duration::from_millis(500), server.read(request.clone())).await {
+                let answer = serde_json::to_value(answer.unwrap()).unwrap();
+                assert_eq!(answer["content"][0]["text"], "1: alpha\n(lines 1-1 of 1 · 6 B · end of file)");
+                return;
+            }
+        }
+        let probe = Session::new(server.session.reader(), SessionSettings::default()).unwrap();
+        let can = (0..20).any(|_| probe.read_json_without_waiting(&request).is_some());
+        assert!(!can, "the file can be read without waiting, yet the read waited for a slot");
+        eprintln!("{} cannot be read without waiting here: nothing to check", dir.path().display());
+    }
 }

@@ -27,6 +27,12 @@ impl Pending {
         self.ids().len()
     }
 
+    /// Records `ids` as waiting, as if they had been received.
+    #[cfg(test)]
+    pub fn insert_for_test(&self, ids: impl IntoIterator<Item = RequestId>) {
+        self.ids().extend(ids);
+    }
+
     fn ids(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
         // Each update is one insert or remove: a panic elsewhere cannot leave the set half-changed.
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
