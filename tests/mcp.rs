@@ -197,6 +197,49 @@ fn a_standard_input_that_is_not_a_pipe_is_served_too() {
     assert_eq!(answer["result"]["content"][0]["text"], "1: fn main() {}\n(lines 1-1 of 1 · 13 B · end of file)");
 }
 
+/// Every line that needs an answer gets one, with the request's id when it can be read, so that no client waits
+/// forever on a request the server could not take; and the server goes on serving.
+#[test]
+fn malformed_lines_are_answered_as_json_rpc_says_and_serving_goes_on() {
+    let dir = workspace();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion":
+        "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let mut lines: Vec<Vec<u8>> =
+        vec![initialize.to_string().into(), br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec()];
+    lines.extend([
+        br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","#.to_vec(),
+        b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"x\":\"\xff\"}}".to_vec(),
+        br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{"path":"notes.txt"}}}"#.to_vec(),
+        br#"{"jsonrpc":"2.0","id":5,"method":"files/write"}"#.to_vec(),
+        br#"{"id":6,"method":"ping"}"#.to_vec(),
+        br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"oops"}"#.to_vec(),
+        br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read","arguments":{"path":"src/main.rs"}}}"#
+            .to_vec(),
+    ]);
+    let input = dir.path().join("requests.jsonl");
+    std::fs::write(&input, lines.join(&b'\n').into_iter().chain([b'\n']).collect::<Vec<u8>>()).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"))
+        .arg("mcp")
+        .arg("--root")
+        .arg(dir.path())
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .expect("run agent-read mcp");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let answers: Vec<Value> = stdout.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let codes: Vec<(Value, Value)> = answers
+        .iter()
+        .filter(|a| a.get("error").is_some())
+        .map(|a| (a["id"].clone(), a["error"]["code"].clone()))
+        .collect();
+    let expected =
+        [(Value::Null, -32700), (json!(3), -32700), (json!(4), -32602), (json!(5), -32601), (json!(6), -32600)];
+    assert_eq!(codes, expected.map(|(id, code)| (id, json!(code))), "{stdout}");
+    let call = answers.iter().find(|a| a["id"] == 7).unwrap_or_else(|| panic!("no answer to the call: {stdout}"));
+    assert_eq!(call["result"]["content"][0]["text"], "1: fn main() {}\n(lines 1-1 of 1 · 13 B · end of file)");
+    assert_eq!(answers.len(), 7, "the initialize, five errors, the call; nothing for notifications: {stdout}");
+}
+
 /// Waits (bounded) until a read of `path` gives the expected error code or success.
 async fn eventually(client: &RunningService<RoleClient, RootsClient>, path: &str, ok: bool) -> Value {
     for _ in 0..100 {
