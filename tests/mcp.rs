@@ -300,6 +300,45 @@ async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_c
     assert!(logged.contains("ignoring client root https://example.com/repo: not a file:// URI"), "{logged}");
 }
 
+#[tokio::test]
+async fn a_read_before_the_client_has_listed_its_roots_waits_for_them() {
+    let cli_root = workspace();
+    let client_root = tempfile::tempdir().unwrap();
+    std::fs::write(client_root.path().join("mine.txt"), "client root\n").unwrap();
+    let uri = format!("file://{}", client_root.path().display());
+    let slow = RootsClient::fixed(uri).answering_after(std::time::Duration::from_millis(500));
+    let binary = env!("CARGO_BIN_EXE_agent-read");
+    let command = tokio::process::Command::new(binary).configure(|cmd| {
+        cmd.arg("mcp").arg("--root").arg(cli_root.path());
+    });
+    let client = slow.serve(TokioChildProcess::new(command).unwrap()).await.expect("initialize");
+    // Sent at once: without waiting, it would read notes.txt beneath --root, which this client never offered.
+    let first = call(&client, json!({"path": "notes.txt"})).await;
+    assert_eq!(first.structured_content.expect("structuredContent")["error_code"], "NOT_FOUND");
+    let mine = call(&client, json!({"path": "mine.txt"})).await;
+    assert_eq!(text_of(&mine), "1: client root\n(lines 1-1 of 1 · 12 B · end of file)");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_client_that_never_lists_its_roots_is_read_beneath_the_command_line_roots_after_a_wait() {
+    let cli_root = workspace();
+    let silent = RootsClient::fixed("file:///".to_string()).answering_after(std::time::Duration::from_secs(3600));
+    let log = cli_root.path().join("server.log");
+    let log_file = std::fs::File::create(&log).unwrap();
+    let binary = env!("CARGO_BIN_EXE_agent-read");
+    let command = tokio::process::Command::new(binary).configure(|cmd| {
+        cmd.arg("mcp").arg("--root").arg(cli_root.path());
+    });
+    let (server, _) = TokioChildProcess::builder(command).stderr(log_file).spawn().unwrap();
+    let client = silent.serve(server).await.expect("initialize");
+    let read = call(&client, json!({"path": "src/main.rs"})).await;
+    assert_eq!(text_of(&read), "1: fn main() {}\n(lines 1-1 of 1 · 13 B · end of file)");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("offers roots but has not listed them within 5 s; reading beneath --root"), "{logged}");
+    client.cancel().await.unwrap();
+}
+
 /// `huge.log` in `dir`: text up front, then a 64 GiB hole, so that counting its lines takes many seconds.
 fn write_huge_log(dir: &Path) {
     let huge = dir.join("huge.log");

@@ -1,9 +1,53 @@
-//! The directories a client's MCP roots name: `file:` URIs (RFC 8089: `file:///p`, `file://localhost/p`, `file:/p`)
-//! on this machine, percent-decoded byte for byte.
+//! A client's MCP roots: when they are known ([`Settled`]), and the directories they name: `file:` URIs (RFC 8089:
+//! `file:///p`, `file://localhost/p`, `file:/p`) on this machine, percent-decoded byte for byte.
 
+use rmcp::RoleServer;
+use rmcp::service::Peer;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// How long a read waits for a client that offers roots to list them before it reads beneath `--root`.
+const ROOTS_WAIT: Duration = Duration::from_secs(5);
+
+/// Whether a client's first `roots/list` has been answered (or has failed), so that reads know their roots. Until
+/// then, a read from a client that offers roots waits, rather than read beneath `--root`, which the client may never
+/// have meant to open.
+#[derive(Clone, Debug)]
+pub(super) struct Settled(Arc<watch::Sender<bool>>);
+
+impl Settled {
+    /// Roots not yet settled.
+    pub fn new() -> Settled {
+        Settled(Arc::new(watch::Sender::new(false)))
+    }
+
+    /// Marks the roots settled: reads waiting go on.
+    pub fn settle(&self) {
+        self.0.send_replace(true);
+    }
+
+    /// Returns once reads from `peer` may go on: at once when it offers no roots or they are settled; else when they
+    /// are, or after [`ROOTS_WAIT`] (then with a line on standard error, and settled for every later read).
+    pub async fn wait(&self, peer: &Peer<RoleServer>) {
+        let offers_roots = peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
+        if !offers_roots || *self.0.borrow() {
+            return;
+        }
+        let mut settled = self.0.subscribe();
+        if tokio::time::timeout(ROOTS_WAIT, settled.wait_for(|settled| *settled)).await.is_err() {
+            eprintln!(
+                "agent-read: the client offers roots but has not listed them within {} s; reading beneath --root \
+                 until it does",
+                ROOTS_WAIT.as_secs()
+            );
+            self.settle();
+        }
+    }
+}
 
 /// The local directory a client root names, or why it cannot be used (a phrase for the log line).
 pub(super) fn local_directory(uri: &str) -> Result<PathBuf, &'static str> {

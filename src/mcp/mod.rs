@@ -16,7 +16,7 @@
 //!
 //! Roots: when the client offers MCP Roots, the server reads beneath the client's roots (asked for after
 //! initialization and again on every `roots/list_changed`), keeping the configured policy and limits; otherwise it
-//! uses `--root`. A client root that is not a local directory is skipped with a line on standard error; when none is
+//! uses `--root`. Reads wait for the first list (see [`client_roots::Settled`]). A client root that is not a local directory is skipped with a line on standard error; when none is
 //! left (the client withdrew them all), `--root` serves again. Over HTTP each session has its own roots: one client's
 //! roots never widen another's.
 
@@ -63,6 +63,8 @@ struct ReadServer {
     activity: idle_trim::Activity,
     /// When a read that cannot wait runs where its request arrived, sparing the hand-off to the blocking pool.
     inline: Inline,
+    /// Whether this client's roots are known: reads wait for them (see [`client_roots::Settled`]).
+    roots_settled: client_roots::Settled,
 }
 
 /// When a read that cannot wait ([`Session::read_json_without_waiting`]) runs on the async thread that took its
@@ -103,6 +105,7 @@ impl ReadServer {
             many_tool: Arc::new(many::many_tool()?),
             activity: idle_trim::Activity::default(),
             inline: Inline::Always,
+            roots_settled: client_roots::Settled::new(),
         })
     }
 
@@ -111,7 +114,8 @@ impl ReadServer {
     fn for_new_client(&self) -> Result<Self, String> {
         let session = Session::new(self.session.reader(), self.settings)?;
         let client_permits = Arc::new(Semaphore::new(MAX_READS_PER_CLIENT));
-        Ok(ReadServer { session: Arc::new(session), client_permits, ..self.clone() })
+        let roots_settled = client_roots::Settled::new();
+        Ok(ReadServer { session: Arc::new(session), client_permits, roots_settled, ..self.clone() })
     }
 
     /// Whether every slot this read could take is busy, so that it would wait in line.
@@ -263,6 +267,7 @@ impl ServerHandler for ReadServer {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.adopt_client_roots(&context.peer).await;
+        self.roots_settled.settle();
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
@@ -282,6 +287,7 @@ impl ServerHandler for ReadServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.roots_settled.wait(&context.peer).await;
         if request.name == tool::MANY_NAME {
             return self.call_read_many(Value::Object(request.arguments.unwrap_or_default()), context).await;
         }

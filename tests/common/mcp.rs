@@ -41,12 +41,19 @@ pub fn workspace() -> tempfile::TempDir {
 #[derive(Clone)]
 pub struct RootsClient {
     roots: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// How long it takes to answer `roots/list`.
+    delay: std::time::Duration,
 }
 
 impl RootsClient {
     /// A client offering `roots` (file:// URIs), changeable through the shared list.
     pub fn new(roots: std::sync::Arc<std::sync::Mutex<Vec<String>>>) -> Self {
-        RootsClient { roots }
+        RootsClient { roots, delay: std::time::Duration::ZERO }
+    }
+
+    /// The same client, slow to answer `roots/list` by `delay`.
+    pub fn answering_after(self, delay: std::time::Duration) -> Self {
+        RootsClient { delay, ..self }
     }
 
     /// A client offering one root, for good.
@@ -68,6 +75,7 @@ impl rmcp::ClientHandler for RootsClient {
         &self,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        tokio::time::sleep(self.delay).await;
         let uris = self.roots.lock().unwrap().clone();
         Ok(rmcp::model::ListRootsResult::new(uris.into_iter().map(rmcp::model::Root::new).collect()))
     }
