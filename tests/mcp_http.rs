@@ -214,14 +214,42 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 async fn foreign_host_headers_are_refused_and_allow_host_admits_them() {
     let dir = workspace();
     let server = HttpServer::start(dir.path(), &["--stateless"]);
-    let refused = raw_post(server.authority(), "attacker.example", INITIALIZE);
+    let refused = raw_post(server.authority(), "attacker.example:8080", INITIALIZE);
     assert!(refused.starts_with("HTTP/1.1 403"), "{refused}");
+    assert!(
+        refused.contains("`attacker.example:8080`") && refused.contains("--allow-host attacker.example"),
+        "{refused}"
+    );
     let loopback = raw_post(server.authority(), server.authority(), INITIALIZE);
     assert!(loopback.starts_with("HTTP/1.1 200"), "{loopback}");
     let allowing = HttpServer::start(dir.path(), &["--stateless", "--allow-host", "files.internal"]);
     let admitted = raw_post(allowing.authority(), "files.internal", INITIALIZE);
     assert!(admitted.starts_with("HTTP/1.1 200"), "{admitted}");
     assert!(admitted.contains(r#""name":"agent-read""#), "{admitted}");
+}
+
+/// A POST of `body` with an `Origin` header.
+fn post_from_origin(authority: &str, origin: &str, body: &str) -> String {
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nOrigin: {origin}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n"
+    );
+    raw_exchange(authority, &head, body)
+}
+
+#[tokio::test]
+async fn browser_pages_may_connect_only_from_loopback_or_an_allowed_host() {
+    let dir = workspace();
+    let server = HttpServer::start(dir.path(), &["--stateless", "--allow-host", "files.internal"]);
+    for origin in ["http://localhost:6274", "http://127.0.0.1", "https://[::1]:8443", "https://files.internal"] {
+        let answer = post_from_origin(server.authority(), origin, INITIALIZE);
+        assert!(answer.starts_with("HTTP/1.1 200"), "{origin}: {answer}");
+    }
+    let refused = post_from_origin(server.authority(), "https://evil.example", INITIALIZE);
+    assert!(refused.starts_with("HTTP/1.1 403"), "{refused}");
+    assert!(refused.contains("the Origin `https://evil.example` is not accepted"), "{refused}");
+    // Clients that are not browsers send no Origin, and need none.
+    assert!(raw_post(server.authority(), server.authority(), INITIALIZE).starts_with("HTTP/1.1 200"));
 }
 
 #[tokio::test]
@@ -233,8 +261,23 @@ async fn other_paths_are_not_found_and_malformed_json_is_a_protocol_error() {
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     assert!(response.starts_with("HTTP/1.1 404"), "{response}");
-    let malformed = raw_post(server.authority(), server.authority(), "{not json");
-    assert!(malformed.starts_with("HTTP/1.1 4"), "{malformed}");
+    // A body that is not a message is answered 400 with the JSON-RPC error it is owed, its id when readable.
+    for (body, code, id) in [
+        ("{not json", "-32700", None),
+        (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, "-32600", None),
+        (r#"{"id":7,"method":"ping"}"#, "-32600", Some(r#""id":7"#)),
+    ] {
+        let answer = raw_post(server.authority(), server.authority(), body);
+        assert!(answer.starts_with("HTTP/1.1 400"), "{body}: {answer}");
+        assert!(answer.to_ascii_lowercase().contains("content-type: application/json"), "{body}: {answer}");
+        assert!(answer.contains(&format!(r#""code":{code}"#)), "{body}: {answer}");
+        assert_eq!(answer.contains(r#""id":"#), id.is_some(), "{body}: {answer}");
+        assert!(id.is_none_or(|id| answer.contains(id)), "{body}: {answer}");
+    }
+    // A tools/call whose params do not fit: invalid params, with the reason.
+    let unfit = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{}}}"#;
+    let answer = raw_post(server.authority(), server.authority(), unfit);
+    assert!(answer.contains(r#""code":-32602"#) && answer.contains("missing field `name`"), "{answer}");
 }
 
 #[tokio::test]
@@ -264,6 +307,9 @@ async fn ending_a_session_answers_204_and_the_session_is_gone() {
     assert!(ended.starts_with("HTTP/1.1 204"), "{ended}");
     let after = raw_exchange(server.authority(), &head("POST"), list);
     assert!(after.starts_with("HTTP/1.1 404"), "the session outlived its DELETE: {after}");
+    // Ending it again is ending a session that does not exist: 404, as for any other request naming it.
+    let again = raw_exchange(server.authority(), &head("DELETE"), "");
+    assert!(again.starts_with("HTTP/1.1 404") && again.contains("no such session"), "{again}");
 }
 
 #[tokio::test]

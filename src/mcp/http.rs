@@ -5,10 +5,10 @@
 //! with its own roots; `--stateless` answers every request on its own, with plain JSON responses, so any number of
 //! instances can sit behind any load balancer.
 
+use super::http_edges::{self, Asked};
 use super::{ReadServer, idle_trim, multi_thread_runtime};
 use agent_read::{Config, SessionSettings};
 use axum::extract::Request;
-use axum::http::{Method, StatusCode};
 use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -58,13 +58,14 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
             .await
             .map_err(|e| format!("cannot listen on {address}: {e}; choose another address or port"))?;
         let bound = listener.local_addr().map_err(|e| format!("cannot read the listening address: {e}"))?;
+        let sessions = Arc::new(LocalSessionManager::default());
         let service: StreamableHttpService<ReadServer, LocalSessionManager> = StreamableHttpService::new(
             move || base.for_new_client().map_err(std::io::Error::other),
-            Arc::new(LocalSessionManager::default()),
+            sessions.clone(),
             http_config,
         );
         tokio::spawn(activity.clone().trim_when_quiet());
-        let router = axum::Router::new().nest_service(MCP_PATH, Tracked { inner: service, activity });
+        let router = axum::Router::new().nest_service(MCP_PATH, Tracked { inner: service, activity, sessions });
         warn_if_unreachable(bound, options);
         let mode = if options.stateless { "stateless" } else { "sessions" };
         eprintln!("agent-read: serving MCP over streamable HTTP at http://{bound}{MCP_PATH} ({mode})");
@@ -83,42 +84,44 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
     })
 }
 
-/// rmcp's service with two additions: every request counts as activity for the idle trim, and a session's end is
-/// answered 204. A plain wrapper rather than axum middleware: in a burst of 1,000 requests, two `from_fn` layers cost
-/// a server that answered from memory about 40 µs of CPU per request (BENCHMARKS.md, "The floor").
+/// rmcp's service with two additions: every request counts as activity for the idle trim, and answers where rmcp's
+/// fall short are corrected (see [`http_edges`]). A plain wrapper rather than axum middleware: in a burst of 1,000
+/// requests, two `from_fn` layers cost a server that answered from memory about 40 µs of CPU per request
+/// (BENCHMARKS.md, "The floor").
 #[derive(Clone)]
 struct Tracked {
     inner: StreamableHttpService<ReadServer, LocalSessionManager>,
     activity: idle_trim::Activity,
+    sessions: Arc<LocalSessionManager>,
 }
 
 impl tower_service::Service<Request> for Tracked {
-    type Response =
-        <StreamableHttpService<ReadServer, LocalSessionManager> as tower_service::Service<Request>>::Response;
+    type Response = http_edges::Answer;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        tower_service::Service::<Request>::poll_ready(&mut self.inner, cx)
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // rmcp's service is always ready; each call below uses a clone of it.
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
+        use rmcp::transport::streamable_http_server::SessionManager;
         self.activity.record();
-        let is_delete = request.method() == Method::DELETE;
-        let answer = self.inner.call(request);
+        let (mut inner, sessions) = (self.inner.clone(), self.sessions.clone());
         Box::pin(async move {
-            let mut response = answer.await?;
-            session_ended_is_204(is_delete, &mut response);
-            Ok(response)
+            let (asked, request) = match Asked::of(request).await {
+                Ok(asked) => asked,
+                Err(answer) => return Ok(answer),
+            };
+            if let Some(id) = &asked.ending
+                && !sessions.has_session(id).await.unwrap_or(true)
+            {
+                return Ok(http_edges::unknown_session());
+            }
+            let answer = tower_service::Service::call(&mut inner, request).await?;
+            Ok(http_edges::amend(&asked, answer).await)
         })
-    }
-}
-
-/// rmcp answers a session's DELETE with 202 Accepted; the session is gone by then, and clients (the Python SDK)
-/// expect 200 or 204 — anything else they log as a failed termination. Say 204 No Content.
-fn session_ended_is_204<B>(is_delete: bool, response: &mut axum::http::Response<B>) {
-    if is_delete && response.status() == StatusCode::ACCEPTED {
-        *response.status_mut() = StatusCode::NO_CONTENT;
     }
 }
 
@@ -136,15 +139,31 @@ pub fn listen_address(listen: &str) -> Result<SocketAddr, String> {
     })
 }
 
+/// rmcp's configuration: the mode, and the `Host` and `Origin` values accepted — loopback names and those of
+/// `--allow-host`; browser pages may connect from the same hosts, on any port, and clients that send no `Origin`
+/// (any but a browser) are not asked for one.
 fn http_config(options: &HttpOptions) -> StreamableHttpServerConfig {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!options.stateless)
-        .with_json_response(options.stateless);
+        .with_json_response(options.stateless)
+        .with_max_request_body_bytes(http_edges::MAX_BODY_BYTES);
     if options.allowed_hosts.iter().any(|host| host == "*") {
-        return config.disable_allowed_hosts();
+        return config.disable_allowed_hosts().disable_allowed_origins();
     }
-    let hosts = LOOPBACK_HOSTS.iter().map(|host| host.to_string()).chain(options.allowed_hosts.iter().cloned());
-    config.with_allowed_hosts(hosts)
+    let hosts: Vec<String> =
+        LOOPBACK_HOSTS.iter().map(|host| host.to_string()).chain(options.allowed_hosts.iter().cloned()).collect();
+    let origins = hosts.iter().flat_map(|host| ["http", "https"].map(|scheme| origin_pattern(scheme, host)));
+    config.with_allowed_origins(origins.collect::<Vec<_>>()).enforce_origin_validation().with_allowed_hosts(hosts)
+}
+
+/// The origins a page served from `host` has, under `scheme`: any port unless the host names one (`name:port`);
+/// an IPv6 address in brackets.
+fn origin_pattern(scheme: &str, host: &str) -> String {
+    let bracketed = if host.parse::<std::net::Ipv6Addr>().is_ok() { format!("[{host}]") } else { host.to_string() };
+    let has_port = bracketed.rsplit_once(':').is_some_and(|(name, port)| {
+        !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && (!name.contains(':') || name.ends_with(']'))
+    });
+    if has_port { format!("{scheme}://{bracketed}") } else { format!("{scheme}://{bracketed}:*") }
 }
 
 /// A server listening beyond loopback that accepts only loopback `Host` headers refuses every remote client: say so.
@@ -196,22 +215,21 @@ mod tests {
     #[test]
     fn allowed_hosts_extend_loopback_and_star_accepts_any() {
         let options = HttpOptions { allowed_hosts: vec!["example.com".into()], ..HttpOptions::default() };
-        assert_eq!(http_config(&options).allowed_hosts, ["localhost", "127.0.0.1", "::1", "example.com"]);
+        let config = http_config(&options);
+        assert_eq!(config.allowed_hosts, ["localhost", "127.0.0.1", "::1", "example.com"]);
+        assert!(config.allowed_origins.contains(&"https://example.com:*".to_string()), "{:?}", config.allowed_origins);
+        assert!(config.allowed_origins.contains(&"http://[::1]:*".to_string()), "{:?}", config.allowed_origins);
         let any = HttpOptions { allowed_hosts: vec!["*".into()], ..HttpOptions::default() };
-        assert!(http_config(&any).allowed_hosts.is_empty());
+        let config = http_config(&any);
+        assert!(config.allowed_hosts.is_empty() && config.allowed_origins.is_empty());
     }
 
     #[test]
-    fn only_a_deletes_accepted_answer_becomes_204() {
-        let answer = |status| axum::http::Response::builder().status(status).body(()).unwrap();
-        let mut ended = answer(StatusCode::ACCEPTED);
-        session_ended_is_204(true, &mut ended);
-        assert_eq!(ended.status(), StatusCode::NO_CONTENT);
-        for (is_delete, status) in [(false, StatusCode::ACCEPTED), (true, StatusCode::NOT_FOUND)] {
-            let mut other = answer(status);
-            session_ended_is_204(is_delete, &mut other);
-            assert_eq!(other.status(), status);
-        }
+    fn an_allowed_host_with_a_port_allows_pages_from_that_port_only() {
+        assert_eq!(origin_pattern("https", "files.internal:8443"), "https://files.internal:8443");
+        assert_eq!(origin_pattern("http", "files.internal"), "http://files.internal:*");
+        assert_eq!(origin_pattern("http", "::1"), "http://[::1]:*");
+        assert_eq!(origin_pattern("http", "[::1]:80"), "http://[::1]:80");
     }
 
     #[tokio::test]
@@ -226,7 +244,8 @@ mod tests {
             Arc::new(LocalSessionManager::default()),
             http_config(&HttpOptions::default()),
         );
-        let mut tracked = Tracked { inner, activity: activity.clone() };
+        let mut tracked =
+            Tracked { inner, activity: activity.clone(), sessions: Arc::new(LocalSessionManager::default()) };
         // The clock counts whole milliseconds from the activity's creation: let one pass.
         std::thread::sleep(std::time::Duration::from_millis(3));
         let before = activity.last_ms();

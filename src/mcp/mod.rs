@@ -22,7 +22,9 @@
 
 mod client_roots;
 pub mod http;
+mod http_edges;
 mod idle_trim;
+mod malformed;
 mod many;
 mod pending;
 mod stdio;
@@ -30,8 +32,8 @@ mod stdio;
 use agent_read::tool::{self, SchemaFormat, Served};
 use agent_read::{Cancel, Config, ReadResult, Reader, Session, SessionSettings};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -272,6 +274,15 @@ impl ServerHandler for ReadServer {
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
         self.adopt_client_roots(&context.peer).await;
+    }
+
+    /// A request rmcp parsed as no method it knows: a known method whose params do not fit, or an unknown one.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(malformed::unfit_method(&request.method, request.params.as_ref()))
     }
 
     async fn list_tools(

@@ -1,29 +1,18 @@
 //! The stdio transport: one JSON-RPC message per line in each direction, as MCP's stdio transport defines it.
 //!
-//! Ours rather than rmcp's so that no line a client sends goes unanswered when an answer is due. rmcp's transport
+//! Ours rather than rmcp's so that no line a client sends goes unanswered when an answer is due: rmcp's transport
 //! skips a line that is not JSON without a word, answers a malformed request without its `id` (so the client's
-//! request never settles) and drops an overlong line silently; its service answers `tools/call` with unfit params as
-//! an unknown method. Here (see [`decode`]):
-//!
-//! - a line that is not UTF-8 JSON is answered `-32700` (parse error), with the request's `id` when it can be read;
-//! - a JSON value that is not a valid request is answered `-32600` (invalid request), naming the field at fault, with
-//!   its `id` when that is a string or an integer;
-//! - a known method whose `params` do not fit is answered `-32602` (invalid params) with the reason, an unknown method
-//!   `-32601` pointing to the tool methods;
-//! - a line over [`MAX_LINE_BYTES`] is dropped and answered `-32600`, without an `id` (it was not read);
-//! - notifications and responses are never answered, however malformed (JSON-RPC forbids it): they are skipped.
+//! request never settles) and drops an overlong line silently. Here each line is read by [`malformed::decode`], and
+//! a line over [`MAX_LINE_BYTES`] is dropped and answered `-32600`, without an `id` (it was not read).
 //!
 //! Answers a client is owed are buffered before they are written, so that a receive cancelled half-way (rmcp polls
 //! it beside its other work) loses none and tears none.
 
+use super::malformed::{self, Decoded};
 use rmcp::RoleServer;
-use rmcp::model::{
-    CallToolRequestParams, ClientRequest, ErrorCode, ErrorData, InitializeRequestParams, JsonRpcMessage,
-    PaginatedRequestParams, RequestId,
-};
+use rmcp::model::{ErrorCode, ErrorData, JsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use serde_json::Value;
 use std::io;
 use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -174,7 +163,8 @@ where
                 Ok(LineRead::Overlong) => {
                     let why = format!("a message longer than {} MiB was dropped", MAX_LINE_BYTES >> 20);
                     eprintln!("agent-read: {why} unread");
-                    self.owed = encode(&error(ErrorCode::INVALID_REQUEST, why, None)).ok();
+                    let answer = JsonRpcMessage::error(ErrorData::new(ErrorCode::INVALID_REQUEST, why, None), None);
+                    self.owed = encode(&answer).ok();
                     continue;
                 }
                 Ok(LineRead::End) => return None,
@@ -183,7 +173,7 @@ where
                     return None;
                 }
             }
-            let decoded = decode(&self.line);
+            let decoded = malformed::decode(&self.line);
             self.line.clear();
             match decoded {
                 Decoded::Message(message) => return Some(message),
@@ -207,202 +197,12 @@ fn encode(message: &TxJsonRpcMessage<RoleServer>) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// What a line held.
-#[derive(Debug)]
-pub(super) enum Decoded {
-    /// A message for the service.
-    Message(RxJsonRpcMessage<RoleServer>),
-    /// An error the client is owed in place of a message.
-    Answer(TxJsonRpcMessage<RoleServer>),
-    /// Nothing to pass on or answer: a blank line, or a malformed notification or response.
-    Skipped,
-}
-
-/// Reads one line (its line feed and a carriage return before it allowed, a UTF-8 byte-order mark too).
-pub(super) fn decode(line: &[u8]) -> Decoded {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-    if line.iter().all(u8::is_ascii_whitespace) {
-        return Decoded::Skipped;
-    }
-    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
-        Ok(JsonRpcMessage::Request(request)) => match &request.request {
-            ClientRequest::CustomRequest(custom) => {
-                Decoded::Answer(unfit_method(&custom.method, custom.params.as_ref(), request.id))
-            }
-            _ => Decoded::Message(JsonRpcMessage::Request(request)),
-        },
-        Ok(message) => Decoded::Message(message),
-        Err(why) => diagnose(line, &why),
-    }
-}
-
-/// The answer to a request rmcp could not match to a method it knows: a known method whose params do not fit it
-/// (rmcp would call the method unknown), or an unknown method.
-fn unfit_method(method: &str, params: Option<&Value>, id: RequestId) -> TxJsonRpcMessage<RoleServer> {
-    let params_missing = params.is_none();
-    let params = params.cloned().unwrap_or(Value::Null);
-    let (why, example) = match method {
-        "tools/call" => (
-            serde_json::from_value::<CallToolRequestParams>(params).err(),
-            r#"{"name": "read", "arguments": {"path": "src/main.rs"}}"#,
-        ),
-        "initialize" => (
-            serde_json::from_value::<InitializeRequestParams>(params).err(),
-            r#"{"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "me", "version": "1"}}"#,
-        ),
-        "tools/list" => (serde_json::from_value::<PaginatedRequestParams>(params).err(), "{}"),
-        _ => {
-            let message = format!("method `{method}` not found; this server serves tools: tools/list, tools/call");
-            return error(ErrorCode::METHOD_NOT_FOUND, message, Some(id));
-        }
-    };
-    let why = match why {
-        _ if params_missing => "`params` is missing".to_string(),
-        Some(e) => e.to_string(),
-        None => "they do not fit it".to_string(),
-    };
-    let message = format!("invalid params for `{method}`: {why}; send e.g. {example}");
-    error(ErrorCode::INVALID_PARAMS, message, Some(id))
-}
-
-/// The answer owed for a line that is not a valid message, if any.
-fn diagnose(line: &[u8], why: &serde_json::Error) -> Decoded {
-    let value = match serde_json::from_slice::<Value>(line) {
-        Ok(value) => value,
-        Err(_) if std::str::from_utf8(line).is_err() => {
-            // The id may still be readable from the rest of the line.
-            let id = serde_json::from_str::<Value>(&String::from_utf8_lossy(line)).ok().and_then(|v| readable_id(&v));
-            let message = "parse error: the line is not UTF-8; send each message as UTF-8 JSON on one line";
-            return Decoded::Answer(error(ErrorCode::PARSE_ERROR, message.to_string(), id));
-        }
-        Err(e) => {
-            let message =
-                format!("parse error: the line is not valid JSON ({e}); send each message as JSON on one line");
-            return Decoded::Answer(error(ErrorCode::PARSE_ERROR, message, None));
-        }
-    };
-    let Value::Object(fields) = &value else {
-        let message = match value {
-            Value::Array(_) => "invalid request: a batch (JSON array); send each message on a line of its own",
-            _ => "invalid request: a message is a JSON object",
-        };
-        return Decoded::Answer(error(ErrorCode::INVALID_REQUEST, message.to_string(), None));
-    };
-    let is_request = fields.contains_key("id") && !fields.contains_key("result") && !fields.contains_key("error");
-    if !is_request && (fields.contains_key("method") || fields.contains_key("result") || fields.contains_key("error")) {
-        // A notification or a response: never answered, whatever is wrong with it.
-        return Decoded::Skipped;
-    }
-    let id = readable_id(&value);
-    let fault = if !fields.contains_key("id") {
-        "no `method` and no `id`".to_string()
-    } else if id.is_none() {
-        "`id` must be a string or an integer".to_string()
-    } else if fields.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        "`jsonrpc` must be \"2.0\"".to_string()
-    } else if !fields.get("method").is_some_and(Value::is_string) {
-        "`method` must be a string".to_string()
-    } else if fields.get("params").is_some_and(|params| !params.is_object()) {
-        "`params` must be an object".to_string()
-    } else {
-        why.to_string()
-    };
-    Decoded::Answer(error(ErrorCode::INVALID_REQUEST, format!("invalid request: {fault}"), id))
-}
-
-/// A message's `id`, when it is one a request may have: a string, or an integer within 64 bits.
-fn readable_id(message: &Value) -> Option<RequestId> {
-    match message.get("id")? {
-        Value::String(text) => Some(RequestId::String(text.as_str().into())),
-        Value::Number(number) => number.as_i64().map(RequestId::Number),
-        _ => None,
-    }
-}
-
-/// An error answer.
-fn error(code: ErrorCode, message: String, id: Option<RequestId>) -> TxJsonRpcMessage<RoleServer> {
-    JsonRpcMessage::error(ErrorData::new(code, message, None), id)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use rmcp::model::RequestId;
+    use serde_json::Value;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-
-    /// The answer `decode` owes for `line`, as JSON.
-    fn answer(line: &[u8]) -> Value {
-        match decode(line) {
-            Decoded::Answer(answer) => serde_json::to_value(answer).unwrap(),
-            other => panic!("{} was not answered: {other:?}", String::from_utf8_lossy(line)),
-        }
-    }
-
-    fn code_id_message(answer: &Value) -> (i64, Value, String) {
-        let message = answer["error"]["message"].as_str().unwrap().to_string();
-        (answer["error"]["code"].as_i64().unwrap(), answer.get("id").cloned().unwrap_or(Value::Null), message)
-    }
-
-    #[test]
-    fn each_malformed_request_is_answered_with_its_code_its_id_when_readable_and_the_fault() {
-        let cases: [(&[u8], i64, Value, &str); 12] = [
-            (br#"{"jsonrpc":"2.0","id":1,"method":"#, -32700, Value::Null, "not valid JSON"),
-            (b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"x\":\"\xff\"}", -32700, json!(2), "not UTF-8"),
-            (b"42", -32600, Value::Null, "a message is a JSON object"),
-            (br#"[{"jsonrpc":"2.0","id":3,"method":"ping"}]"#, -32600, Value::Null, "a batch"),
-            (br#"{"id":4,"method":"ping"}"#, -32600, json!(4), "`jsonrpc` must be \"2.0\""),
-            (br#"{"jsonrpc":"2.0","id":"five","method":7}"#, -32600, json!("five"), "`method` must be a string"),
-            (
-                br#"{"jsonrpc":"2.0","id":6,"method":"ping","params":[1]}"#,
-                -32600,
-                json!(6),
-                "`params` must be an object",
-            ),
-            (
-                br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
-                -32600,
-                Value::Null,
-                "`id` must be a string or an integer",
-            ),
-            (br#"{}"#, -32600, Value::Null, "no `method` and no `id`"),
-            (br#"{"jsonrpc":"2.0","id":8,"method":"tools/call"}"#, -32602, json!(8), "`params` is missing"),
-            (
-                br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{}}}"#,
-                -32602,
-                json!(9),
-                "missing field `name`",
-            ),
-            (br#"{"jsonrpc":"2.0","id":10,"method":"files/write"}"#, -32601, json!(10), "`files/write` not found"),
-        ];
-        for (line, code, id, fault) in cases {
-            let (got_code, got_id, message) = code_id_message(&answer(line));
-            let shown = String::from_utf8_lossy(line);
-            assert_eq!((got_code, &got_id), (code, &id), "{shown}: {message}");
-            assert!(message.contains(fault), "{shown}: {message}");
-        }
-    }
-
-    #[test]
-    fn valid_messages_pass_and_notifications_responses_and_blank_lines_are_never_answered() {
-        for line in [
-            &br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#[..],
-            b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\r\n",
-            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        ] {
-            assert!(matches!(decode(line), Decoded::Message(_)), "{}", String::from_utf8_lossy(line));
-        }
-        for line in [
-            &b""[..],
-            b"  \t\r\n",
-            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":7}"#,
-            br#"{"jsonrpc":"1.0","id":5,"result":"no"}"#,
-            br#"{"jsonrpc":"2.0","id":6,"error":"no"}"#,
-        ] {
-            assert!(matches!(decode(line), Decoded::Skipped), "{}", String::from_utf8_lossy(line));
-        }
-    }
 
     type In = tokio::io::ReadHalf<tokio::io::DuplexStream>;
     type Out = tokio::io::WriteHalf<tokio::io::DuplexStream>;
@@ -446,8 +246,9 @@ mod tests {
         });
         let message = transport.receive().await.expect("the second ping");
         assert!(matches!(message, JsonRpcMessage::Request(request) if request.id == RequestId::Number(2)));
-        let (code, id, message) = code_id_message(&next_answer(&mut answers).await);
-        assert_eq!((code, id), (-32600, Value::Null));
+        let answer = next_answer(&mut answers).await;
+        assert_eq!((&answer["error"]["code"], answer.get("id")), (&Value::from(-32600), None));
+        let message = answer["error"]["message"].as_str().unwrap();
         assert!(message.contains("longer than 16 MiB"), "{message}");
         writer.await.unwrap();
         assert!(transport.receive().await.is_none(), "the client closed its side");

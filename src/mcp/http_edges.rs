@@ -1,0 +1,175 @@
+//! What the HTTP face answers where rmcp's own answers leave a client without its next step: a body that is not a
+//! JSON-RPC message (rmcp: `415` with plain text, although the content type was right), a refused `Host` or `Origin`
+//! (rmcp: a bare `403` that names neither the value nor `--allow-host`), and the end of a session that does not
+//! exist (rmcp: accepted, as if it had been ended).
+//!
+//! [`Asked`] is what a request asked, taken before it goes to rmcp; [`amend`] then corrects rmcp's answer to it.
+
+use super::malformed::{self, Decoded};
+use axum::body::Bytes;
+use axum::extract::Request;
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use http_body_util::BodyExt;
+use rmcp::model::{ErrorCode, ErrorData, JsonRpcMessage};
+use rmcp::transport::common::server_side_http::SessionId;
+
+/// The largest request body read, which rmcp is configured to accept too (its own default).
+pub(super) const MAX_BODY_BYTES: usize = 4 << 20;
+
+/// The answers rmcp's service gives, whose body type every answer here must have.
+pub(super) type Answer = axum::http::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>>;
+
+/// What a request asked, as far as the corrections need it.
+#[derive(Debug, Default)]
+pub(super) struct Asked {
+    /// The session a `DELETE` means to end.
+    pub ending: Option<SessionId>,
+    /// The `Host` header, as sent.
+    pub host: String,
+    /// The `Origin` header, as sent.
+    pub origin: Option<String>,
+    /// The body of a `POST` that says it is JSON, kept to say what is wrong with it.
+    pub json_body: Option<Bytes>,
+}
+
+impl Asked {
+    /// What `request` asks; reads a JSON `POST` body whole (at most [`MAX_BODY_BYTES`], else the answer to give at
+    /// once) and puts it back.
+    pub async fn of(request: Request) -> Result<(Asked, Request), Answer> {
+        let headers = request.headers();
+        let text = |name| headers.get(name).map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+        let mut asked =
+            Asked { host: text(header::HOST).unwrap_or_default(), origin: text(header::ORIGIN), ..Asked::default() };
+        if request.method() == Method::DELETE {
+            asked.ending = headers.get("mcp-session-id").and_then(|id| id.to_str().ok()).map(SessionId::from);
+        }
+        if request.method() != Method::POST || !says_json(headers) {
+            return Ok((asked, request));
+        }
+        let (parts, body) = request.into_parts();
+        let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|e| {
+            let why = format!(
+                "the request body could not be read whole ({e}); a message is at most {} MiB",
+                MAX_BODY_BYTES >> 20
+            );
+            plain(StatusCode::PAYLOAD_TOO_LARGE, why)
+        })?;
+        asked.json_body = Some(bytes.clone());
+        Ok((asked, Request::from_parts(parts, axum::body::Body::from(bytes))))
+    }
+}
+
+/// Whether the `Content-Type` is JSON (rmcp answers any other `415`, rightly).
+fn says_json(headers: &HeaderMap) -> bool {
+    let essence =
+        |value: &str| value.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json");
+    headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok()).is_some_and(essence)
+}
+
+/// The answer to a `DELETE` of a session that does not exist: `404`, as for any other request naming it.
+pub(super) fn unknown_session() -> Answer {
+    plain(StatusCode::NOT_FOUND, "no such session: it ended, or it never began; start a new one with initialize")
+}
+
+/// rmcp's `answer` to what was `asked`, corrected where it falls short (see the module's documentation).
+pub(super) async fn amend(asked: &Asked, answer: Answer) -> Answer {
+    match answer.status() {
+        StatusCode::ACCEPTED if asked.ending.is_some() => with_status(answer, StatusCode::NO_CONTENT),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => match &asked.json_body {
+            Some(body) => malformed_body(body).unwrap_or(answer),
+            None => answer,
+        },
+        StatusCode::FORBIDDEN => refused(asked, answer).await,
+        _ => answer,
+    }
+}
+
+/// rmcp answers a session's `DELETE` with 202 Accepted; the session is gone by then, and clients (the Python SDK)
+/// expect 200 or 204, logging anything else as a failed termination.
+fn with_status(mut answer: Answer, status: StatusCode) -> Answer {
+    *answer.status_mut() = status;
+    answer
+}
+
+/// `400` with the JSON-RPC error a body that is not a message is owed; `None` when the body is a message after all.
+fn malformed_body(body: &[u8]) -> Option<Answer> {
+    let error = match malformed::decode(body) {
+        Decoded::Message(_) => return None,
+        Decoded::Answer(error) => error,
+        Decoded::Skipped => {
+            let message = "invalid request: the body is no JSON-RPC request, notification or response of MCP";
+            JsonRpcMessage::error(ErrorData::new(ErrorCode::INVALID_REQUEST, message, None), None)
+        }
+    };
+    let json = serde_json::to_vec(&error).ok()?;
+    let answer = axum::http::Response::builder()
+        .status(StatusCode::BAD_REQUEST)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(http_body_util::Full::new(Bytes::from(json)).boxed());
+    answer.ok()
+}
+
+/// A refusal that names what was refused and how to admit it.
+async fn refused(asked: &Asked, answer: Answer) -> Answer {
+    let said = match answer.into_body().collect().await {
+        Ok(collected) => String::from_utf8_lossy(&collected.to_bytes()).into_owned(),
+        Err(never) => match never {},
+    };
+    let why = if said.contains("Host") {
+        let host = &asked.host;
+        format!(
+            "Forbidden: the Host header `{host}` is not accepted (only loopback names, against DNS rebinding); if \
+             clients reach this server by that name, start it with --allow-host {}",
+            host_name(host)
+        )
+    } else if said.contains("Origin") {
+        let origin = asked.origin.as_deref().unwrap_or_default();
+        format!(
+            "Forbidden: the Origin `{origin}` is not accepted: browser pages may connect only from loopback or from a \
+             host named with --allow-host"
+        )
+    } else {
+        said
+    };
+    plain(StatusCode::FORBIDDEN, why)
+}
+
+/// A `Host` header's name without its port (`files.internal:8080` → `files.internal`, `[::1]:80` → `[::1]`).
+fn host_name(host: &str) -> &str {
+    match host.rsplit_once(':') {
+        Some((name, port))
+            if port.bytes().all(|b| b.is_ascii_digit()) && (!name.contains(':') || name.ends_with(']')) =>
+        {
+            name
+        }
+        _ => host,
+    }
+}
+
+/// A plain-text answer.
+fn plain(status: StatusCode, text: impl Into<String>) -> Answer {
+    let mut answer = axum::http::Response::new(http_body_util::Full::new(Bytes::from(text.into())).boxed());
+    *answer.status_mut() = status;
+    answer.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain; charset=utf-8"));
+    answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_name_loses_its_port_and_keeps_its_brackets() {
+        assert_eq!(host_name("files.internal:8080"), "files.internal");
+        assert_eq!(host_name("files.internal"), "files.internal");
+        assert_eq!(host_name("[::1]:80"), "[::1]");
+        assert_eq!(host_name("::1"), "::1");
+    }
+
+    #[test]
+    fn a_json_body_that_is_a_message_keeps_rmcps_answer() {
+        assert!(malformed_body(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_none());
+        let answer = malformed_body(b"").expect("an empty body is owed an answer");
+        assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
+    }
+}

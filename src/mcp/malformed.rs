@@ -1,0 +1,216 @@
+//! What the server answers for a message it cannot take, on either transport, as JSON-RPC 2.0 says, with the
+//! request's `id` whenever it can be read (so that no client waits forever on a request the server could not take):
+//!
+//! - bytes that are not UTF-8 JSON: `-32700` (parse error);
+//! - a JSON value that is not a valid request: `-32600` (invalid request), naming the field at fault;
+//! - a known method whose `params` do not fit it: `-32602` (invalid params) with the reason, and an unknown method
+//!   `-32601` pointing to the tool methods ([`unfit_method`], answered by the handler: rmcp parses both as a
+//!   `CustomRequest`);
+//! - a notification or a response: never answered, however malformed (JSON-RPC forbids it).
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolRequestParams, ErrorCode, ErrorData, InitializeRequestParams, JsonRpcMessage, PaginatedRequestParams,
+    RequestId,
+};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use serde_json::Value;
+
+/// What a line (or an HTTP body) held.
+#[derive(Debug)]
+pub(super) enum Decoded {
+    /// A message for the service.
+    Message(RxJsonRpcMessage<RoleServer>),
+    /// An error the client is owed in place of a message.
+    Answer(TxJsonRpcMessage<RoleServer>),
+    /// Nothing to pass on or answer: a blank line, or a malformed notification or response.
+    Skipped,
+}
+
+/// Reads one message: a line (its line feed and a carriage return before it allowed) or an HTTP body, a UTF-8
+/// byte-order mark allowed.
+pub(super) fn decode(line: &[u8]) -> Decoded {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Decoded::Skipped;
+    }
+    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
+        Ok(message) => Decoded::Message(message),
+        Err(why) => diagnose(line, &why),
+    }
+}
+
+/// The error for a request rmcp could not match to a method it knows (its `CustomRequest`): a known method whose
+/// params do not fit it (rmcp would call the method unknown), or an unknown method.
+pub(super) fn unfit_method(method: &str, params: Option<&Value>) -> ErrorData {
+    let params_missing = params.is_none();
+    let params = params.cloned().unwrap_or(Value::Null);
+    let (why, example) = match method {
+        "tools/call" => (
+            serde_json::from_value::<CallToolRequestParams>(params).err(),
+            r#"{"name": "read", "arguments": {"path": "src/main.rs"}}"#,
+        ),
+        "initialize" => (
+            serde_json::from_value::<InitializeRequestParams>(params).err(),
+            r#"{"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "me", "version": "1"}}"#,
+        ),
+        "tools/list" => (serde_json::from_value::<PaginatedRequestParams>(params).err(), "{}"),
+        _ => {
+            let message = format!("method `{method}` not found; this server serves tools: tools/list, tools/call");
+            return ErrorData::new(ErrorCode::METHOD_NOT_FOUND, message, None);
+        }
+    };
+    let why = match why {
+        _ if params_missing => "`params` is missing".to_string(),
+        Some(e) => e.to_string(),
+        None => "they do not fit it".to_string(),
+    };
+    let message = format!("invalid params for `{method}`: {why}; send e.g. {example}");
+    ErrorData::new(ErrorCode::INVALID_PARAMS, message, None)
+}
+
+/// The answer owed for a line that is not a valid message, if any.
+fn diagnose(line: &[u8], why: &serde_json::Error) -> Decoded {
+    let value = match serde_json::from_slice::<Value>(line) {
+        Ok(value) => value,
+        Err(_) if std::str::from_utf8(line).is_err() => {
+            // The id may still be readable from the rest of the line.
+            let id = serde_json::from_str::<Value>(&String::from_utf8_lossy(line)).ok().and_then(|v| readable_id(&v));
+            let message = "parse error: the line is not UTF-8; send each message as UTF-8 JSON on one line";
+            return Decoded::Answer(error(ErrorCode::PARSE_ERROR, message.to_string(), id));
+        }
+        Err(e) => {
+            let message =
+                format!("parse error: the line is not valid JSON ({e}); send each message as JSON on one line");
+            return Decoded::Answer(error(ErrorCode::PARSE_ERROR, message, None));
+        }
+    };
+    let Value::Object(fields) = &value else {
+        let message = match value {
+            Value::Array(_) => "invalid request: a batch (JSON array); send each message on a line of its own",
+            _ => "invalid request: a message is a JSON object",
+        };
+        return Decoded::Answer(error(ErrorCode::INVALID_REQUEST, message.to_string(), None));
+    };
+    let is_request = fields.contains_key("id") && !fields.contains_key("result") && !fields.contains_key("error");
+    if !is_request && (fields.contains_key("method") || fields.contains_key("result") || fields.contains_key("error")) {
+        // A notification or a response: never answered, whatever is wrong with it.
+        return Decoded::Skipped;
+    }
+    let id = readable_id(&value);
+    let fault = if !fields.contains_key("id") {
+        "no `method` and no `id`".to_string()
+    } else if id.is_none() {
+        "`id` must be a string or an integer".to_string()
+    } else if fields.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        "`jsonrpc` must be \"2.0\"".to_string()
+    } else if !fields.get("method").is_some_and(Value::is_string) {
+        "`method` must be a string".to_string()
+    } else if fields.get("params").is_some_and(|params| !params.is_object()) {
+        "`params` must be an object".to_string()
+    } else {
+        why.to_string()
+    };
+    Decoded::Answer(error(ErrorCode::INVALID_REQUEST, format!("invalid request: {fault}"), id))
+}
+
+/// A message's `id`, when it is one a request may have: a string, or an integer within 64 bits.
+fn readable_id(message: &Value) -> Option<RequestId> {
+    match message.get("id")? {
+        Value::String(text) => Some(RequestId::String(text.as_str().into())),
+        Value::Number(number) => number.as_i64().map(RequestId::Number),
+        _ => None,
+    }
+}
+
+/// An error answer.
+fn error(code: ErrorCode, message: String, id: Option<RequestId>) -> TxJsonRpcMessage<RoleServer> {
+    JsonRpcMessage::error(ErrorData::new(code, message, None), id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The answer `decode` owes for `line`, as JSON.
+    fn answer(line: &[u8]) -> Value {
+        match decode(line) {
+            Decoded::Answer(answer) => serde_json::to_value(answer).unwrap(),
+            other => panic!("{} was not answered: {other:?}", String::from_utf8_lossy(line)),
+        }
+    }
+
+    fn code_id_message(answer: &Value) -> (i64, Value, String) {
+        let message = answer["error"]["message"].as_str().unwrap().to_string();
+        (answer["error"]["code"].as_i64().unwrap(), answer.get("id").cloned().unwrap_or(Value::Null), message)
+    }
+
+    #[test]
+    fn each_malformed_request_is_answered_with_its_code_its_id_when_readable_and_the_fault() {
+        let cases: [(&[u8], i64, Value, &str); 9] = [
+            (br#"{"jsonrpc":"2.0","id":1,"method":"#, -32700, Value::Null, "not valid JSON"),
+            (b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"x\":\"\xff\"}", -32700, json!(2), "not UTF-8"),
+            (b"42", -32600, Value::Null, "a message is a JSON object"),
+            (br#"[{"jsonrpc":"2.0","id":3,"method":"ping"}]"#, -32600, Value::Null, "a batch"),
+            (br#"{"id":4,"method":"ping"}"#, -32600, json!(4), "`jsonrpc` must be \"2.0\""),
+            (br#"{"jsonrpc":"2.0","id":"five","method":7}"#, -32600, json!("five"), "`method` must be a string"),
+            (
+                br#"{"jsonrpc":"2.0","id":6,"method":"ping","params":[1]}"#,
+                -32600,
+                json!(6),
+                "`params` must be an object",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+                -32600,
+                Value::Null,
+                "`id` must be a string or an integer",
+            ),
+            (br#"{}"#, -32600, Value::Null, "no `method` and no `id`"),
+        ];
+        for (line, code, id, fault) in cases {
+            let (got_code, got_id, message) = code_id_message(&answer(line));
+            let shown = String::from_utf8_lossy(line);
+            assert_eq!((got_code, &got_id), (code, &id), "{shown}: {message}");
+            assert!(message.contains(fault), "{shown}: {message}");
+        }
+    }
+
+    #[test]
+    fn valid_messages_pass_and_notifications_responses_and_blank_lines_are_never_answered() {
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#[..],
+            b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\r\n",
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        ] {
+            assert!(matches!(decode(line), Decoded::Message(_)), "{}", String::from_utf8_lossy(line));
+        }
+        for line in [
+            &b""[..],
+            b"  \t\r\n",
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":7}"#,
+            br#"{"jsonrpc":"1.0","id":5,"result":"no"}"#,
+            br#"{"jsonrpc":"2.0","id":6,"error":"no"}"#,
+        ] {
+            assert!(matches!(decode(line), Decoded::Skipped), "{}", String::from_utf8_lossy(line));
+        }
+    }
+
+    #[test]
+    fn unfit_params_of_a_known_method_are_invalid_params_and_other_methods_are_not_found() {
+        let missing = unfit_method("tools/call", None);
+        assert_eq!(missing.code, ErrorCode::INVALID_PARAMS);
+        assert!(missing.message.contains("`params` is missing; send e.g. {\"name\": \"read\""), "{}", missing.message);
+        let unnamed = unfit_method("tools/call", Some(&json!({"arguments": {}})));
+        assert_eq!(unnamed.code, ErrorCode::INVALID_PARAMS);
+        assert!(unnamed.message.contains("missing field `name`"), "{}", unnamed.message);
+        let initialize = unfit_method("initialize", Some(&json!({"protocolVersion": 5})));
+        assert_eq!(initialize.code, ErrorCode::INVALID_PARAMS);
+        let unknown = unfit_method("files/write", None);
+        assert_eq!(unknown.code, ErrorCode::METHOD_NOT_FOUND);
+        assert!(unknown.message.contains("`files/write` not found"), "{}", unknown.message);
+    }
+}
