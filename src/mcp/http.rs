@@ -65,7 +65,8 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
             http_config,
         );
         tokio::spawn(activity.clone().trim_when_quiet());
-        let router = axum::Router::new().nest_service(MCP_PATH, Tracked { inner: service, activity, sessions });
+        let tracked = Tracked { inner: Arc::new(service), activity, sessions };
+        let router = axum::Router::new().nest_service(MCP_PATH, tracked);
         warn_if_unreachable(bound, options);
         let mode = if options.stateless { "stateless" } else { "sessions" };
         eprintln!("agent-read: serving MCP over streamable HTTP at http://{bound}{MCP_PATH} ({mode})");
@@ -90,7 +91,8 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
 /// (BENCHMARKS.md, "The floor").
 #[derive(Clone)]
 struct Tracked {
-    inner: StreamableHttpService<ReadServer, LocalSessionManager>,
+    /// Shared rather than cloned per request: its configuration holds the lists of accepted hosts and origins.
+    inner: Arc<StreamableHttpService<ReadServer, LocalSessionManager>>,
     activity: idle_trim::Activity,
     sessions: Arc<LocalSessionManager>,
 }
@@ -101,14 +103,14 @@ impl tower_service::Service<Request> for Tracked {
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        // rmcp's service is always ready; each call below uses a clone of it.
+        // rmcp's service is always ready: its `handle` serves any number of requests at once.
         Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
         use rmcp::transport::streamable_http_server::SessionManager;
         self.activity.record();
-        let (mut inner, sessions) = (self.inner.clone(), self.sessions.clone());
+        let (inner, sessions) = (self.inner.clone(), self.sessions.clone());
         Box::pin(async move {
             let (asked, request) = match Asked::of(request).await {
                 Ok(asked) => asked,
@@ -119,7 +121,7 @@ impl tower_service::Service<Request> for Tracked {
             {
                 return Ok(http_edges::unknown_session());
             }
-            let answer = tower_service::Service::call(&mut inner, request).await?;
+            let answer = inner.handle(request).await;
             Ok(http_edges::amend(&asked, answer).await)
         })
     }
@@ -239,11 +241,11 @@ mod tests {
         let config = Config { roots: vec![root.path().to_path_buf()], ..Config::default() };
         let base = ReadServer::new(config, SessionSettings::default()).unwrap();
         let activity = base.activity.clone();
-        let inner = StreamableHttpService::new(
+        let inner = Arc::new(StreamableHttpService::new(
             move || base.for_new_client().map_err(std::io::Error::other),
             Arc::new(LocalSessionManager::default()),
             http_config(&HttpOptions::default()),
-        );
+        ));
         let mut tracked =
             Tracked { inner, activity: activity.clone(), sessions: Arc::new(LocalSessionManager::default()) };
         // The clock counts whole milliseconds from the activity's creation: let one pass.

@@ -8,7 +8,7 @@
 use super::malformed::{self, Decoded};
 use axum::body::Bytes;
 use axum::extract::Request;
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::BodyExt;
 use rmcp::model::{ErrorCode, ErrorData, JsonRpcMessage};
 use rmcp::transport::common::server_side_http::SessionId;
@@ -25,9 +25,9 @@ pub(super) struct Asked {
     /// The session a `DELETE` means to end.
     pub ending: Option<SessionId>,
     /// The `Host` header, as sent.
-    pub host: String,
+    pub host: Option<HeaderValue>,
     /// The `Origin` header, as sent.
-    pub origin: Option<String>,
+    pub origin: Option<HeaderValue>,
     /// The body of a `POST` that says it is JSON, kept to say what is wrong with it.
     pub json_body: Option<Bytes>,
 }
@@ -37,9 +37,8 @@ impl Asked {
     /// once) and puts it back.
     pub async fn of(request: Request) -> Result<(Asked, Request), Answer> {
         let headers = request.headers();
-        let text = |name| headers.get(name).map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
-        let mut asked =
-            Asked { host: text(header::HOST).unwrap_or_default(), origin: text(header::ORIGIN), ..Asked::default() };
+        let (host, origin) = (headers.get(header::HOST).cloned(), headers.get(header::ORIGIN).cloned());
+        let mut asked = Asked { host, origin, ..Asked::default() };
         if request.method() == Method::DELETE {
             asked.ending = headers.get("mcp-session-id").and_then(|id| id.to_str().ok()).map(SessionId::from);
         }
@@ -115,15 +114,18 @@ async fn refused(asked: &Asked, answer: Answer) -> Answer {
         Ok(collected) => String::from_utf8_lossy(&collected.to_bytes()).into_owned(),
         Err(never) => match never {},
     };
+    let text = |value: &Option<HeaderValue>| {
+        value.as_ref().map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned()).unwrap_or_default()
+    };
     let why = if said.contains("Host") {
-        let host = &asked.host;
+        let host = text(&asked.host);
         format!(
             "Forbidden: the Host header `{host}` is not accepted (only loopback names, against DNS rebinding); if \
              clients reach this server by that name, start it with --allow-host {}",
-            host_name(host)
+            host_name(&host)
         )
     } else if said.contains("Origin") {
-        let origin = asked.origin.as_deref().unwrap_or_default();
+        let origin = text(&asked.origin);
         format!(
             "Forbidden: the Origin `{origin}` is not accepted: browser pages may connect only from loopback or from a \
              host named with --allow-host"
@@ -150,7 +152,7 @@ fn host_name(host: &str) -> &str {
 fn plain(status: StatusCode, text: impl Into<String>) -> Answer {
     let mut answer = axum::http::Response::new(http_body_util::Full::new(Bytes::from(text.into())).boxed());
     *answer.status_mut() = status;
-    answer.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain; charset=utf-8"));
+    answer.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
     answer
 }
 
