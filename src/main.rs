@@ -10,7 +10,8 @@
 //!   `agent-read mcp --http ADDR [--allow-host HOST]... [--stateless]` serves it over streamable HTTP.
 //!
 //! Exit status: 0 when a result was printed (for JSON output, errors included), 1 when a plain-text read failed
-//! (the error went to standard error), 2 for a usage or configuration error.
+//! (the error went to standard error), 2 for a usage or configuration error. `mcp`: 0 when the client ends the
+//! session, 1 when serving failed after start, 2 when it cannot be served as configured.
 
 mod many_cli;
 mod mcp;
@@ -208,7 +209,11 @@ fn main() -> ExitCode {
         };
         return match served {
             Ok(()) => ExitCode::SUCCESS,
-            Err(message) => usage_error(&message),
+            Err(mcp::ServeError::Usage(message)) => usage_error(&message),
+            Err(mcp::ServeError::Failed(message)) => {
+                let _ = writeln!(std::io::stderr(), "agent-read: {message}");
+                ExitCode::from(1)
+            }
         };
     }
     let reader = match Reader::new(config) {

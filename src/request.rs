@@ -214,7 +214,10 @@ fn canonical_field(key: &str) -> Result<&'static str, ReadError> {
     if let Some((_, field)) = ALIASES.iter().find(|(alias, _)| *alias == key) {
         return Ok(field);
     }
-    Err(ReadError::invalid_param(format!("unknown field `{key}`; valid fields: {}", FIELDS.join(", ")))
+    // `reread` only means something in a session, whose schema alone lists it.
+    let everywhere: Vec<&str> = FIELDS.iter().copied().filter(|field| *field != "reread").collect();
+    let valid = everywhere.join(", ");
+    Err(ReadError::invalid_param(format!("unknown field `{key}`; valid fields: {valid} (and reread, in a session)"))
         .with_hint("remove the field or correct its name"))
 }
 
@@ -387,9 +390,9 @@ mod tests {
 
     #[test]
     fn field_errors_name_the_field_and_the_valid_form() {
-        assert!(
-            message(json!({"path": "a", "bogus": 1})).contains("unknown field `bogus`; valid fields: path, offset")
-        );
+        let unknown = message(json!({"path": "a", "bogus": 1}));
+        assert!(unknown.contains("unknown field `bogus`; valid fields: path, offset"), "{unknown}");
+        assert!(unknown.contains("anchor_line (and reread, in a session)"), "{unknown}");
         assert!(
             message(json!({"path": "a", "offset": 1.5})).contains("`offset` must be an integer, not the fraction 1.5")
         );

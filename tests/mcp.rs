@@ -244,6 +244,35 @@ fn malformed_lines_are_answered_as_json_rpc_says_and_serving_goes_on() {
     assert_eq!(answers.len(), 7, "the initialize, five errors, the call; nothing for notifications: {stdout}");
 }
 
+#[test]
+fn a_client_gone_before_initialize_is_answered_ends_the_server_with_a_plain_reason() {
+    use std::io::Write as _;
+    let dir = workspace();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"))
+        .arg("mcp")
+        .arg("--root")
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion":
+        "2025-11-25", "capabilities": {}, "clientInfo": {"name": "gone", "version": "1"}}});
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{initialize}").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("MCP start-up failed: the connection failed while sending initialize response"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("agent_read::"), "no Rust type names: {stderr}");
+    drop(stdin);
+}
+
 /// Waits (bounded) until a read of `path` gives the expected error code or success.
 async fn eventually(client: &RunningService<RoleClient, RootsClient>, path: &str, ok: bool) -> Value {
     for _ in 0..100 {

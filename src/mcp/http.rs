@@ -6,7 +6,7 @@
 //! instances can sit behind any load balancer.
 
 use super::http_edges::{self, Asked};
-use super::{ReadServer, idle_trim, multi_thread_runtime};
+use super::{ReadServer, ServeError, idle_trim, multi_thread_runtime};
 use agent_read::{Config, SessionSettings};
 use axum::extract::Request;
 use axum::serve::ListenerExt;
@@ -36,14 +36,15 @@ pub struct HttpOptions {
 }
 
 /// Serves the tools over streamable HTTP until interrupted (Ctrl-C or SIGTERM).
-pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpOptions) -> Result<(), String> {
+pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpOptions) -> Result<(), ServeError> {
     let address = listen_address(&options.listen)?;
     if options.stateless {
         // Every request stands alone: no session lives long enough to hold a ledger or a budget.
         if settings.budget_tokens.is_some() {
             return Err("a token budget needs a session, and --stateless has none; drop the budget (--budget-tokens \
                         or [session] budget_tokens), or serve HTTP with sessions"
-                .to_string());
+                .to_string()
+                .into());
         }
         settings.repeat_read_stubs = false;
     }
@@ -81,7 +82,7 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
                 stop.cancel();
             })
             .await
-            .map_err(|e| format!("the HTTP server stopped: {e}"))
+            .map_err(|e| ServeError::Failed(format!("the HTTP server stopped: {e}")))
     })
 }
 

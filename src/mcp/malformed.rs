@@ -10,8 +10,8 @@
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequestParams, ErrorCode, ErrorData, InitializeRequestParams, JsonRpcMessage, PaginatedRequestParams,
-    RequestId,
+    CallToolRequestParams, ClientRequest, ErrorCode, ErrorData, InitializeRequestParams, JsonRpcMessage,
+    PaginatedRequestParams, RequestId,
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use serde_json::Value;
@@ -37,6 +37,14 @@ pub(super) fn decode(line: &[u8]) -> Decoded {
         return Decoded::Skipped;
     }
     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
+        Ok(JsonRpcMessage::Request(request)) => match request.request {
+            // rmcp would answer it as a request that skipped initialize: say what is wrong with its params instead.
+            ClientRequest::CustomRequest(custom) if custom.method == "initialize" => {
+                let error = unfit_method(&custom.method, custom.params.as_ref());
+                Decoded::Answer(JsonRpcMessage::error(error, Some(request.id)))
+            }
+            other => Decoded::Message(JsonRpcMessage::request(other, request.id)),
+        },
         Ok(message) => Decoded::Message(message),
         Err(why) => diagnose(line, &why),
     }
@@ -69,6 +77,24 @@ pub(super) fn unfit_method(method: &str, params: Option<&Value>) -> ErrorData {
     };
     let message = format!("invalid params for `{method}`: {why}; send e.g. {example}");
     ErrorData::new(ErrorCode::INVALID_PARAMS, message, None)
+}
+
+/// The start of rmcp's answer to a request sent before `initialize` without the protocol version and capabilities in
+/// its `_meta` (which the newest protocol allows).
+const META_MISSING: &str = "request _meta is missing";
+
+/// Adds the next step to rmcp's answer to a request sent before `initialize`: rmcp names only the newest protocol's
+/// way, and clients of the versions before it need to send `initialize` first.
+pub(super) fn explain(message: &mut TxJsonRpcMessage<RoleServer>) {
+    if let JsonRpcMessage::Error(error) = message
+        && error.error.message.starts_with(META_MISSING)
+    {
+        let message = error.error.message.to_mut();
+        message.push_str(
+            "; send initialize first (protocol versions up to 2025-11-25), or name both in this request's _meta \
+             (2026-07-28)",
+        );
+    }
 }
 
 /// The answer owed for a line that is not a valid message, if any.
@@ -150,7 +176,7 @@ mod tests {
 
     #[test]
     fn each_malformed_request_is_answered_with_its_code_its_id_when_readable_and_the_fault() {
-        let cases: [(&[u8], i64, Value, &str); 9] = [
+        let cases: [(&[u8], i64, Value, &str); 10] = [
             (br#"{"jsonrpc":"2.0","id":1,"method":"#, -32700, Value::Null, "not valid JSON"),
             (b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"x\":\"\xff\"}", -32700, json!(2), "not UTF-8"),
             (b"42", -32600, Value::Null, "a message is a JSON object"),
@@ -170,6 +196,7 @@ mod tests {
                 "`id` must be a string or an integer",
             ),
             (br#"{}"#, -32600, Value::Null, "no `method` and no `id`"),
+            (br#"{"jsonrpc":"2.0","id":11,"method":"initialize"}"#, -32602, json!(11), "`params` is missing"),
         ];
         for (line, code, id, fault) in cases {
             let (got_code, got_id, message) = code_id_message(&answer(line));
@@ -212,5 +239,18 @@ mod tests {
         let unknown = unfit_method("files/write", None);
         assert_eq!(unknown.code, ErrorCode::METHOD_NOT_FOUND);
         assert!(unknown.message.contains("`files/write` not found"), "{}", unknown.message);
+    }
+
+    #[test]
+    fn a_request_sent_before_initialize_is_told_to_send_initialize_first() {
+        let meta = ErrorData::new(ErrorCode::INVALID_PARAMS, format!("{META_MISSING} or malformed"), None);
+        let mut answer = JsonRpcMessage::error(meta, Some(RequestId::Number(1)));
+        explain(&mut answer);
+        let text = serde_json::to_string(&answer).unwrap();
+        assert!(text.contains("; send initialize first (protocol versions up to 2025-11-25)"), "{text}");
+        let other = ErrorData::new(ErrorCode::INVALID_PARAMS, "something else", None);
+        let mut untouched = JsonRpcMessage::error(other, Some(RequestId::Number(2)));
+        explain(&mut untouched);
+        assert!(!serde_json::to_string(&untouched).unwrap().contains("initialize"));
     }
 }

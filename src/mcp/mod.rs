@@ -324,8 +324,35 @@ impl ServerHandler for ReadServer {
     }
 }
 
+/// Why serving ended in failure.
+#[derive(Debug)]
+pub enum ServeError {
+    /// The command line or the configuration cannot be served (exit code 2).
+    Usage(String),
+    /// Serving began and then failed (exit code 1).
+    Failed(String),
+}
+
+impl From<String> for ServeError {
+    fn from(message: String) -> Self {
+        ServeError::Usage(message)
+    }
+}
+
+/// What went wrong before the client was served, in words (rmcp's own name the transport's Rust types).
+fn startup_failure(error: rmcp::service::ServerInitializeError) -> ServeError {
+    use rmcp::service::ServerInitializeError as Init;
+    let why = match error {
+        Init::ConnectionClosed(_) => "the client closed the connection before initialize was answered".to_string(),
+        Init::TransportError { error, context } => format!("the connection failed while {context}: {}", error.error),
+        Init::ExpectedInitializeRequest(_) => "the client's first message was not initialize".to_string(),
+        other => other.to_string(),
+    };
+    ServeError::Failed(format!("MCP start-up failed: {why}"))
+}
+
 /// Serves the tools on standard input and output until the client disconnects.
-pub fn serve_stdio(config: Config, settings: SessionSettings) -> Result<(), String> {
+pub fn serve_stdio(config: Config, settings: SessionSettings) -> Result<(), ServeError> {
     let pending = pending::Pending::default();
     let server = ReadServer { inline: Inline::WhenAlone(pending.clone()), ..ReadServer::new(config, settings)? };
     runtime()?.block_on(async move {
@@ -335,8 +362,8 @@ pub fn serve_stdio(config: Config, settings: SessionSettings) -> Result<(), Stri
         // 86 to 16 µs against blocking stdio, whose every read and write is handed to another thread.
         let (input, output) = rmcp::transport::stdio_pipes();
         let transport = pending::Counted::new(stdio::LineTransport::new(input, output), pending);
-        let service = server.serve(transport).await.map_err(|e| format!("MCP start-up failed: {e}"))?;
-        service.waiting().await.map(|_| ()).map_err(|e| format!("MCP server stopped: {e}"))
+        let service = server.serve(transport).await.map_err(startup_failure)?;
+        service.waiting().await.map(|_| ()).map_err(|e| ServeError::Failed(format!("MCP server stopped: {e}")))
     })
 }
 

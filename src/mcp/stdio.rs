@@ -137,7 +137,11 @@ where
 {
     type Error = io::Error;
 
-    fn send(&mut self, item: TxJsonRpcMessage<RoleServer>) -> impl Future<Output = io::Result<()>> + Send + 'static {
+    fn send(
+        &mut self,
+        mut item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = io::Result<()>> + Send + 'static {
+        malformed::explain(&mut item);
         let output = self.output.clone();
         async move {
             let mut output = output.lock().await;
