@@ -108,14 +108,24 @@ impl Roots {
         &self.roots[index].real
     }
 
-    /// Resolves a request path to a root; anything lexically outside every root is `OUTSIDE_ROOT`.
+    /// Resolves a request path to a root; anything lexically outside every root is `OUTSIDE_ROOT`. A relative path
+    /// starts at the first root; one whose `..` climbs out of it resolves as its absolute spelling would, so it may
+    /// still land beneath another root.
     pub fn resolve(&self, path: &str) -> Result<Resolved, ReadError> {
         let asked = Path::new(path);
         if asked.is_relative() {
-            let relative = normalize(&Path::new("/").join(asked)).ok_or_else(|| outside_root(path))?;
-            let relative = relative.strip_prefix("/").unwrap_or(&relative).to_path_buf();
-            return Ok(Resolved { root: 0, beneath: asked.to_path_buf(), relative });
+            if let Some(relative) = normalize(&Path::new("/").join(asked)) {
+                let relative = relative.strip_prefix("/").unwrap_or(&relative).to_path_buf();
+                return Ok(Resolved { root: 0, beneath: asked.to_path_buf(), relative });
+            }
+            let first = self.roots.first().ok_or_else(|| outside_root(path))?;
+            return self.resolve_absolute(&first.real.join(asked), path);
         }
+        self.resolve_absolute(asked, path)
+    }
+
+    /// Resolves an absolute path (the request's `path`, or what a relative one spells from the first root).
+    fn resolve_absolute(&self, asked: &Path, path: &str) -> Result<Resolved, ReadError> {
         let normalized = normalize(asked).ok_or_else(|| outside_root(path))?;
         for (index, root) in self.roots.iter().enumerate() {
             for base in [&root.real, &root.given] {
@@ -376,6 +386,21 @@ mod tests {
         std::fs::write(root.join("inside.txt"), "hello").unwrap();
         let roots = Roots::new(std::slice::from_ref(&root)).unwrap();
         (dir, root, roots)
+    }
+
+    #[test]
+    fn dot_dot_out_of_the_first_root_may_land_in_another_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let outer = dir.path().canonicalize().unwrap();
+        let nested = outer.join("nested");
+        std::fs::create_dir(&nested).unwrap();
+        std::fs::write(outer.join("a.txt"), "a").unwrap();
+        let roots = Roots::new(&[nested.clone(), outer.clone()]).unwrap();
+        let climbed = roots.resolve("../a.txt").unwrap();
+        assert_eq!((climbed.root, climbed.relative.as_path()), (1, Path::new("a.txt")));
+        assert_eq!(roots.resolve("../../a.txt").unwrap_err().code, ErrorCode::OutsideRoot);
+        let only_nested = Roots::new(std::slice::from_ref(&nested)).unwrap();
+        assert_eq!(only_nested.resolve("../a.txt").unwrap_err().code, ErrorCode::OutsideRoot);
     }
 
     #[test]
