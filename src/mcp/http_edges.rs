@@ -73,6 +73,8 @@ pub(super) fn unknown_session() -> Answer {
 /// rmcp's `answer` to what was `asked`, corrected where it falls short (see the module's documentation).
 pub(super) async fn amend(asked: &Asked, answer: Answer) -> Answer {
     match answer.status() {
+        // rmcp answers a session's end 202 Accepted; the session is gone by then, and clients (the Python SDK)
+        // expect 200 or 204, logging anything else as a failed termination.
         StatusCode::ACCEPTED if asked.ending.is_some() => with_status(answer, StatusCode::NO_CONTENT),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => match &asked.json_body {
             Some(body) => malformed_body(body).unwrap_or(answer),
@@ -83,8 +85,7 @@ pub(super) async fn amend(asked: &Asked, answer: Answer) -> Answer {
     }
 }
 
-/// rmcp answers a session's `DELETE` with 202 Accepted; the session is gone by then, and clients (the Python SDK)
-/// expect 200 or 204, logging anything else as a failed termination.
+/// `answer` with another status.
 fn with_status(mut answer: Answer, status: StatusCode) -> Answer {
     *answer.status_mut() = status;
     answer

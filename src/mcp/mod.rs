@@ -16,9 +16,9 @@
 //!
 //! Roots: when the client offers MCP Roots, the server reads beneath the client's roots (asked for after
 //! initialization and again on every `roots/list_changed`), keeping the configured policy and limits; otherwise it
-//! uses `--root`. Reads wait for the first list (see [`client_roots::Settled`]). A client root that is not a local directory is skipped with a line on standard error; when none is
-//! left (the client withdrew them all), `--root` serves again. Over HTTP each session has its own roots: one client's
-//! roots never widen another's.
+//! uses `--root`. Reads wait for the first list (see [`client_roots::Settled`]). A client root that is not a local
+//! directory is skipped with a line on standard error; when none is left (the client withdrew them all), `--root`
+//! serves again. Over HTTP each session has its own roots: one client's roots never widen another's.
 
 mod client_roots;
 pub mod http;
@@ -339,7 +339,7 @@ impl From<String> for ServeError {
     }
 }
 
-/// What went wrong before the client was served, in words (rmcp's own name the transport's Rust types).
+/// What went wrong before the client was served, in words (rmcp's own words name the transport's Rust types).
 fn startup_failure(error: rmcp::service::ServerInitializeError) -> ServeError {
     use rmcp::service::ServerInitializeError as Init;
     let why = match error {
