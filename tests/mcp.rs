@@ -167,6 +167,22 @@ async fn concurrent_calls_all_answer() {
     client.cancel().await.unwrap();
 }
 
+/// Runs `agent-read mcp` rooted at `root` with `lines` (one message each) in a file as its standard input; returns
+/// what it wrote to standard output.
+fn serve_lines_from_a_file(root: &Path, lines: &[Vec<u8>]) -> String {
+    let input = root.join("requests.jsonl");
+    std::fs::write(&input, lines.iter().flat_map(|line| line.iter().copied().chain([b'\n'])).collect::<Vec<u8>>())
+        .unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"))
+        .arg("mcp")
+        .arg("--root")
+        .arg(root)
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .expect("run agent-read mcp");
+    String::from_utf8(output.stdout).unwrap()
+}
+
 /// Clients start stdio servers on pipes, which the server drives without blocking; any other standard input (a file,
 /// a terminal, a socket) takes the blocking path. Both must serve.
 #[test]
@@ -179,16 +195,8 @@ fn a_standard_input_that_is_not_a_pipe_is_served_too() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                "params": {"name": "read", "arguments": {"path": "src/main.rs"}}}),
     ];
-    let input = dir.path().join("requests.jsonl");
-    std::fs::write(&input, requests.iter().map(|r| format!("{r}\n")).collect::<String>()).unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"))
-        .arg("mcp")
-        .arg("--root")
-        .arg(dir.path())
-        .stdin(std::fs::File::open(&input).unwrap())
-        .output()
-        .expect("run agent-read mcp");
-    let stdout = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<Vec<u8>> = requests.iter().map(|request| request.to_string().into_bytes()).collect();
+    let stdout = serve_lines_from_a_file(dir.path(), &lines);
     let answer: Value = stdout
         .lines()
         .map(|line| serde_json::from_str::<Value>(line).unwrap())
@@ -216,16 +224,7 @@ fn malformed_lines_are_answered_as_json_rpc_says_and_serving_goes_on() {
         br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read","arguments":{"path":"src/main.rs"}}}"#
             .to_vec(),
     ]);
-    let input = dir.path().join("requests.jsonl");
-    std::fs::write(&input, lines.join(&b'\n').into_iter().chain([b'\n']).collect::<Vec<u8>>()).unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"))
-        .arg("mcp")
-        .arg("--root")
-        .arg(dir.path())
-        .stdin(std::fs::File::open(&input).unwrap())
-        .output()
-        .expect("run agent-read mcp");
-    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stdout = serve_lines_from_a_file(dir.path(), &lines);
     let answers: Vec<Value> = stdout.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
     // In any order: the transport answers what it cannot parse, the handler what it cannot serve.
     let mut codes: Vec<(Value, Value)> = answers
