@@ -96,18 +96,18 @@ impl ReadError {
         Self::new(ErrorCode::InvalidRange, message)
     }
 
-    /// The `TIMEOUT` of a request that waited `waited` for a free reader, past its whole time budget of `timeout_ms`,
-    /// so that its read never started.
+    /// The `TIMEOUT` of a request that waited `waited` before its read could start (for a free reader, say), past its
+    /// whole time budget of `timeout_ms`, so that its read never started.
     pub fn waited_out(waited: std::time::Duration, timeout_ms: u64) -> Self {
         let (waited, budget) = (waited.as_secs_f64(), timeout_ms as f64 / 1000.0);
         Self::new(
             ErrorCode::Timeout,
             format!(
-                "the request waited {waited:.1} s for a free reader, past its whole {budget} s time budget, so the \
-                 read never started: other reads were keeping every reader busy"
+                "the request waited {waited:.1} s before its read could start, past its whole {budget} s time budget, \
+                 so nothing was read"
             ),
         )
-        .with_hint("retry in a moment, or send fewer reads at once; nothing was read")
+        .with_hint("retry in a moment; when other reads keep the server busy, send fewer at once")
     }
 
     /// Attaches the next step.

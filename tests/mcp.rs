@@ -353,6 +353,27 @@ async fn a_read_before_the_client_has_listed_its_roots_waits_for_them() {
 }
 
 #[tokio::test]
+async fn waiting_for_the_clients_roots_is_spent_from_the_time_budget() {
+    let cli_root = workspace();
+    let client_root = tempfile::tempdir().unwrap();
+    let uri = format!("file://{}", client_root.path().display());
+    let slow = RootsClient::fixed(uri).answering_after(std::time::Duration::from_millis(1500));
+    let binary = env!("CARGO_BIN_EXE_agent-read");
+    let command = tokio::process::Command::new(binary).configure(|cmd| {
+        cmd.arg("mcp").arg("--root").arg(cli_root.path()).arg("--timeout-ms").arg("1000");
+    });
+    let client = slow.serve(TokioChildProcess::new(command).unwrap()).await.expect("initialize");
+    // A listing goes to the pool, which sees the whole budget already spent on the roots.
+    let listing = call(&client, json!({"path": "."})).await;
+    let structured = listing.structured_content.expect("structuredContent");
+    assert_eq!(structured["error_code"], "TIMEOUT", "{structured}");
+    assert!(structured["error"].as_str().unwrap().contains("before its read could start"), "{structured}");
+    // The next one, with the roots known, reads.
+    assert_eq!(call(&client, json!({"path": "."})).await.is_error, Some(false));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_client_that_never_lists_its_roots_is_read_beneath_the_command_line_roots_after_a_wait() {
     let cli_root = workspace();
     let silent = RootsClient::fixed("file:///".to_string()).answering_after(std::time::Duration::from_secs(3600));

@@ -220,6 +220,13 @@ async fn foreign_host_headers_are_refused_and_allow_host_admits_them() {
         refused.contains("`attacker.example:8080`") && refused.contains("--allow-host attacker.example"),
         "{refused}"
     );
+    // A request without a Host header names its host in its target: the refusal names that host.
+    let absolute = format!(
+        "POST http://evil.example/mcp HTTP/1.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n"
+    );
+    let refused = raw_exchange(server.authority(), &absolute, INITIALIZE);
+    assert!(refused.starts_with("HTTP/1.1 403") && refused.contains("the host `evil.example`"), "{refused}");
     let loopback = raw_post(server.authority(), server.authority(), INITIALIZE);
     assert!(loopback.starts_with("HTTP/1.1 200"), "{loopback}");
     let allowing = HttpServer::start(dir.path(), &["--stateless", "--allow-host", "files.internal"]);
@@ -248,6 +255,12 @@ async fn browser_pages_may_connect_only_from_loopback_or_an_allowed_host() {
     let refused = post_from_origin(server.authority(), "https://evil.example", INITIALIZE);
     assert!(refused.starts_with("HTTP/1.1 403"), "{refused}");
     assert!(refused.contains("the Origin `https://evil.example` is not accepted"), "{refused}");
+    // A refusal comes before anything else is said: not even that the body is too large.
+    let huge = format!("{{\"pad\":\"{}\"}}", "x".repeat(5 << 20));
+    let refused_huge = post_from_origin(server.authority(), "https://evil.example", &huge);
+    assert!(refused_huge.starts_with("HTTP/1.1 403"), "{}", &refused_huge[..200.min(refused_huge.len())]);
+    let too_large = post_from_origin(server.authority(), "http://localhost", &huge);
+    assert!(too_large.starts_with("HTTP/1.1 413"), "{}", &too_large[..200.min(too_large.len())]);
     // Clients that are not browsers send no Origin, and need none.
     assert!(raw_post(server.authority(), server.authority(), INITIALIZE).starts_with("HTTP/1.1 200"));
 }
@@ -274,6 +287,13 @@ async fn other_paths_are_not_found_and_malformed_json_is_a_protocol_error() {
         assert_eq!(answer.contains(r#""id":"#), id.is_some(), "{body}: {answer}");
         assert!(id.is_none_or(|id| answer.contains(id)), "{body}: {answer}");
     }
+    // A UTF-8 byte-order mark before the JSON is skipped, as JSON allows.
+    let with_bom = raw_post(server.authority(), server.authority(), &format!("\u{feff}{INITIALIZE}"));
+    assert!(with_bom.starts_with("HTTP/1.1 200") && with_bom.contains(r#""name":"agent-read""#), "{with_bom}");
+    // Stateless mode has no sessions to end: rmcp says DELETE is not allowed, session id or not.
+    let head = format!("DELETE /mcp HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: any\r\n", server.authority());
+    let delete = raw_exchange(server.authority(), &head, "");
+    assert!(delete.starts_with("HTTP/1.1 405"), "{delete}");
     // A tools/call whose params do not fit: invalid params, with the reason.
     let unfit = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{}}}"#;
     let answer = raw_post(server.authority(), server.authority(), unfit);
@@ -310,6 +330,10 @@ async fn ending_a_session_answers_204_and_the_session_is_gone() {
     // Ending it again is ending a session that does not exist: 404, as for any other request naming it.
     let again = raw_exchange(server.authority(), &head("DELETE"), "");
     assert!(again.starts_with("HTTP/1.1 404") && again.contains("no such session"), "{again}");
+    // From a refused host, only the refusal: whether the session exists is not said.
+    let foreign = head("DELETE").replace(&format!("Host: {}", server.authority()), "Host: evil.example");
+    let refused = raw_exchange(server.authority(), &foreign, "");
+    assert!(refused.starts_with("HTTP/1.1 403"), "{refused}");
 }
 
 #[tokio::test]

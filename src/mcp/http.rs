@@ -38,6 +38,7 @@ pub struct HttpOptions {
 /// Serves the tools over streamable HTTP until interrupted (Ctrl-C or SIGTERM).
 pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpOptions) -> Result<(), ServeError> {
     let address = listen_address(&options.listen)?;
+    options.allowed_hosts.iter().try_for_each(|host| check_allowed_host(host))?;
     if options.stateless {
         // Every request stands alone: no session lives long enough to hold a ledger or a budget.
         if settings.budget_tokens.is_some() {
@@ -66,6 +67,8 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
             http_config,
         );
         tokio::spawn(activity.clone().trim_when_quiet());
+        // Stateless mode keeps no sessions: rmcp answers every DELETE there itself.
+        let sessions = (!options.stateless).then_some(sessions);
         let tracked = Tracked { inner: Arc::new(service), activity, sessions };
         let router = axum::Router::new().nest_service(MCP_PATH, tracked);
         warn_if_unreachable(bound, options);
@@ -95,7 +98,8 @@ struct Tracked {
     /// Shared rather than cloned per request: its configuration holds the lists of accepted hosts and origins.
     inner: Arc<StreamableHttpService<ReadServer, LocalSessionManager>>,
     activity: idle_trim::Activity,
-    sessions: Arc<LocalSessionManager>,
+    /// The sessions, to tell an unknown one's `DELETE` (none in stateless mode).
+    sessions: Option<Arc<LocalSessionManager>>,
 }
 
 impl tower_service::Service<Request> for Tracked {
@@ -113,19 +117,41 @@ impl tower_service::Service<Request> for Tracked {
         self.activity.record();
         let (inner, sessions) = (self.inner.clone(), self.sessions.clone());
         Box::pin(async move {
-            let (asked, request) = match Asked::of(request).await {
-                Ok(asked) => asked,
-                Err(answer) => return Ok(answer),
-            };
-            if let Some(id) = &asked.ending
-                && !sessions.has_session(id).await.unwrap_or(true)
-            {
-                return Ok(http_edges::unknown_session());
+            let (mut asked, request) = Asked::of(request).await;
+            // Asked before rmcp ends it; acted on only after rmcp has checked Host and Origin (see `amend`).
+            if let (Some(id), Some(sessions)) = (&asked.ending, &sessions) {
+                asked.unknown_session = !sessions.has_session(id).await.unwrap_or(true);
             }
             let answer = inner.handle(request).await;
             Ok(http_edges::amend(&asked, answer).await)
         })
     }
+}
+
+/// An `--allow-host` value: `*`, or a host name, an IPv4 address or an IPv6 address (bare, or in brackets), with an
+/// optional port — a value a `Host` header can name (anything else would never match, silently).
+fn check_allowed_host(host: &str) -> Result<(), String> {
+    let port_ok = |port: &str| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
+    let name_ok =
+        |name: &str| !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+    let valid = match host.strip_prefix('[').and_then(|rest| rest.split_once(']')) {
+        Some((address, rest)) => {
+            address.parse::<std::net::Ipv6Addr>().is_ok()
+                && (rest.is_empty() || rest.strip_prefix(':').is_some_and(port_ok))
+        }
+        None if host.parse::<std::net::Ipv6Addr>().is_ok() => true,
+        None => match host.split_once(':') {
+            Some((name, port)) => name_ok(name) && port_ok(port),
+            None => host == "*" || name_ok(host),
+        },
+    };
+    if valid {
+        return Ok(());
+    }
+    Err(format!(
+        "--allow-host expects a host as clients send it in the Host header (files.internal, files.internal:8080, \
+         [::1]:8080) or `*` for any; got `{host}`"
+    ))
 }
 
 /// The socket address to listen on: `HOST:PORT`, `localhost:PORT`, or a bare port on 127.0.0.1.
@@ -228,6 +254,17 @@ mod tests {
     }
 
     #[test]
+    fn allowed_hosts_are_host_header_values_or_star() {
+        for good in ["*", "files.internal", "files.internal:8080", "[::1]:8080", "::1", "10.0.0.2"] {
+            assert!(check_allowed_host(good).is_ok(), "{good}");
+        }
+        for bad in ["evil.com:*", "a b", "http://x", "*.example.com", "", "user@host", "[::1]x"] {
+            let err = check_allowed_host(bad).expect_err(bad);
+            assert!(err.contains("--allow-host expects a host"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
     fn an_allowed_host_with_a_port_allows_pages_from_that_port_only() {
         assert_eq!(origin_pattern("https", "files.internal:8443"), "https://files.internal:8443");
         assert_eq!(origin_pattern("http", "files.internal"), "http://files.internal:*");
@@ -247,8 +284,7 @@ mod tests {
             Arc::new(LocalSessionManager::default()),
             http_config(&HttpOptions::default()),
         ));
-        let mut tracked =
-            Tracked { inner, activity: activity.clone(), sessions: Arc::new(LocalSessionManager::default()) };
+        let mut tracked = Tracked { inner, activity: activity.clone(), sessions: None };
         // The clock counts whole milliseconds from the activity's creation: let one pass.
         std::thread::sleep(std::time::Duration::from_millis(3));
         let before = activity.last_ms();

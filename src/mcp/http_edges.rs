@@ -24,39 +24,52 @@ pub(super) type Answer = axum::http::Response<http_body_util::combinators::BoxBo
 pub(super) struct Asked {
     /// The session a `DELETE` means to end.
     pub ending: Option<SessionId>,
-    /// The `Host` header, as sent.
+    /// Whether that session did not exist when the request arrived (set by the caller, who holds the sessions).
+    pub unknown_session: bool,
+    /// The `Host` header as sent, or else the authority of the request's URI (HTTP/2, absolute-form requests).
     pub host: Option<HeaderValue>,
     /// The `Origin` header, as sent.
     pub origin: Option<HeaderValue>,
     /// The body of a `POST` that says it is JSON, kept to say what is wrong with it.
     pub json_body: Option<Bytes>,
+    /// Whether that body was over [`MAX_BODY_BYTES`] (or could not be read whole): rmcp then gets an empty one, to
+    /// check Host and Origin before the answer says so.
+    pub body_unread: Option<String>,
 }
 
 impl Asked {
-    /// What `request` asks; reads a JSON `POST` body whole (at most [`MAX_BODY_BYTES`], else the answer to give at
-    /// once) and puts it back.
-    pub async fn of(request: Request) -> Result<(Asked, Request), Answer> {
+    /// What `request` asks, and the request to pass on: a JSON `POST` body is read whole (at most
+    /// [`MAX_BODY_BYTES`]) and put back, without a UTF-8 byte-order mark (which JSON allows a reader to skip and rmcp
+    /// refuses).
+    pub async fn of(request: Request) -> (Asked, Request) {
         let headers = request.headers();
-        let (host, origin) = (headers.get(header::HOST).cloned(), headers.get(header::ORIGIN).cloned());
-        let mut asked = Asked { host, origin, ..Asked::default() };
+        let authority = || request.uri().authority().and_then(|a| HeaderValue::from_str(a.as_str()).ok());
+        let host = headers.get(header::HOST).cloned().or_else(authority);
+        let mut asked = Asked { host, origin: headers.get(header::ORIGIN).cloned(), ..Asked::default() };
         if request.method() == Method::DELETE {
             asked.ending = headers.get("mcp-session-id").and_then(|id| id.to_str().ok()).map(SessionId::from);
         }
         if request.method() != Method::POST || !says_json(headers) {
-            return Ok((asked, request));
+            return (asked, request);
         }
         let (parts, body) = request.into_parts();
-        let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|e| {
-            let why = format!(
-                "the request body could not be read whole ({e}); a message is at most {} MiB",
-                MAX_BODY_BYTES >> 20
-            );
-            plain(StatusCode::PAYLOAD_TOO_LARGE, why)
-        })?;
-        asked.json_body = Some(bytes.clone());
-        Ok((asked, Request::from_parts(parts, axum::body::Body::from(bytes))))
+        let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+            Ok(bytes) => {
+                let bytes = if bytes.starts_with(BOM) { bytes.slice(BOM.len()..) } else { bytes };
+                asked.json_body = Some(bytes.clone());
+                bytes
+            }
+            Err(e) => {
+                asked.body_unread = Some(e.to_string());
+                Bytes::new()
+            }
+        };
+        (asked, Request::from_parts(parts, axum::body::Body::from(body)))
     }
 }
+
+/// A UTF-8 byte-order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Whether the `Content-Type` is JSON (rmcp answers any other `415`, rightly).
 fn says_json(headers: &HeaderMap) -> bool {
@@ -66,21 +79,32 @@ fn says_json(headers: &HeaderMap) -> bool {
 }
 
 /// The answer to a `DELETE` of a session that does not exist: `404`, as for any other request naming it.
-pub(super) fn unknown_session() -> Answer {
+fn unknown_session() -> Answer {
     plain(StatusCode::NOT_FOUND, "no such session: it ended, or it never began; start a new one with initialize")
 }
 
 /// rmcp's `answer` to what was `asked`, corrected where it falls short (see the module's documentation).
 pub(super) async fn amend(asked: &Asked, answer: Answer) -> Answer {
+    // A refusal comes first: nothing else is said to a client refused for its Host or Origin.
+    if answer.status() == StatusCode::FORBIDDEN {
+        return refused(asked, answer).await;
+    }
+    if let Some(why) = &asked.body_unread {
+        let why = format!(
+            "the request body could not be read whole ({why}); a message is at most {} MiB",
+            MAX_BODY_BYTES >> 20
+        );
+        return plain(StatusCode::PAYLOAD_TOO_LARGE, why);
+    }
     match answer.status() {
         // rmcp answers a session's end 202 Accepted; the session is gone by then, and clients (the Python SDK)
         // expect 200 or 204, logging anything else as a failed termination.
+        StatusCode::ACCEPTED if asked.unknown_session => unknown_session(),
         StatusCode::ACCEPTED if asked.ending.is_some() => with_status(answer, StatusCode::NO_CONTENT),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => match &asked.json_body {
             Some(body) => malformed_body(body).unwrap_or(answer),
             None => answer,
         },
-        StatusCode::FORBIDDEN => refused(asked, answer).await,
         _ => answer,
     }
 }
@@ -121,7 +145,7 @@ async fn refused(asked: &Asked, answer: Answer) -> Answer {
     let why = if said.contains("Host") {
         let host = text(&asked.host);
         format!(
-            "Forbidden: the Host header `{host}` is not accepted (only loopback names, against DNS rebinding); if \
+            "Forbidden: the host `{host}` is not accepted (only loopback names, against DNS rebinding); if \
              clients reach this server by that name, start it with --allow-host {}",
             host_name(&host)
         )

@@ -40,6 +40,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::Semaphore;
 
 /// Reads one client (a stdio connection, an HTTP session) may run at once; its further calls wait their turn.
@@ -128,7 +129,7 @@ impl ReadServer {
     /// Runs one read: where its request arrived when it cannot wait and [`Inline`] allows, else on the blocking
     /// pool, where its tool result is built too (the protocol thread, which every answer passes through, is then left
     /// only the final serialization).
-    async fn read(&self, arguments: Value) -> Result<CallToolResult, ErrorData> {
+    async fn read(&self, arguments: Value, arrived: Instant) -> Result<CallToolResult, ErrorData> {
         // A read that cannot wait never waits in line behind slow ones either.
         if (self.inline.allowed() || self.slots_busy())
             && let Some(result) = self.session.read_json_without_waiting(&arguments)
@@ -136,22 +137,23 @@ impl ReadServer {
             self.activity.record();
             return tool_result(&result, &self.session);
         }
-        self.on_blocking_pool("read", move |session, cancel| {
+        self.on_blocking_pool("read", arrived, move |session, cancel| {
             tool_result(&session.read_json_cancellable(&arguments, cancel), session)
         })
         .await?
     }
 
     /// Runs `work` with the session on the blocking pool, holding one of this client's slots and one of the shared
-    /// permits. Its time budget counts from now, the request's arrival, so that waiting for them is spent from it.
+    /// permits. Its time budget counts from `arrived`, the request's arrival, so that any wait is spent from it.
     /// Dropping the returned future (the request was cancelled, or its client went away) cancels the work, which then
     /// stops at its next chunk instead of running to the end.
     async fn on_blocking_pool<T: Send + 'static>(
         &self,
         tool: &str,
+        arrived: Instant,
         work: impl FnOnce(&Session, &Cancel) -> T + Send + 'static,
     ) -> Result<T, ErrorData> {
-        let cancel = Cancel::arrived_at(std::time::Instant::now());
+        let cancel = Cancel::arrived_at(arrived);
         let closed = |e: tokio::sync::AcquireError| ErrorData::internal_error(e.to_string(), None);
         // The client's own slot first: a client with many reads waiting holds at most its share of the shared line.
         let client_permit = self.client_permits.clone().acquire_owned().await.map_err(closed)?;
@@ -298,9 +300,12 @@ impl ServerHandler for ReadServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // The time budget counts from here: waiting for the client's roots or for a reader is spent from it.
+        let arrived = Instant::now();
         self.roots_settled.wait(&context.peer).await;
         if request.name == tool::MANY_NAME {
-            return self.call_read_many(Value::Object(request.arguments.unwrap_or_default()), context).await;
+            let arguments = Value::Object(request.arguments.unwrap_or_default());
+            return self.call_read_many(arguments, arrived, context).await;
         }
         if request.name != tool::NAME {
             return Err(ErrorData::invalid_params(
@@ -315,7 +320,7 @@ impl ServerHandler for ReadServer {
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let result = tokio::select! {
-            result = self.read(arguments) => result?,
+            result = self.read(arguments, arrived) => result?,
             () = context.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the request was cancelled", None));
             }
@@ -420,7 +425,8 @@ mod tests {
         // The kernel may now and then decline to serve a lookup from its caches (EAGAIN); that read then queues, so
         // each try is bounded and a few are made.
         for _ in 0..20 {
-            if let Ok(answer) = tokio::time::timeout(Duration::from_millis(500), server.read(request.clone())).await {
+            let read = server.read(request.clone(), Instant::now());
+            if let Ok(answer) = tokio::time::timeout(Duration::from_millis(500), read).await {
                 let answer = serde_json::to_value(answer.unwrap()).unwrap();
                 assert_eq!(answer["content"][0]["text"], "1: alpha\n(lines 1-1 of 1 · 6 B · end of file)");
                 return;

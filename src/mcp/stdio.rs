@@ -10,7 +10,7 @@
 
 use super::malformed::{self, Decoded};
 use rmcp::RoleServer;
-use rmcp::model::{ErrorCode, ErrorData, JsonRpcMessage};
+use rmcp::model::{ClientRequest, ErrorCode, ErrorData, JsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::io;
@@ -33,6 +33,9 @@ pub(super) struct LineTransport<R, W> {
     owed: Option<Vec<u8>>,
     /// Whether the output buffer holds an answer of ours not yet written out.
     flush_owed: bool,
+    /// Whether `initialize` has been passed on: before it, rmcp takes any notification or response for a failed
+    /// start and stops, so those are skipped.
+    initialize_passed: bool,
 }
 
 /// The server's side of the pipe, with the bytes not yet written.
@@ -71,6 +74,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
             output: Arc::new(Mutex::new(Output { sink: output, unwritten: Vec::new() })),
             owed: None,
             flush_owed: false,
+            initialize_passed: false,
         }
     }
 
@@ -99,7 +103,9 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
         loop {
             let available = self.input.fill_buf().await?;
             if available.is_empty() {
-                return Ok(LineRead::End);
+                // A last message without its line feed is still a message.
+                let unfinished = !self.line.is_empty() && !std::mem::take(&mut self.skipping);
+                return Ok(if unfinished { LineRead::Line } else { LineRead::End });
             }
             let end = memchr::memchr(b'\n', available);
             let taken = end.map_or(available.len(), |at| at + 1);
@@ -180,7 +186,12 @@ where
             let decoded = malformed::decode(&self.line);
             self.line.clear();
             match decoded {
-                Decoded::Message(message) => return Some(message),
+                Decoded::Message(JsonRpcMessage::Request(request)) => {
+                    self.initialize_passed |= matches!(request.request, ClientRequest::InitializeRequest(_));
+                    return Some(JsonRpcMessage::Request(request));
+                }
+                Decoded::Message(message) if self.initialize_passed => return Some(message),
+                Decoded::Message(_) => {}
                 Decoded::Answer(answer) => self.owed = encode(&answer).ok(),
                 Decoded::Skipped => {}
             }
@@ -267,5 +278,31 @@ mod tests {
         client.write_all(b"\"method\":\"ping\"}\n").await.unwrap();
         let message = transport.receive().await.expect("the whole line");
         assert!(matches!(message, JsonRpcMessage::Request(request) if request.id == RequestId::Number(7)));
+    }
+
+    #[tokio::test]
+    async fn a_last_message_without_its_line_feed_is_still_read() {
+        let (mut transport, mut client, _answers) = connected();
+        client.write_all(br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#).await.unwrap();
+        client.shutdown().await.unwrap();
+        let message = transport.receive().await.expect("the unfinished line");
+        assert!(matches!(message, JsonRpcMessage::Request(request) if request.id == RequestId::Number(9)));
+        assert!(transport.receive().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn notifications_and_responses_before_initialize_are_skipped() {
+        let (mut transport, mut client, _answers) = connected();
+        let lines = [
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":5,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        ];
+        client.write_all(format!("{}\n", lines.join("\n")).as_bytes()).await.unwrap();
+        let first = transport.receive().await.expect("initialize");
+        assert!(matches!(first, JsonRpcMessage::Request(request) if request.id == RequestId::Number(1)));
+        let second = transport.receive().await.expect("the notification after initialize");
+        assert!(matches!(second, JsonRpcMessage::Notification(_)));
     }
 }
