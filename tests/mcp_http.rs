@@ -221,11 +221,9 @@ async fn foreign_host_headers_are_refused_and_allow_host_admits_them() {
         "{refused}"
     );
     // A request without a Host header names its host in its target: the refusal names that host.
-    let absolute = format!(
-        "POST http://evil.example/mcp HTTP/1.1\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n"
-    );
-    let refused = raw_exchange(server.authority(), &absolute, INITIALIZE);
+    let absolute = "POST http://evil.example/mcp HTTP/1.1\r\nContent-Type: application/json\r\n\
+                    Accept: application/json, text/event-stream\r\n";
+    let refused = raw_exchange(server.authority(), absolute, INITIALIZE);
     assert!(refused.starts_with("HTTP/1.1 403") && refused.contains("the host `evil.example`"), "{refused}");
     let loopback = raw_post(server.authority(), server.authority(), INITIALIZE);
     assert!(loopback.starts_with("HTTP/1.1 200"), "{loopback}");
