@@ -51,6 +51,9 @@ const MAX_READS_PER_CLIENT: usize = 16;
 /// arrival, and no client has more than its own share waiting in the line.
 const MAX_CONCURRENT_READS: usize = 4 * MAX_READS_PER_CLIENT;
 
+/// How many times a read that cannot wait is tried where its request arrived when every slot is busy.
+const INLINE_TRIES_WHEN_BUSY: usize = 3;
+
 /// The server of one client: one session shared by its calls, whose reader is replaced when the client's roots change.
 #[derive(Clone)]
 struct ReadServer {
@@ -130,9 +133,12 @@ impl ReadServer {
     /// pool, where its tool result is built too (the protocol thread, which every answer passes through, is then left
     /// only the final serialization).
     async fn read(&self, arguments: Value, arrived: Instant) -> Result<CallToolResult, ErrorData> {
-        // A read that cannot wait never waits in line behind slow ones either.
-        if (self.inline.allowed() || self.slots_busy())
-            && let Some(result) = self.session.read_json_without_waiting(&arguments)
+        // A read that cannot wait never waits in line behind slow ones either. The kernel now and then declines a
+        // cached lookup that races with its own cache updates (EAGAIN): with the line full, that is worth a retry.
+        let busy = self.slots_busy();
+        let tries = if busy { INLINE_TRIES_WHEN_BUSY } else { 1 };
+        if (self.inline.allowed() || busy)
+            && let Some(result) = (0..tries).find_map(|_| self.session.read_json_without_waiting(&arguments))
         {
             self.activity.record();
             return tool_result(&result, &self.session);
