@@ -167,6 +167,20 @@ async fn concurrent_calls_all_answer() {
     client.cancel().await.unwrap();
 }
 
+#[test]
+fn a_request_before_initialize_is_told_to_send_initialize_first_and_a_stray_notification_is_skipped() {
+    let dir = workspace();
+    let lines = [
+        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec(),
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_vec(),
+    ];
+    let stdout = serve_lines_from_a_file(dir.path(), &lines);
+    let answer: Value = serde_json::from_str(stdout.lines().next().unwrap_or_default()).unwrap_or_default();
+    assert_eq!(answer["id"], 1, "{stdout}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("send initialize first"), "{stdout}");
+}
+
 /// Runs `agent-read mcp` rooted at `root` with `lines` (one message each) in a file as its standard input; returns
 /// what it wrote to standard output.
 fn serve_lines_from_a_file(root: &Path, lines: &[Vec<u8>]) -> String {
