@@ -1,7 +1,8 @@
 //! Stage 3 of a read: decide from a file's first block whether it is text (and in which encoding) or binary.
 //!
 //! The order matters. A byte order mark is looked for first, so UTF-16 and UTF-32 text with a BOM is text even
-//! though it is full of NUL bytes. Then magic bytes name known binary formats (`infer`), NUL bytes or a high share of
+//! though it is full of NUL bytes. A PDF is told by `%PDF-` at its start. Then magic bytes name known binary formats
+//! (`infer`) in a block that is not clean text (a source file may name a magic number), NUL bytes or a high share of
 //! control bytes mark unknown binary data, and what remains is text: valid UTF-8, or a legacy encoding guessed by
 //! `chardetng` when the guess is confident, or UTF-8 shown with replacement characters when it is not.
 
@@ -123,8 +124,19 @@ pub fn classify(block: &[u8], whole: bool, forced: Option<Codec>) -> Content {
     }
     let utf8_ok = is_utf8_prefix(block, whole);
     let controls = control_per_mille(block);
-    let magic = infer::get(block).filter(|t| t.matcher_type() != infer::MatcherType::Text);
     // `%PDF-` at the very start is a PDF even when every byte is ASCII (uncompressed PDFs are).
+    if block.starts_with(PDF_HEADER) {
+        return Content::Pdf;
+    }
+    let has_nul = memchr::memchr(0, block).is_some();
+    // Magic numbers only count in a block that is not clean text: a source file may well name one (a script that
+    // checks for `%PDF-`, which a PDF reader accepts anywhere in the first KiB). Clean text, the common case, also
+    // skips the hundred-odd matchers.
+    let magic = if utf8_ok && controls == 0 && !has_nul {
+        None
+    } else {
+        infer::get(block).filter(|t| t.matcher_type() != infer::MatcherType::Text)
+    };
     if magic.is_some_and(|kind| kind.mime_type() == "application/pdf") {
         return Content::Pdf;
     }
@@ -136,7 +148,7 @@ pub fn classify(block: &[u8], whole: bool, forced: Option<Codec>) -> Content {
             None => Content::Binary { description: describe(&kind), hint: None },
         };
     }
-    if block.contains(&0) || controls > CONTROL_PER_MILLE_LIMIT {
+    if has_nul || controls > CONTROL_PER_MILLE_LIMIT {
         return Content::Binary { description: "binary data".to_string(), hint: utf16_without_bom_hint(block) };
     }
     if utf8_ok {
@@ -144,6 +156,9 @@ pub fn classify(block: &[u8], whole: bool, forced: Option<Codec>) -> Content {
     }
     Content::Text(guess_legacy(block, whole))
 }
+
+/// How a PDF file begins.
+const PDF_HEADER: &[u8] = b"%PDF-";
 
 fn sniff_bom(block: &[u8]) -> Option<(Codec, usize)> {
     // UTF-32LE's BOM starts with UTF-16LE's, so it is checked first.
@@ -316,6 +331,16 @@ mod tests {
         assert!(matches!(classify(b"\x89PNG\r\n\x1a\n\0", true, Some(Codec::Whatwg(UTF_8))), Content::Text(_)));
         // A note that starts with GIF's magic but is clean text stays text.
         assert!(matches!(classify(b"GIF89a is the format's name\n", true, None), Content::Text(_)));
+    }
+
+    #[test]
+    fn text_that_names_the_pdf_header_is_text_and_a_binary_preamble_before_it_is_a_pdf() {
+        let script = b"def is_pdf(data):\n    return data.startswith(b\"%PDF-\")\n";
+        assert_eq!(text_codec(script).0, Codec::Whatwg(UTF_8));
+        // PDF readers accept the header anywhere in the first KiB: behind bytes that are not text, it is a PDF.
+        let mut preamble = b"\x01\x02junk\x03\n".to_vec();
+        preamble.extend_from_slice(b"%PDF-1.7\n%\xE2\xE3\xCF\xD3\n1 0 obj\n");
+        assert_eq!(classify(&preamble, true, None), Content::Pdf);
     }
 
     #[test]
