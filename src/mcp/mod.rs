@@ -24,6 +24,7 @@ mod client_roots;
 pub mod http;
 mod http_edges;
 mod idle_trim;
+mod line;
 mod malformed;
 mod many;
 mod pending;
@@ -51,8 +52,8 @@ const MAX_READS_PER_CLIENT: usize = 16;
 /// arrival, and no client has more than its own share waiting in the line.
 const MAX_CONCURRENT_READS: usize = 4 * MAX_READS_PER_CLIENT;
 
-/// How many times a read that cannot wait is tried where its request arrived when every slot is busy.
-const INLINE_TRIES_WHEN_BUSY: usize = 3;
+/// How many times a read that cannot wait is tried where its request arrived when its line is stalled.
+const INLINE_TRIES_WHEN_STALLED: usize = 3;
 
 /// The server of one client: one session shared by its calls, whose reader is replaced when the client's roots change.
 #[derive(Clone)]
@@ -71,6 +72,8 @@ struct ReadServer {
     inline: Inline,
     /// Whether this client's roots are known: reads wait for them (see [`client_roots::Settled`]).
     roots_settled: client_roots::Settled,
+    /// When this client's reads last finished on the pool: whether a read that cannot wait may jump its line.
+    line: line::Line,
 }
 
 /// When a read that cannot wait ([`Session::read_json_without_waiting`]) runs on the async thread that took its
@@ -112,6 +115,7 @@ impl ReadServer {
             activity: idle_trim::Activity::default(),
             inline: Inline::Always,
             roots_settled: client_roots::Settled::new(),
+            line: line::Line::default(),
         })
     }
 
@@ -121,7 +125,8 @@ impl ReadServer {
         let session = Session::new(self.session.reader(), self.settings)?;
         let client_permits = Arc::new(Semaphore::new(MAX_READS_PER_CLIENT));
         let roots_settled = client_roots::Settled::new();
-        Ok(ReadServer { session: Arc::new(session), client_permits, roots_settled, ..self.clone() })
+        let line = line::Line::default();
+        Ok(ReadServer { session: Arc::new(session), client_permits, roots_settled, line, ..self.clone() })
     }
 
     /// Whether every slot this read could take is busy, so that it would wait in line.
@@ -129,24 +134,50 @@ impl ReadServer {
         self.client_permits.available_permits() == 0 || self.permits.available_permits() == 0
     }
 
-    /// Runs one read: where its request arrived when it cannot wait and [`Inline`] allows, else on the blocking
-    /// pool, where its tool result is built too (the protocol thread, which every answer passes through, is then left
-    /// only the final serialization).
+    /// Whether this read would wait behind slow reads: every slot it could take is busy and none has been freed for
+    /// a while (see [`line`]).
+    fn line_stalled(&self) -> bool {
+        self.slots_busy() && self.line.stalled()
+    }
+
+    /// Runs one read: where its request arrived when it cannot wait and [`Inline`] allows, or when its line is
+    /// stalled; else on the blocking pool, where its tool result is built too (the protocol thread, which every answer
+    /// passes through, is then left only the final serialization).
     async fn read(&self, arguments: Value, arrived: Instant) -> Result<CallToolResult, ErrorData> {
-        // A read that cannot wait never waits in line behind slow ones either. The kernel now and then declines a
-        // cached lookup that races with its own cache updates (EAGAIN): with the line full, that is worth a retry.
-        let busy = self.slots_busy();
-        let tries = if busy { INLINE_TRIES_WHEN_BUSY } else { 1 };
-        if (self.inline.allowed() || busy)
-            && let Some(result) = (0..tries).find_map(|_| self.session.read_json_without_waiting(&arguments))
+        if self.inline.allowed()
+            && let Some(result) = self.session.read_json_without_waiting(&arguments)
         {
             self.activity.record();
             return tool_result(&result, &self.session);
         }
-        self.on_blocking_pool("read", arrived, move |session, cancel| {
-            tool_result(&session.read_json_cancellable(&arguments, cancel), session)
-        })
-        .await?
+        // The place in line is kept while the line is watched: the slots are asked for once.
+        let slots = self.take_slots();
+        tokio::pin!(slots);
+        let mut tried_inline = false;
+        loop {
+            // A read that cannot wait never waits behind slow reads. The kernel now and then declines a cached lookup
+            // that races with its own cache updates (EAGAIN): with the line stalled, that is worth a retry.
+            if !tried_inline && self.line_stalled() {
+                tried_inline = true;
+                let tries = 0..INLINE_TRIES_WHEN_STALLED;
+                if let Some(result) = tries.into_iter().find_map(|_| self.session.read_json_without_waiting(&arguments))
+                {
+                    self.activity.record();
+                    return tool_result(&result, &self.session);
+                }
+            }
+            tokio::select! {
+                biased;
+                slots = &mut slots => {
+                    return self
+                        .run_on_pool(slots?, "read", arrived, move |session, cancel| {
+                            tool_result(&session.read_json_cancellable(&arguments, cancel), session)
+                        })
+                        .await?;
+                }
+                () = tokio::time::sleep(line::STALLED_AFTER), if !tried_inline => {}
+            }
+        }
     }
 
     /// Runs `work` with the session on the blocking pool, holding one of this client's slots and one of the shared
@@ -159,25 +190,49 @@ impl ReadServer {
         arrived: Instant,
         work: impl FnOnce(&Session, &Cancel) -> T + Send + 'static,
     ) -> Result<T, ErrorData> {
-        let cancel = Cancel::arrived_at(arrived);
+        let slots = self.take_slots().await?;
+        self.run_on_pool(slots, tool, arrived, work).await
+    }
+
+    /// Waits for one of this client's slots, then for one of the shared permits: a client with many reads waiting
+    /// holds at most its share of the shared line.
+    async fn take_slots(&self) -> Result<Slots, ErrorData> {
         let closed = |e: tokio::sync::AcquireError| ErrorData::internal_error(e.to_string(), None);
-        // The client's own slot first: a client with many reads waiting holds at most its share of the shared line.
         let client_permit = self.client_permits.clone().acquire_owned().await.map_err(closed)?;
         let permit = self.permits.clone().acquire_owned().await.map_err(closed)?;
+        Ok(Slots { _client: client_permit, _shared: permit })
+    }
+
+    /// Runs `work` on the blocking pool in the `slots` taken for it (see [`ReadServer::on_blocking_pool`]).
+    async fn run_on_pool<T: Send + 'static>(
+        &self,
+        slots: Slots,
+        tool: &str,
+        arrived: Instant,
+        work: impl FnOnce(&Session, &Cancel) -> T + Send + 'static,
+    ) -> Result<T, ErrorData> {
+        let cancel = Cancel::arrived_at(arrived);
         let session = self.session.clone();
         let _cancel_when_dropped = CancelOnDrop(cancel.clone());
-        let activity = self.activity.clone();
+        let (activity, line) = (self.activity.clone(), self.line.clone());
         tokio::task::spawn_blocking(move || {
-            let _permits = (client_permit, permit);
             let output = work(&session, &cancel);
+            drop(slots);
             // Stamped on the blocking thread, so that the quiet period counts from when its work ended, even when the
             // request that asked for it has gone.
             activity.record();
+            line.finished();
             output
         })
         .await
         .map_err(|e| ErrorData::internal_error(format!("the {tool} task failed: {e}"), None))
     }
+}
+
+/// A read's place on the pool: one of its client's slots and one of the shared permits, given back when dropped.
+struct Slots {
+    _client: tokio::sync::OwnedSemaphorePermit,
+    _shared: tokio::sync::OwnedSemaphorePermit,
 }
 
 /// Gives its signal when dropped: ties a blocking read's life to the async request waiting for it.
@@ -438,9 +493,42 @@ mod tests {
                 return;
             }
         }
+        assert_cannot_be_read_without_waiting(&server, &request, dir.path());
+    }
+
+    /// For a test whose read queued where it should have run at once: passes only when the kernel refuses to serve
+    /// the file from its caches here, so that there is nothing to check.
+    fn assert_cannot_be_read_without_waiting(server: &ReadServer, request: &Value, dir: &Path) {
         let probe = Session::new(server.session.reader(), SessionSettings::default()).unwrap();
-        let can = (0..20).any(|_| probe.read_json_without_waiting(&request).is_some());
+        let can = (0..20).any(|_| probe.read_json_without_waiting(request).is_some());
         assert!(!can, "the file can be read without waiting, yet the read waited for a slot");
-        eprintln!("{} cannot be read without waiting here: nothing to check", dir.path().display());
+        eprintln!("{} cannot be read without waiting here: nothing to check", dir.display());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_read_that_cannot_wait_keeps_its_place_while_the_line_moves_and_runs_once_it_stalls() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+        let (server, _held) = busy_stdio_server(dir.path()).await;
+        let request = serde_json::json!({"path": "a.txt"});
+        server.line.finished();
+        let read = server.read(request.clone(), Instant::now());
+        tokio::pin!(read);
+        // Reads keep finishing every millisecond, for five times the stall window: the read waits its turn.
+        for _ in 0..(5 * line::STALLED_AFTER.as_millis()) {
+            tokio::select! {
+                biased;
+                _ = &mut read => panic!("a read jumped a line that was moving"),
+                () = tokio::time::sleep(Duration::from_millis(1)) => server.line.finished(),
+            }
+        }
+        // Then none finishes: the line has stalled, and the read runs where it arrived.
+        match tokio::time::timeout(line::STALLED_AFTER * 3, read).await {
+            Ok(answer) => {
+                let answer = serde_json::to_value(answer.unwrap()).unwrap();
+                assert_eq!(answer["content"][0]["text"], "1: alpha\n(lines 1-1 of 1 · 6 B · end of file)");
+            }
+            Err(_) => assert_cannot_be_read_without_waiting(&server, &request, dir.path()),
+        }
     }
 }

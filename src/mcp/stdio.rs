@@ -151,14 +151,7 @@ where
         let output = self.output.clone();
         async move {
             let mut output = output.lock().await;
-            // Encoded straight into the output buffer, whose capacity stays from one answer to the next.
-            let start = output.unwritten.len();
-            if let Err(e) = serde_json::to_writer(&mut output.unwritten, &item) {
-                // Nothing of a message that could not be encoded goes out.
-                output.unwritten.truncate(start);
-                return Err(io::Error::other(e));
-            }
-            output.unwritten.push(b'\n');
+            encode_into(&mut output.unwritten, &item)?;
             output.write_out().await
         }
     }
@@ -207,15 +200,38 @@ where
 
 /// One message as a line: its JSON and a line feed.
 fn encode(message: &TxJsonRpcMessage<RoleServer>) -> io::Result<Vec<u8>> {
-    let mut bytes = serde_json::to_vec(message).map_err(io::Error::other)?;
-    bytes.push(b'\n');
+    let mut bytes = Vec::new();
+    encode_into(&mut bytes, message)?;
     Ok(bytes)
+}
+
+/// Appends one message as a line to `buffer` (whose capacity then stays from one answer to the next); on failure,
+/// `buffer` is as it was, so nothing of a message that could not be encoded goes out.
+///
+/// `sonic_rs` writes the same JSON as `serde_json` (the same serde calls, compact, keys in order) and escapes strings
+/// a vector at a time, which is most of an answer's encoding: a file's text travels twice in it. Where it refuses a
+/// value that `serde_json` takes (a float that is not finite, which `serde_json` writes as `null`), `serde_json`
+/// encodes the message instead.
+fn encode_into(buffer: &mut Vec<u8>, message: &TxJsonRpcMessage<RoleServer>) -> io::Result<()> {
+    let start = buffer.len();
+    if sonic_rs::to_writer(&mut *buffer, message).is_err() {
+        buffer.truncate(start);
+        if let Err(e) = serde_json::to_writer(&mut *buffer, message) {
+            buffer.truncate(start);
+            return Err(io::Error::other(e));
+        }
+    }
+    buffer.push(b'\n');
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp::model::RequestId;
+    use rmcp::model::{
+        CallToolResult, ContentBlock, Notification, NumberOrString, ProgressNotificationParam, ProgressToken,
+        RequestId, ServerNotification, ServerResult,
+    };
     use serde_json::Value;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
@@ -288,6 +304,44 @@ mod tests {
         let message = transport.receive().await.expect("the unfinished line");
         assert!(matches!(message, JsonRpcMessage::Request(request) if request.id == RequestId::Number(9)));
         assert!(transport.receive().await.is_none());
+    }
+
+    /// A tool's answer holding `text` twice, as the read tool's answers do.
+    fn answer_with(text: &str) -> TxJsonRpcMessage<RoleServer> {
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(serde_json::json!({"output": text, "size": u64::MAX, "ratio": 0.25}));
+        JsonRpcMessage::response(ServerResult::CallToolResult(result), RequestId::Number(i64::MIN))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn an_answer_is_encoded_exactly_as_serde_json_encodes_it(text in "\\PC*|[\\x00-\\x7F]*") {
+            let message = answer_with(&text);
+            let mut encoded = Vec::new();
+            encode_into(&mut encoded, &message).unwrap();
+            let mut expected = serde_json::to_vec(&message).unwrap();
+            expected.push(b'\n');
+            proptest::prop_assert_eq!(encoded, expected);
+        }
+    }
+
+    #[test]
+    fn a_text_with_every_kind_of_escape_is_encoded_as_serde_json_encodes_it() {
+        let text = "quote \" backslash \\ controls \u{0}\u{1f}\u{7f} line\nfeed\ttab \u{2028} é 😀 </script>";
+        let mut encoded = Vec::new();
+        encode_into(&mut encoded, &answer_with(text)).unwrap();
+        assert_eq!(encoded, [serde_json::to_vec(&answer_with(text)).unwrap(), b"\n".to_vec()].concat());
+    }
+
+    #[test]
+    fn a_float_that_is_not_finite_is_encoded_as_serde_json_encodes_it() {
+        let progress = ProgressNotificationParam::new(ProgressToken(NumberOrString::Number(1)), f64::NAN);
+        let message =
+            JsonRpcMessage::notification(ServerNotification::ProgressNotification(Notification::new(progress)));
+        let mut encoded = b"kept".to_vec();
+        encode_into(&mut encoded, &message).unwrap();
+        let line: Value = serde_json::from_slice(&encoded[4..]).unwrap();
+        assert_eq!((&encoded[..4], &line["params"]["progress"]), (&b"kept"[..], &Value::Null));
     }
 
     #[tokio::test]
