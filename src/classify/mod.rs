@@ -1,9 +1,9 @@
 //! Stage 3 of a read: decide from a file's first block whether it is text (and in which encoding) or binary.
 //!
 //! The order matters. A byte order mark is looked for first, so UTF-16 and UTF-32 text with a BOM is text even
-//! though it is full of NUL bytes. A PDF is told by `%PDF-` at its start. Then magic bytes name known binary formats
-//! (`infer`) in a block that is not clean text (a source file may name a magic number), NUL bytes or a high share of
-//! control bytes mark unknown binary data, and what remains is text: valid UTF-8, or a legacy encoding guessed by
+//! though it is full of NUL bytes. A PDF is told by `%PDF-` at its start (see [`is_pdf`]). Then magic bytes name known
+//! binary formats (`infer`) in a block that starts like binary data (text may begin with a magic number, in any
+//! encoding), NUL bytes or a high share of control bytes mark unknown binary data, and what remains is text: valid UTF-8, or a legacy encoding guessed by
 //! `chardetng` when the guess is confident, or UTF-8 shown with replacement characters when it is not.
 
 pub mod boundary;
@@ -110,9 +110,10 @@ impl ImageType {
     }
 }
 
-/// Classifies a file from its first block. `whole` says the block is the entire file; `forced` is the encoding the
-/// request named, which skips detection (the caller asked for text).
-pub fn classify(block: &[u8], whole: bool, forced: Option<Codec>) -> Content {
+/// Classifies a file from its first block (the whole file when it is small); `forced` is the encoding the request
+/// named, which skips detection (the caller asked for text). A character cut at the block's end is never held
+/// against it: the block may end mid-file, and a file may be cut short.
+pub fn classify(block: &[u8], forced: Option<Codec>) -> Content {
     let bom = sniff_bom(block);
     if let Some(codec) = forced {
         // A forced encoding keeps its BOM skipped only when the BOM belongs to that encoding.
@@ -122,27 +123,22 @@ pub fn classify(block: &[u8], whole: bool, forced: Option<Codec>) -> Content {
     if let Some((codec, bom_len)) = bom {
         return Content::Text(TextFormat { codec, source: EncodingSource::Bom, bom_len });
     }
-    let utf8_ok = is_utf8_prefix(block, whole);
+    let utf8_ok = is_utf8_prefix(block);
     let controls = control_per_mille(block);
-    // `%PDF-` at the very start is a PDF even when every byte is ASCII (uncompressed PDFs are).
-    if block.starts_with(PDF_HEADER) {
+    let has_nul = memchr::memchr(0, block).is_some();
+    let clean_text = utf8_ok && controls == 0 && !has_nul;
+    if is_pdf(block, clean_text) {
         return Content::Pdf;
     }
-    let has_nul = memchr::memchr(0, block).is_some();
-    // Magic numbers only count in a block that is not clean text: a source file may well name one (a script that
-    // checks for `%PDF-`, which a PDF reader accepts anywhere in the first KiB). Clean text, the common case, also
-    // skips the hundred-odd matchers.
-    let magic = if utf8_ok && controls == 0 && !has_nul {
+    // A magic number counts only when the file starts like binary data: text, in any encoding, may well begin with
+    // one ("BMI;Größe" is BMP's, "MZ" a Windows executable's, "GIF89a" a GIF's), while the formats it names all have
+    // NUL or control bytes within their first bytes. Clean text, the common case, also skips the hundred-odd matchers.
+    let magic = if clean_text || !starts_like_binary(block) {
         None
     } else {
-        infer::get(block).filter(|t| t.matcher_type() != infer::MatcherType::Text)
+        infer::get(block).filter(|t| t.matcher_type() != infer::MatcherType::Text && t.mime_type() != PDF_MIME)
     };
-    if magic.is_some_and(|kind| kind.mime_type() == "application/pdf") {
-        return Content::Pdf;
-    }
-    if let Some(kind) = magic
-        && (!utf8_ok || controls > 0)
-    {
+    if let Some(kind) = magic {
         return match ImageType::from_mime(kind.mime_type()) {
             Some(image) => Content::Image(image),
             None => Content::Binary { description: describe(&kind), hint: None },
@@ -154,11 +150,42 @@ pub fn classify(block: &[u8], whole: bool, forced: Option<Codec>) -> Content {
     if utf8_ok {
         return Content::Text(TextFormat { codec: Codec::Whatwg(UTF_8), source: EncodingSource::Detected, bom_len: 0 });
     }
-    Content::Text(guess_legacy(block, whole))
+    Content::Text(guess_legacy(block))
 }
 
 /// How a PDF file begins.
 const PDF_HEADER: &[u8] = b"%PDF-";
+
+/// PDF's media type, as `infer` names it.
+const PDF_MIME: &str = "application/pdf";
+
+/// How many bytes of a block tell whether it starts like binary data (see [`starts_like_binary`]).
+const BINARY_START: usize = 64;
+
+/// Whether the block is a PDF: `%PDF-` at its start (uncompressed PDFs are all ASCII, and still PDFs), or, in a block
+/// that is not clean text, a line within the first KiB that begins `%PDF-` and a version (PDF readers accept the
+/// header behind a preamble). A source file that merely names the header is text, in whatever encoding.
+fn is_pdf(block: &[u8], clean_text: bool) -> bool {
+    if block.starts_with(PDF_HEADER) {
+        return true;
+    }
+    if clean_text {
+        return false;
+    }
+    let head = &block[..block.len().min(1024)];
+    memchr::memmem::find_iter(head, PDF_HEADER).any(|at| {
+        let after = &head[at + PDF_HEADER.len()..];
+        let at_line_start =
+            at.checked_sub(1).and_then(|before| head.get(before)).is_some_and(|b| matches!(b, b'\n' | b'\r'));
+        at_line_start && matches!(after, [major, b'.', minor, ..] if major.is_ascii_digit() && minor.is_ascii_digit())
+    })
+}
+
+/// Whether the block's first [`BINARY_START`] bytes hold a NUL or a control byte that text does not use.
+fn starts_like_binary(block: &[u8]) -> bool {
+    let start = &block[..block.len().min(BINARY_START)];
+    start.iter().any(|&b| b == 0 || is_control(b))
+}
 
 fn sniff_bom(block: &[u8]) -> Option<(Codec, usize)> {
     // UTF-32LE's BOM starts with UTF-16LE's, so it is checked first.
@@ -177,11 +204,12 @@ fn sniff_bom(block: &[u8]) -> Option<(Codec, usize)> {
     }
 }
 
-/// Valid UTF-8, allowing a character cut off at the end of a block that is not the whole file.
-fn is_utf8_prefix(block: &[u8], whole: bool) -> bool {
+/// Valid UTF-8, allowing a character cut off at the end: of a block that is not the whole file, or of a file cut
+/// short (`head -c`, a log being written), which is shown with a replacement character where the cut is.
+fn is_utf8_prefix(block: &[u8]) -> bool {
     match std::str::from_utf8(block) {
         Ok(_) => true,
-        Err(e) => !whole && e.error_len().is_none(),
+        Err(e) => e.error_len().is_none(),
     }
 }
 
@@ -192,15 +220,18 @@ fn control_per_mille(block: &[u8]) -> usize {
     }
     // Written as a branch-free sum over short chunks so that it compiles to vector code: a 64 KiB block is counted
     // on every read, and the `filter().count()` form took a sixth of a small file's whole read.
-    let is_control = |b: u8| {
-        u8::from(b.wrapping_sub(0x01) < 7)
-            + u8::from(b.wrapping_sub(0x0E) < 13)
-            + u8::from(b.wrapping_sub(0x1C) < 4)
-            + u8::from(b == 0x7F)
-    };
-    let controls: usize =
-        block.chunks(255).map(|chunk| usize::from(chunk.iter().fold(0u8, |sum, &b| sum + is_control(b)))).sum();
+    let controls: usize = block
+        .chunks(255)
+        .map(|chunk| usize::from(chunk.iter().fold(0u8, |sum, &b| sum + u8::from(is_control(b)))))
+        .sum();
     controls * 1000 / block.len()
+}
+
+/// A control byte that text does not use: not tab, newlines, form feed, escape or backspace (nor NUL, counted apart).
+#[inline]
+fn is_control(b: u8) -> bool {
+    // `|`, not `||`: no branches, so that the count over a block compiles to vector code.
+    (b.wrapping_sub(0x01) < 7) | (b.wrapping_sub(0x0E) < 13) | (b.wrapping_sub(0x1C) < 4) | (b == 0x7F)
 }
 
 /// Decides the encoding of content that is not valid UTF-8.
@@ -208,16 +239,19 @@ fn control_per_mille(block: &[u8]) -> usize {
 /// Mostly-valid UTF-8 (more well-formed multi-byte characters than invalid bytes) is damaged UTF-8, not a legacy
 /// encoding: it is shown as UTF-8 with replacement characters. Otherwise `chardetng` guesses, and the guess is
 /// trusted only if the block decodes in it without a single malformed sequence.
-fn guess_legacy(block: &[u8], whole: bool) -> TextFormat {
+fn guess_legacy(block: &[u8]) -> TextFormat {
     let fallback = TextFormat { codec: Codec::Whatwg(UTF_8), source: EncodingSource::Fallback, bom_len: 0 };
     let (multibyte, invalid) = utf8_census(block);
     if multibyte >= invalid {
         return fallback;
     }
+    // Fed as if more followed, even for a whole file: a file cut short (`head -c`) ends in half a character, which
+    // would rule out every multi-byte encoding and leave a single-byte guess that garbles all the rest. The cut is
+    // shown as a replacement character when the file is rendered.
     let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Allow);
-    detector.feed(block, whole);
+    detector.feed(block, false);
     let codec = Codec::Whatwg(detector.guess(None, chardetng::Utf8Detection::Deny));
-    if codec.decode(block, codec::DecodeLimit::NONE, whole).invalid == 0 {
+    if codec.decode(block, codec::DecodeLimit::NONE, false).invalid == 0 {
         TextFormat { codec, source: EncodingSource::Guessed, bom_len: 0 }
     } else {
         fallback
@@ -281,14 +315,14 @@ mod tests {
     use super::*;
 
     fn text_codec(block: &[u8]) -> (Codec, EncodingSource, usize) {
-        match classify(block, true, None) {
+        match classify(block, None) {
             Content::Text(f) => (f.codec, f.source, f.bom_len),
             other => panic!("expected text, got {other:?}"),
         }
     }
 
     fn binary_description(block: &[u8]) -> String {
-        match classify(block, true, None) {
+        match classify(block, None) {
             Content::Binary { description, .. } => description,
             other => panic!("expected binary, got {other:?}"),
         }
@@ -321,26 +355,47 @@ mod tests {
 
     #[test]
     fn images_and_pdfs_are_told_by_their_magic_bytes() {
-        assert_eq!(classify(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", true, None), Content::Image(ImageType::Png));
-        assert_eq!(classify(b"\xFF\xD8\xFF\xE0\0\x10JFIF\0", true, None), Content::Image(ImageType::Jpeg));
-        assert_eq!(classify(b"GIF89a\x01\0\x01\0\x80\0\0", true, None), Content::Image(ImageType::Gif));
-        assert_eq!(classify(b"RIFF\x1a\0\0\0WEBPVP8L\x0d\0\0\0", true, None), Content::Image(ImageType::WebP));
+        assert_eq!(classify(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", None), Content::Image(ImageType::Png));
+        assert_eq!(classify(b"\xFF\xD8\xFF\xE0\0\x10JFIF\0", None), Content::Image(ImageType::Jpeg));
+        assert_eq!(classify(b"GIF89a\x01\0\x01\0\x80\0\0", None), Content::Image(ImageType::Gif));
+        assert_eq!(classify(b"RIFF\x1a\0\0\0WEBPVP8L\x0d\0\0\0", None), Content::Image(ImageType::WebP));
         // Uncompressed PDFs are all ASCII: still PDFs.
-        assert_eq!(classify(b"%PDF-1.4\n1 0 obj\n<<>>\nendobj\n", true, None), Content::Pdf);
+        assert_eq!(classify(b"%PDF-1.4\n1 0 obj\n<<>>\nendobj\n", None), Content::Pdf);
         // A forced encoding asks for text.
-        assert!(matches!(classify(b"\x89PNG\r\n\x1a\n\0", true, Some(Codec::Whatwg(UTF_8))), Content::Text(_)));
+        assert!(matches!(classify(b"\x89PNG\r\n\x1a\n\0", Some(Codec::Whatwg(UTF_8))), Content::Text(_)));
         // A note that starts with GIF's magic but is clean text stays text.
-        assert!(matches!(classify(b"GIF89a is the format's name\n", true, None), Content::Text(_)));
+        assert!(matches!(classify(b"GIF89a is the format's name\n", None), Content::Text(_)));
     }
 
     #[test]
     fn text_that_names_the_pdf_header_is_text_and_a_binary_preamble_before_it_is_a_pdf() {
         let script = b"def is_pdf(data):\n    return data.startswith(b\"%PDF-\")\n";
         assert_eq!(text_codec(script).0, Codec::Whatwg(UTF_8));
+        // In any encoding, and with a control byte in it: text that is not clean UTF-8 is still text.
+        let latin1 = b"# Pr\xFCfung der Datei\ndef is_pdf(data):\n    return data.startswith(b\"%PDF-1.4\")\n";
+        assert_eq!(text_codec(latin1).1, EncodingSource::Guessed);
+        let terminal_log = b"\x1b]0;title\x07$ grep -c %PDF-1.7 *.txt\n3\n";
+        assert_eq!(text_codec(terminal_log).0, Codec::Whatwg(UTF_8));
         // PDF readers accept the header anywhere in the first KiB: behind bytes that are not text, it is a PDF.
         let mut preamble = b"\x01\x02junk\x03\n".to_vec();
         preamble.extend_from_slice(b"%PDF-1.7\n%\xE2\xE3\xCF\xD3\n1 0 obj\n");
-        assert_eq!(classify(&preamble, true, None), Content::Pdf);
+        assert_eq!(classify(&preamble, None), Content::Pdf);
+    }
+
+    #[test]
+    fn legacy_text_that_starts_like_a_magic_number_is_still_text() {
+        for text in [
+            &b"BMI;Gr\xF6\xDFe;Gewicht\n22,5;180;73\n"[..],
+            b"MZ ist die Abk\xFCrzung\n",
+            b"GIF89a vs PNG: \xE9t\xE9\n",
+        ] {
+            assert_eq!(text_codec(text).1, EncodingSource::Guessed, "{}", String::from_utf8_lossy(text));
+        }
+        // One control byte later in the text does not make its start a magic number either.
+        assert_eq!(
+            text_codec(&[&b"BM stands for bitmap. "[..], &[b'x'; 64], b"\x7f\n"].concat()).0,
+            Codec::Whatwg(UTF_8)
+        );
     }
 
     #[test]
@@ -370,7 +425,7 @@ mod tests {
     #[test]
     fn utf16_without_bom_gets_a_hint() {
         let block: Vec<u8> = "hello world, this is utf-16".encode_utf16().flat_map(u16::to_le_bytes).collect();
-        match classify(&block, true, None) {
+        match classify(&block, None) {
             Content::Binary { hint: Some(h), .. } => assert!(h.contains("utf-16le"), "{h}"),
             other => panic!("{other:?}"),
         }
@@ -384,6 +439,17 @@ mod tests {
         let (codec, source, _) = text_codec(&bytes);
         assert_eq!(source, EncodingSource::Guessed);
         assert_eq!(codec, Codec::Whatwg(encoding_rs::WINDOWS_1252));
+    }
+
+    #[test]
+    fn cjk_text_cut_in_the_middle_of_a_character_keeps_its_encoding() {
+        let text = "你好，世界！这是一个测试文件。\n".repeat(30);
+        for encoding in [encoding_rs::GBK, encoding_rs::SHIFT_JIS] {
+            let (bytes, _, _) = encoding.encode(&text);
+            // As `head -c` leaves a file: the last character's second byte is gone.
+            let cut = &bytes[..bytes.len() - 2];
+            assert_eq!(text_codec(cut), (Codec::Whatwg(encoding), EncodingSource::Guessed, 0), "{}", encoding.name());
+        }
     }
 
     #[test]
@@ -404,16 +470,19 @@ mod tests {
     #[test]
     fn forced_encoding_skips_detection() {
         let block = b"h\0i\0";
-        match classify(block, true, Some(Codec::Whatwg(UTF_16LE))) {
+        match classify(block, Some(Codec::Whatwg(UTF_16LE))) {
             Content::Text(f) => assert_eq!((f.source, f.bom_len), (EncodingSource::Forced, 0)),
             other => panic!("{other:?}"),
         }
     }
 
     #[test]
-    fn cut_multibyte_char_at_block_end_is_not_invalid() {
-        let bytes = "ab€".as_bytes();
-        assert!(is_utf8_prefix(&bytes[..3], false));
-        assert!(!is_utf8_prefix(&bytes[..3], true));
+    fn a_character_cut_at_the_end_is_not_invalid_in_a_block_or_in_a_whole_file() {
+        let bytes = "step 2 done ✅".as_bytes();
+        let cut = &bytes[..bytes.len() - 1];
+        assert!(is_utf8_prefix(cut));
+        // A file cut short (`head -c`, a log being written) is still UTF-8, not a legacy encoding's guess.
+        assert_eq!(text_codec(cut), (Codec::Whatwg(UTF_8), EncodingSource::Detected, 0));
+        assert!(!is_utf8_prefix(b"ab\xE2\x82cd"), "a cut character before the end is invalid");
     }
 }

@@ -138,8 +138,7 @@ pub fn read_whole_cached(file: &File, metadata: &Metadata) -> Result<Option<Vec<
 /// What the file is, from its head; fails when the request asks what this content cannot give (pages of a file that
 /// is not a PDF, block mode on anything but text).
 pub fn classify(target: &Target<'_>, request: &FileRequest<'_>) -> Result<Content, ReadError> {
-    let sniffed = target.head.len();
-    let content = classify::classify(target.head, sniffed < SNIFF_LEN, request.forced);
+    let content = classify::classify(target.head, request.forced);
     if request.pages.is_some() && content != Content::Pdf {
         return Err(ReadError::invalid_param(format!(
             "{}: `pages` applies to PDFs only, and this is not one",
