@@ -266,22 +266,29 @@ fn utf8_census(block: &[u8]) -> (usize, usize) {
     })
 }
 
-/// UTF-16 text without a BOM has NUL in every other byte; say so, so the model can force the encoding.
+/// UTF-16 text without a BOM has NUL bytes (the high byte of every ASCII character, a newline, a space) mostly on one
+/// side of each pair; say so, so the model can force the encoding. That side gives the byte order, and the hint is
+/// given only when the sample then decodes as text: no unpaired surrogate, no control character but tab, newlines,
+/// form feed and escape. Text in any script passes (Chinese as well as English); binary data, which has NUL pairs and
+/// stray surrogates, does not.
 fn utf16_without_bom_hint(block: &[u8]) -> Option<String> {
     let sample = &block[..block.len().min(4096) & !1];
     if sample.len() < 8 {
         return None;
     }
-    let pairs = sample.len() / 2;
     let even_nul = sample.iter().step_by(2).filter(|b| **b == 0).count();
     let odd_nul = sample.iter().skip(1).step_by(2).filter(|b| **b == 0).count();
-    let label = if odd_nul * 10 >= pairs * 7 && even_nul * 10 <= pairs {
-        "utf-16le"
-    } else if even_nul * 10 >= pairs * 7 && odd_nul * 10 <= pairs {
-        "utf-16be"
-    } else {
-        return None;
+    let (encoding, label) = match odd_nul.cmp(&even_nul) {
+        std::cmp::Ordering::Greater => (UTF_16LE, "utf-16le"),
+        std::cmp::Ordering::Less => (UTF_16BE, "utf-16be"),
+        std::cmp::Ordering::Equal => return None,
     };
+    // Decoded as if more followed: the sample may end inside a surrogate pair.
+    let decoded = Codec::Whatwg(encoding).decode(sample, codec::DecodeLimit::NONE, false);
+    let text_controls_only = |c: char| !c.is_control() || matches!(c, '\t' | '\n' | '\r' | '\x0c' | '\x1b');
+    if decoded.invalid > 0 || !decoded.text.chars().all(text_controls_only) {
+        return None;
+    }
     Some(format!("this looks like UTF-16 text without a byte order mark: retry with encoding=\"{label}\""))
 }
 
@@ -429,6 +436,22 @@ mod tests {
             Content::Binary { hint: Some(h), .. } => assert!(h.contains("utf-16le"), "{h}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn utf16_without_bom_in_any_script_gets_a_hint_with_its_byte_order_and_binary_data_none() {
+        let text = "你好，世界！这是一个测试文件。\n第一行 one\n".repeat(20);
+        let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        for (bytes, label) in [(le, "utf-16le"), (be, "utf-16be")] {
+            match classify(&bytes, None) {
+                Content::Binary { hint: Some(h), .. } => assert!(h.contains(label), "{h}"),
+                other => panic!("{label}: {other:?}"),
+            }
+        }
+        // Little-endian integers: NUL bytes on one side, but NUL pairs and controls when read as UTF-16.
+        let numbers: Vec<u8> = (0u32..2000).flat_map(|n| (n * 7).to_le_bytes()).collect();
+        assert!(matches!(classify(&numbers, None), Content::Binary { hint: None, .. }));
     }
 
     #[test]
