@@ -8,7 +8,8 @@
 //! once and every client together [`MAX_CONCURRENT_READS`], so one client's slow reads cannot take every reader from
 //! the others; a read's time budget counts from its request's arrival, so a wait in line is spent from it, never added
 //! to it. A read that cannot wait (a small text file the kernel serves from its caches) runs where its request arrived
-//! instead, sparing the hand-off and never waiting in line: see [`Inline`].
+//! instead, sparing the hand-off (see [`Inline`]), and never waits behind slow reads: it jumps a line that has
+//! stalled, though not one that moves (see [`line`]).
 //!
 //! Each connection (over HTTP: each MCP session) reads through its own [`Session`]: a ledger of what it returned, so
 //! that an exact repeat of an unchanged read answers a one-line notice (on by default), and an optional token budget
