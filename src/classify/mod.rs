@@ -1,7 +1,7 @@
 //! Stage 3 of a read: decide from a file's first block whether it is text (and in which encoding) or binary.
 //!
 //! The order matters. A byte order mark is looked for first, so UTF-16 and UTF-32 text with a BOM is text even
-//! though it is full of NUL bytes. A PDF is told by `%PDF-` at its start (see [`is_pdf`]). Then magic bytes name known
+//! though it is full of NUL bytes. A PDF is told by `%PDF-` at its start (see `is_pdf`). Then magic bytes name known
 //! binary formats (`infer`) in a block that starts like binary data (text may begin with a magic number, in any
 //! encoding), NUL bytes or a high share of control bytes mark unknown binary data, and what remains is text: valid UTF-8, or a legacy encoding guessed by
 //! `chardetng` when the guess is confident, or UTF-8 shown with replacement characters when it is not.
