@@ -147,6 +147,10 @@ pub fn classify(block: &[u8], forced: Option<Codec>) -> Content {
     if has_nul || controls > CONTROL_PER_MILLE_LIMIT {
         return Content::Binary { description: "binary data".to_string(), hint: utf16_without_bom_hint(block) };
     }
+    if utf8_ok && is_iso_2022_jp(block) {
+        let codec = Codec::Whatwg(encoding_rs::ISO_2022_JP);
+        return Content::Text(TextFormat { codec, source: EncodingSource::Guessed, bom_len: 0 });
+    }
     if utf8_ok {
         return Content::Text(TextFormat { codec: Codec::Whatwg(UTF_8), source: EncodingSource::Detected, bom_len: 0 });
     }
@@ -179,6 +183,18 @@ fn is_pdf(block: &[u8], clean_text: bool) -> bool {
             at.checked_sub(1).and_then(|before| head.get(before)).is_some_and(|b| matches!(b, b'\n' | b'\r'));
         at_line_start && matches!(after, [major, b'.', minor, ..] if major.is_ascii_digit() && minor.is_ascii_digit())
     })
+}
+
+/// Whether the block is Japanese in ISO-2022-JP (old mail and news): 7-bit bytes, valid UTF-8 as far as UTF-8 can
+/// tell, that switch to a Japanese character set with an escape sequence and decode without a malformed one.
+fn is_iso_2022_jp(block: &[u8]) -> bool {
+    const TO_JAPANESE: [&[u8]; 2] = [b"\x1b$B", b"\x1b$@"];
+    // Checked up to the last line feed: a line ends back in ASCII, while a block may end inside a character.
+    let lines = memchr::memrchr(b'\n', block).map_or(block, |end| &block[..=end]);
+    memchr::memchr(0x1b, block).is_some()
+        && TO_JAPANESE.iter().any(|escape| memchr::memmem::find(block, escape).is_some())
+        && block.is_ascii()
+        && Codec::Whatwg(encoding_rs::ISO_2022_JP).decode(lines, codec::DecodeLimit::NONE, true).invalid == 0
 }
 
 /// Whether the block's first [`BINARY_START`] bytes hold a NUL or a control byte that text does not use.
@@ -452,6 +468,18 @@ mod tests {
         // Little-endian integers: NUL bytes on one side, but NUL pairs and controls when read as UTF-16.
         let numbers: Vec<u8> = (0u32..2000).flat_map(|n| (n * 7).to_le_bytes()).collect();
         assert!(matches!(classify(&numbers, None), Content::Binary { hint: None, .. }));
+    }
+
+    #[test]
+    fn iso_2022_jp_is_told_from_ascii_and_ansi_colours_are_not_it() {
+        let (bytes, _, _) = encoding_rs::ISO_2022_JP.encode("こんにちは、世界！\nこれはテストです。\n");
+        assert_eq!(text_codec(&bytes), (Codec::Whatwg(encoding_rs::ISO_2022_JP), EncodingSource::Guessed, 0));
+        // A block that ends inside a character (the first 64 KiB of a larger file) is told too.
+        let text = "これはテストです。\n".repeat(5000);
+        let (long, _, _) = encoding_rs::ISO_2022_JP.encode(&text);
+        assert_eq!(text_codec(&long[..SNIFF_LEN]).0, Codec::Whatwg(encoding_rs::ISO_2022_JP));
+        let coloured = b"\x1b[31merror\x1b[0m: $B is not set\n";
+        assert_eq!(text_codec(coloured), (Codec::Whatwg(UTF_8), EncodingSource::Detected, 0));
     }
 
     #[test]
