@@ -95,6 +95,20 @@ fn the_rendered_notebook_pages_to_its_end_without_gaps() {
 }
 
 #[test]
+fn a_notebook_saved_with_a_byte_order_mark_in_utf_8_or_utf_16_is_still_rendered() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = notebook().to_string();
+    let utf16: Vec<u8> = [0xFF, 0xFE].into_iter().chain(json.encode_utf16().flat_map(u16::to_le_bytes)).collect();
+    std::fs::write(dir.path().join("utf16.ipynb"), utf16).unwrap();
+    std::fs::write(dir.path().join("bom.ipynb"), [&b"\xEF\xBB\xBF"[..], json.as_bytes()].concat()).unwrap();
+    for name in ["utf16.ipynb", "bom.ipynb"] {
+        let result = read_json(dir.path(), json!({"path": name, "limit": 2}));
+        assert_eq!(result["meta"]["rendered_from"], "notebook", "{name}: {}", result["output"]);
+        assert!(result["output"].as_str().unwrap().starts_with("1: [cell 1 · markdown]\n2: # Results\n"), "{name}");
+    }
+}
+
+#[test]
 fn invalid_notebook_json_is_read_as_plain_text_with_a_notice() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("broken.ipynb"), "{\"cells\": [\n  {\"cell_type\": \"code\",\n").unwrap();

@@ -219,6 +219,7 @@ fn read_notebook(
     let mut json = Vec::new();
     target.file.take(MAX_NOTEBOOK_BYTES).read_to_end(&mut json).map_err(stopped)?;
     target.budget.check().map_err(stopped)?;
+    let json = notebook_json_as_utf8(json, format);
     if notebook::parses_too_big(&json) {
         let most = human_size(notebook::MAX_PARSED_BYTES as u64);
         return plain(format!("notebook too large to render (over {most} parsed) shown as JSON text"));
@@ -236,6 +237,17 @@ fn read_notebook(
     let meta = TextMeta { rendered_from: Some("notebook"), ..text::base_meta(target, format) };
     let rendering = Rendering { notices, ..Rendering::default() };
     text::read_rendered(&notebook.text, window, meta, limits, &target.budget, &rendering).map(ReadResult::Text)
+}
+
+/// A notebook's bytes as the UTF-8 JSON its parser reads: without a byte order mark, and decoded from the encoding
+/// the file was found in (a notebook saved as UTF-16 is still a notebook).
+fn notebook_json_as_utf8(mut json: Vec<u8>, format: &TextFormat) -> Vec<u8> {
+    let text = json.get(format.bom_len..).unwrap_or_default();
+    if format.codec == Codec::Whatwg(encoding_rs::UTF_8) {
+        json.drain(..format.bom_len.min(json.len()));
+        return json;
+    }
+    format.codec.decode(text, classify::codec::DecodeLimit::NONE, true).text.into_bytes()
 }
 
 /// A notebook's read or rendering that failed; running out of time gets the way around the rendering.
