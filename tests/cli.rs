@@ -1195,6 +1195,33 @@ fn utf16_without_bom_is_binary_with_a_hint_to_force_it() {
     assert_eq!(body(output(&v)), ["1: hello world, this is utf-16"]);
 }
 
+/// The fields of a footer's `next:` call (`encoding=utf-16le offset=3 limit=2`), as a request's extra fields.
+fn next_call_fields(footer: &str) -> Value {
+    let call = footer.split("next: ").nth(1).expect("a next call").trim_end_matches(')');
+    let fields = call.split(' ').map(|pair| {
+        let (key, value) = pair.split_once('=').expect("key=value");
+        (key.to_string(), value.parse::<i64>().map_or_else(|_| json!(value), |n| json!(n)))
+    });
+    Value::Object(fields.collect())
+}
+
+#[test]
+fn a_forced_encoding_is_repeated_in_the_next_call_and_following_it_pages_on() {
+    let ws = Ws::new();
+    let text: String = (1..=5).map(|n| format!("ligne {n} ü\n")).collect();
+    ws.file("nobom16.txt", text.encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<u8>>());
+    let first = ws.read("nobom16.txt", json!({"encoding": "utf-16le", "limit": 2}));
+    let next = next_call_fields(footer(output(&first)));
+    assert_eq!(next, json!({"encoding": "utf-16le", "offset": 3, "limit": 2}));
+    let second = ws.read("nobom16.txt", next);
+    assert_eq!(body(output(&second)), ["3: ligne 3 ü", "4: ligne 4 ü"]);
+    // A cut line's byte range carries it too.
+    let long = format!("{}\n", "é".repeat(30_000));
+    ws.file("long16.txt", long.encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<u8>>());
+    let cut = ws.read("long16.txt", json!({"encoding": "utf-16le"}));
+    assert!(output(&cut).contains("use encoding=utf-16le start_byte="), "{}", output(&cut));
+}
+
 #[test]
 fn windows_1252_snapshot() {
     let ws = Ws::new();

@@ -1502,14 +1502,19 @@ fn rendering_keeps_every_envelope_invariant() {
     fuzz("rendering", render_case(), |case, tally| check_render(dir.path(), case, tally));
 }
 
-/// The call named after `next:` in a footer (`offset=N [limit=N]` or `start_byte=N end_byte=N`), applied to the
-/// request that produced it.
+/// The call named after `next:` in a footer (`offset=N [limit=N]` or `start_byte=N end_byte=N`, after
+/// `encoding=LABEL` when the request forced one), applied to the request that produced it.
 fn next_call(footer: &str, request: &ReadRequest) -> Result<Option<ReadRequest>, TestCaseError> {
     let Some((_, call)) = footer.rsplit_once("next: ") else { return Ok(None) };
     let call = call.strip_suffix(')').unwrap_or(call);
     let mut next = ReadRequest { offset: None, limit: None, start_byte: None, end_byte: None, ..request.clone() };
     for token in call.split(' ') {
         let (key, value) = token.split_once('=').ok_or_else(|| TestCaseError::fail(format!("next call {call:?}")))?;
+        if key == "encoding" {
+            prop_assert!(request.encoding.is_some(), "an encoding the request did not force: {:?}", call);
+            next.encoding = Some(value.to_string());
+            continue;
+        }
         let value: i64 = value.parse().map_err(|_| TestCaseError::fail(format!("next call {call:?}")))?;
         match key {
             "offset" => next.offset = Some(value),

@@ -175,7 +175,7 @@ pub fn read_classified(
             read_notebook(target, &format, request.window, limits)
         }
         Content::Text(format) => {
-            text::read(target, &format, request.window, limits, &Rendering::default()).map(ReadResult::Text)
+            text::read(target, &format, request.window, limits, &Rendering::for_text(&format)).map(ReadResult::Text)
         }
         Content::Image(kind) if !request.attachments && cfg!(feature = "images") => {
             Ok(not_attached(target, kind.mime(), &format!("{} image", kind.name())))

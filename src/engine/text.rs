@@ -22,6 +22,18 @@ pub struct Rendering {
     pub call_prefix: String,
 }
 
+impl Rendering {
+    /// The rendering of a text file in `format`: a forced encoding is repeated in every call it suggests (the next
+    /// page, a cut line's bytes, a wider block), since the next call would otherwise classify the file afresh.
+    pub fn for_text(format: &TextFormat) -> Rendering {
+        let call_prefix = match format.source {
+            EncodingSource::Forced => format!("encoding={} ", format.codec.name().to_ascii_lowercase()),
+            _ => String::new(),
+        };
+        Rendering { notices: Vec::new(), call_prefix }
+    }
+}
+
 /// Reads the window of text in `format` from `target`, whose head is already classified.
 pub fn read(
     target: &Target<'_>,
