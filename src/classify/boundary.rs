@@ -29,6 +29,16 @@ pub fn last_boundary(codec: Codec, bytes: &[u8], cut: usize, text_offset: u64, a
     }
 }
 
+/// Whether [`last_boundary`] may leave a cut where it is without knowing it to be a boundary: in Shift_JIS, EUC-*,
+/// GBK, gb18030 and Big5 text with no byte below 0x30 in the context. A decode that starts on a boundary then tells
+/// where the last whole character ends; in every other encoding the answer is exact from the context alone.
+pub fn may_miss_boundaries(codec: Codec) -> bool {
+    match codec {
+        Codec::Whatwg(e) => !(e == UTF_8 || e == UTF_16LE || e == UTF_16BE || e.is_single_byte() || e == ISO_2022_JP),
+        Codec::Utf32Le | Codec::Utf32Be => false,
+    }
+}
+
 fn aligned(cut: usize, text_offset: u64, unit: u64) -> usize {
     cut.saturating_sub((text_offset % unit) as usize)
 }

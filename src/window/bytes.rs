@@ -6,7 +6,7 @@
 
 use super::Source;
 use crate::classify::Codec;
-use crate::classify::boundary::{CONTEXT_AFTER, CONTEXT_BEFORE, last_boundary};
+use crate::classify::boundary::{CONTEXT_AFTER, CONTEXT_BEFORE, last_boundary, may_miss_boundaries};
 use crate::classify::codec::DecodeLimit;
 use std::io;
 
@@ -45,15 +45,20 @@ pub fn read_range(source: &Source<'_>, codec: Codec, requested: [u64; 2], max_ou
     let got = source.read_at(start, &mut buf)?;
     buf.truncate(got);
     let reaches_end = start + got as u64 >= end;
-    let decoded = codec.decode(&buf, DecodeLimit { max_chars: usize::MAX, max_bytes: max_out }, reaches_end);
+    // In a legacy multi-byte encoding, `end` may have been chosen in a context with no certain boundary (a kilobyte of
+    // Shift_JIS prose without an ASCII byte). There only the content's end ends the last character: a character the
+    // range cuts is left out, measured by decoding from `start` (a boundary), and the next range starts on it.
+    let limit = DecodeLimit { max_chars: usize::MAX, max_bytes: max_out };
+    let mut decoded = codec.decode(&buf, limit, reaches_end && (end >= size || !may_miss_boundaries(codec)));
+    if decoded.consumed == 0 && reaches_end {
+        // Not one whole character in the range: it is shown cut, so that paging always moves on.
+        decoded = codec.decode(&buf, limit, true);
+    }
     let actual_end = start + decoded.consumed as u64;
-    Ok(ByteWindow {
-        requested,
-        actual: [start, actual_end],
-        text: decoded.text,
-        invalid: decoded.invalid,
-        cap_hit: actual_end < end,
-    })
+    // Short of `end` because of the output cap (the read or the decode stopped at it), not because of a character
+    // the range cut.
+    let cap_hit = actual_end < end && (decoded.cut || !reaches_end);
+    Ok(ByteWindow { requested, actual: [start, actual_end], text: decoded.text, invalid: decoded.invalid, cap_hit })
 }
 
 /// `pos`, moved back so that it does not split a character.
@@ -116,6 +121,23 @@ mod tests {
         let w = range(b"hello", "utf-8", 1, 500, 1000);
         assert_eq!(w.actual, [1, 5]);
         assert!(!w.cap_hit);
+    }
+
+    #[test]
+    fn an_end_inside_a_character_with_no_certain_boundary_before_it_moves_back_to_the_characters_start() {
+        // Shift_JIS prose with no ASCII byte for more than the boundary search looks back: the end (byte 2,001, the
+        // second byte of a character) cannot be placed by context alone, so the decode leaves the cut character out.
+        let prose = "晴天なりました本日は".repeat(200);
+        let (bytes, _, _) = encoding_rs::SHIFT_JIS.encode(&prose);
+        let w = range(&bytes, "shift_jis", 0, 2001, 100_000);
+        assert_eq!(w.actual, [0, 2000]);
+        assert!(!w.cap_hit && w.invalid == 0, "{w:?}");
+        let next = range(&bytes, "shift_jis", 2000, 4000, 100_000);
+        assert_eq!(next.invalid, 0, "the next range starts on the character the first one left out");
+        assert!(next.text.starts_with('晴'), "{}", next.text);
+        // A range inside one character is shown cut rather than empty, so that paging moves on.
+        let inside = range(&bytes, "shift_jis", 2000, 2001, 100_000);
+        assert!(inside.actual[1] > inside.actual[0], "{inside:?}");
     }
 
     #[test]
