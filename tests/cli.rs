@@ -1220,6 +1220,11 @@ fn a_forced_encoding_is_repeated_in_the_next_call_and_following_it_pages_on() {
     ws.file("long16.txt", long.encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<u8>>());
     let cut = ws.read("long16.txt", json!({"encoding": "utf-16le"}));
     assert!(output(&cut).contains("use encoding=utf-16le start_byte="), "{}", output(&cut));
+    // So does a wider block.
+    let code = "fn outer() {\n    fn inner() {\n        body();\n    }\n}\n";
+    ws.file("code16.rs", code.encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<u8>>());
+    let block = ws.read("code16.rs", json!({"encoding": "utf-16le", "mode": "block", "anchor_line": 3}));
+    assert!(footer(output(&block)).contains("widen: encoding=utf-16le mode=block"), "{}", output(&block));
 }
 
 #[test]

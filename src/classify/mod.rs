@@ -3,8 +3,9 @@
 //! The order matters. A byte order mark is looked for first, so UTF-16 and UTF-32 text with a BOM is text even
 //! though it is full of NUL bytes. A PDF is told by `%PDF-` at its start (see `is_pdf`). Then magic bytes name known
 //! binary formats (`infer`) in a block that starts like binary data (text may begin with a magic number, in any
-//! encoding), NUL bytes or a high share of control bytes mark unknown binary data, and what remains is text: valid UTF-8, or a legacy encoding guessed by
-//! `chardetng` when the guess is confident, or UTF-8 shown with replacement characters when it is not.
+//! encoding), NUL bytes or a high share of control bytes mark unknown binary data, and what remains is text: valid
+//! UTF-8 (or 7-bit ISO-2022-JP), or a legacy encoding guessed by `chardetng` when the guess is confident, or UTF-8
+//! shown with replacement characters when it is not.
 
 pub mod boundary;
 pub mod codec;
