@@ -1019,7 +1019,11 @@ fn byte_range_reports_requested_and_actual_range_and_share() {
     assert_eq!(meta["more_after"], true);
     assert_eq!(meta["next_start_byte"], 16);
     assert!(meta.get("total_lines").is_none(), "no line-mode fields in byte mode");
-    assert_eq!(output(&v), "56789\n01234\n(bytes 5-16 of 22 · 50% of the file · next: start_byte=16 end_byte=22)");
+    assert_eq!(
+        output(&v),
+        "56789\n01234\n(bytes 5-16 of 22 · 50% of the file · ends mid-line: the line break above is not in the file · \
+         next: start_byte=16 end_byte=22)"
+    );
 }
 
 #[test]
@@ -1056,7 +1060,7 @@ fn byte_range_end_past_the_file_is_clamped() {
     assert_eq!(meta["boundary_adjusted"], true);
     assert_eq!(meta["more_after"], false);
     assert!(meta.get("next_start_byte").is_none());
-    assert_eq!(output(&v), "ello\n(bytes 1-5 of 5 · 80% of the file · end of file)");
+    assert_eq!(output(&v), "ello\n(bytes 1-5 of 5 · 80% of the file · no final newline · end of file)");
 }
 
 #[test]

@@ -277,6 +277,16 @@ fn read_bytes(
     let end_moved = !window.cap_hit && end != requested[1].min(size);
     footer.notice_if(end_moved, || format!("end moved to {end} (character boundary)"));
     footer.notice_if(window.cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
+    // The footer goes on a line of its own; say when the line break before it is not the file's, so that ranges
+    // joined end to end rebuild the text exactly.
+    if !window.text.is_empty() && !window.text.ends_with('\n') {
+        let at_end = end >= size;
+        footer.notice(if at_end {
+            "no final newline"
+        } else {
+            "ends mid-line: the line break above is not in the file"
+        });
+    }
     encoding_notices(&mut footer, format, window.invalid);
     let mut output = window.text;
     render::append_footer(&mut output, &footer.finish(next_call, "end of file"));
