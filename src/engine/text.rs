@@ -30,7 +30,7 @@ impl Rendering {
             EncodingSource::Forced => format!("encoding={} ", format.codec.name().to_ascii_lowercase()),
             _ => String::new(),
         };
-        Rendering { notices: Vec::new(), call_prefix }
+        Rendering { call_prefix, ..Rendering::default() }
     }
 }
 

@@ -146,10 +146,9 @@ impl ReadServer {
     /// passes through, is then left only the final serialization).
     async fn read(&self, arguments: Value, arrived: Instant) -> Result<CallToolResult, ErrorData> {
         if self.inline.allowed()
-            && let Some(result) = self.session.read_json_without_waiting(&arguments)
+            && let Some(answer) = self.answer_without_waiting(&arguments, 1)
         {
-            self.activity.record();
-            return tool_result(&result, &self.session);
+            return answer;
         }
         // The place in line is kept while the line is watched: the slots are asked for once.
         let slots = self.take_slots();
@@ -160,11 +159,8 @@ impl ReadServer {
             // that races with its own cache updates (EAGAIN): with the line stalled, that is worth a retry.
             if !tried_inline && self.line_stalled() {
                 tried_inline = true;
-                let tries = 0..INLINE_TRIES_WHEN_STALLED;
-                if let Some(result) = tries.into_iter().find_map(|_| self.session.read_json_without_waiting(&arguments))
-                {
-                    self.activity.record();
-                    return tool_result(&result, &self.session);
+                if let Some(answer) = self.answer_without_waiting(&arguments, INLINE_TRIES_WHEN_STALLED) {
+                    return answer;
                 }
             }
             tokio::select! {
@@ -179,6 +175,14 @@ impl ReadServer {
                 () = tokio::time::sleep(line::STALLED_AFTER), if !tried_inline => {}
             }
         }
+    }
+
+    /// The tool result of a read that cannot wait, run here (up to `tries` times), or `None` when the kernel cannot
+    /// serve it from memory.
+    fn answer_without_waiting(&self, arguments: &Value, tries: usize) -> Option<Result<CallToolResult, ErrorData>> {
+        let result = (0..tries).find_map(|_| self.session.read_json_without_waiting(arguments))?;
+        self.activity.record();
+        Some(tool_result(&result, &self.session))
     }
 
     /// Runs `work` with the session on the blocking pool, holding one of this client's slots and one of the shared
