@@ -97,6 +97,40 @@ async fn reads_and_pages_with_the_footers_next_offset() {
     client.cancel().await.unwrap();
 }
 
+/// CPU time (user and system, in clock ticks) process `pid` has used so far.
+#[cfg(target_os = "linux")]
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // After the command name: state, ppid, …, with utime and stime the 12th and 13th.
+    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_server_goes_quiet_after_answering_a_quick_run_of_reads() {
+    // After each answer the stdio server watches its input for a moment, since a sequential client's next request
+    // comes within microseconds; then it must sleep. A watch that did not end would spend a core while idle.
+    let dir = workspace();
+    let binary = env!("CARGO_BIN_EXE_agent-read");
+    let command = tokio::process::Command::new(binary).configure(|cmd| {
+        cmd.arg("mcp").arg("--root").arg(dir.path());
+    });
+    let transport = TokioChildProcess::new(command).expect("spawn agent-read mcp");
+    let pid = transport.id().expect("the server's pid");
+    let client = ().serve(transport).await.expect("initialize");
+    for offset in 1..=30 {
+        let answer = call(&client, json!({"path": "notes.txt", "offset": offset, "limit": 1})).await;
+        assert_eq!(answer.is_error, Some(false), "{}", text_of(&answer));
+    }
+    let before = cpu_ticks(pid);
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let used = cpu_ticks(pid) - before;
+    // Half a second is 50 ticks at the usual 100 a second; a server asleep uses none of them.
+    assert!(used < 10, "the server used {used} ticks of CPU in half a second without a request");
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn lists_directories() {
     let dir = workspace();

@@ -26,6 +26,7 @@ pub mod http;
 mod http_edges;
 mod idle_trim;
 mod line;
+mod lookout;
 mod malformed;
 mod many;
 mod pending;
@@ -432,7 +433,8 @@ pub fn serve_stdio(config: Config, settings: SessionSettings) -> Result<(), Serv
         // Pipes (how clients start stdio servers) go through the reactor; measured: the ping round trip fell from
         // 86 to 16 µs against blocking stdio, whose every read and write is handed to another thread.
         let (input, output) = rmcp::transport::stdio_pipes();
-        let transport = pending::Counted::new(stdio::LineTransport::new(input, output), pending);
+        let lines = stdio::LineTransport::new(input, output).with_lookout(lookout::Lookout::new(pending.clone()));
+        let transport = pending::Counted::new(lines, pending);
         let service = server.serve(transport).await.map_err(startup_failure)?;
         service.waiting().await.map(|_| ()).map_err(|e| ServeError::Failed(format!("MCP server stopped: {e}")))
     })

@@ -7,15 +7,21 @@
 //!
 //! Answers a client is owed are buffered before they are written, so that a receive cancelled half-way (rmcp polls
 //! it beside its other work) loses none and tears none.
+//!
+//! After an answer, the transport may watch its input for a moment before it sleeps (see [`super::lookout`]).
 
+use super::lookout::Lookout;
 use super::malformed::{self, Decoded};
 use rmcp::RoleServer;
 use rmcp::model::{ClientRequest, ErrorCode, ErrorData, JsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use std::task::Poll;
+use std::time::Instant;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
 /// The longest line read as a message (16 MiB, rmcp's own bound); a longer one is dropped and answered.
@@ -36,12 +42,16 @@ pub(super) struct LineTransport<R, W> {
     /// Whether `initialize` has been passed on: before it, rmcp takes any notification or response for a failed
     /// start and stops, so those are skipped.
     initialize_passed: bool,
+    /// Whether to watch the input for a moment after an answer, rather than sleep at once.
+    lookout: Lookout,
 }
 
 /// The server's side of the pipe, with the bytes not yet written.
 struct Output<W> {
     sink: W,
     unwritten: Vec<u8>,
+    /// When the last answer was written out.
+    answered_at: Option<Instant>,
 }
 
 impl<W: AsyncWrite + Unpin> Output<W> {
@@ -55,7 +65,9 @@ impl<W: AsyncWrite + Unpin> Output<W> {
             }
             self.unwritten.drain(..written);
         }
-        self.sink.flush().await
+        self.sink.flush().await?;
+        self.answered_at = Some(Instant::now());
+        Ok(())
     }
 
     /// Adds one encoded message to what is to be written.
@@ -71,11 +83,17 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
             input: BufReader::new(input),
             line: Vec::new(),
             skipping: false,
-            output: Arc::new(Mutex::new(Output { sink: output, unwritten: Vec::new() })),
+            output: Arc::new(Mutex::new(Output { sink: output, unwritten: Vec::new(), answered_at: None })),
             owed: None,
             flush_owed: false,
             initialize_passed: false,
+            lookout: Lookout::off(),
         }
+    }
+
+    /// The same transport, watching its input after each answer as `lookout` decides.
+    pub fn with_lookout(self, lookout: Lookout) -> Self {
+        LineTransport { lookout, ..self }
     }
 
     /// Puts an owed answer in the output buffer and writes it out; `false` when the client's side is gone.
@@ -101,6 +119,9 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
     /// Cancellation-safe: bytes taken from the reader are in `self.line` (or skipped) before the next await.
     async fn read_line(&mut self) -> io::Result<LineRead> {
         loop {
+            if self.input.buffer().is_empty() {
+                self.watch_for_input().await;
+            }
             let available = self.input.fill_buf().await?;
             if available.is_empty() {
                 // A last message without its line feed is still a message.
@@ -125,6 +146,29 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
                 }
                 return Ok(LineRead::Line);
             }
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin, W> LineTransport<R, W> {
+    /// Polls the input, yielding to the runtime's other tasks in between, until it has bytes (or an error or its end,
+    /// which the caller then reads) or the lookout's moment has passed. Yielding keeps the thread from sleeping: the
+    /// runtime checks for I/O without waiting and comes straight back. Cancellation-safe: bytes read stay buffered.
+    async fn watch_for_input(&mut self) {
+        // A send in progress holds the output: an answer is under way, and there is nothing to watch for yet.
+        let last_answer = self.output.try_lock().ok().and_then(|output| output.answered_at);
+        let Some(until) = self.lookout.watch_until(last_answer, Instant::now()) else {
+            return;
+        };
+        while Instant::now() < until {
+            let ready = std::future::poll_fn(|cx| match Pin::new(&mut self.input).poll_fill_buf(cx) {
+                Poll::Ready(_) => Poll::Ready(true),
+                Poll::Pending => Poll::Ready(false),
+            });
+            if ready.await {
+                return;
+            }
+            tokio::task::yield_now().await;
         }
     }
 }
@@ -244,7 +288,9 @@ mod tests {
         let (client, server) = tokio::io::duplex(1 << 20);
         let (server_in, server_out) = tokio::io::split(server);
         let (client_in, client_out) = tokio::io::split(client);
-        (LineTransport::new(server_in, server_out), client_out, tokio::io::BufReader::new(client_in).lines())
+        // Watching after every answer, so that these tests read through the watch too.
+        let transport = LineTransport::new(server_in, server_out).with_lookout(Lookout::always());
+        (transport, client_out, tokio::io::BufReader::new(client_in).lines())
     }
 
     async fn next_answer(answers: &mut Answers) -> Value {
@@ -294,6 +340,25 @@ mod tests {
         client.write_all(b"\"method\":\"ping\"}\n").await.unwrap();
         let message = transport.receive().await.expect("the whole line");
         assert!(matches!(message, JsonRpcMessage::Request(request) if request.id == RequestId::Number(7)));
+    }
+
+    #[tokio::test]
+    async fn a_receive_cancelled_while_watching_after_an_answer_loses_nothing() {
+        let (mut transport, mut client, mut answers) = connected();
+        client.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").await.unwrap();
+        transport.receive().await.expect("the first ping");
+        let answer = JsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(1));
+        transport.send(answer).await.unwrap();
+        assert_eq!(next_answer(&mut answers).await["id"], 1);
+        // Half a line arrives; the receive takes it, watches for the rest, and is dropped while it watches.
+        client.write_all(br#"{"jsonrpc":"2.0","id":2,"#).await.unwrap();
+        let mut receive = Box::pin(transport.receive());
+        let done = std::future::poll_fn(|cx| Poll::Ready(receive.as_mut().poll(cx).is_ready())).await;
+        assert!(!done, "half a line is not a message");
+        drop(receive);
+        client.write_all(b"\"method\":\"ping\"}\n").await.unwrap();
+        let message = transport.receive().await.expect("the whole line");
+        assert!(matches!(message, JsonRpcMessage::Request(request) if request.id == RequestId::Number(2)));
     }
 
     #[tokio::test]
