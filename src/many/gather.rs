@@ -9,7 +9,7 @@ use super::expand::{Candidate, Expansion, Order, Skip};
 use super::render::{self, MORE_RESERVE, SKIPPED_TITLE, SUMMARY_RESERVE};
 use super::request::ReadManyRequest;
 use super::result::Skipped;
-use super::share::{self, MIN_READ_CAP, SEPARATOR, Shares};
+use super::share::{self, Claim, MIN_READ_CAP, SEPARATOR, Shares};
 use crate::budget::Cancel;
 use crate::config::Limits;
 use crate::engine::{Bounds, Reader, Seen};
@@ -75,10 +75,11 @@ impl Call<'_> {
     pub fn gather(&self, expansion: Expansion) -> Result<Gathered, ReadError> {
         let cap = self.cap;
         let candidates = expansion.candidates;
-        let headers: Vec<usize> = candidates.iter().map(|c| render::header(&c.path).len()).collect();
+        let claims: Vec<Claim> =
+            candidates.iter().map(|c| Claim { size: c.size, header: render::header(&c.path).len() }).collect();
         let known = |k: usize| self.known_skips(&expansion.skipped, &candidates[k..]);
         let room = |k: usize| cap.saturating_sub(fixed_cost(&known(k), cap));
-        let fit = share::files_that_fit(&headers, room);
+        let fit = share::files_that_fit(&claims, room);
         let skips = known(fit);
         let listed = share::listed_prefix(&line_lengths(&skips), cap / 4, MORE_RESERVE);
         let mut gathered = Gathered { unlisted: skips.len() - listed, ..Gathered::default() };
@@ -119,7 +120,8 @@ impl Call<'_> {
     /// them, which get no useful share.
     fn known_skips(&self, expanded: &[Skip], left_out: &[Candidate]) -> Vec<Skip> {
         let reason = format!(
-            "not read: no room left in the output cap for a useful share (at least {} each)",
+            "not read: no room left in the output cap for a useful share (a small file's whole output, or {} of a \
+             larger one)",
             crate::render::human_size(MIN_READ_CAP as u64)
         );
         let mut skips = expanded.to_vec();

@@ -37,17 +37,52 @@ impl Shares {
     }
 }
 
-/// How many of the first files can be read, each with at least [`MIN_READ_CAP`] bytes for its read beside its
-/// header: the largest `k` for which an equal split of `room(k)` (the bytes left for the files when the first `k`
-/// are read and the others listed) gives every one of them enough. `headers[i]` is the length of file `i`'s header.
-pub fn files_that_fit(headers: &[usize], room: impl Fn(usize) -> usize) -> usize {
-    (1..=headers.len())
-        .rev()
-        .find(|&k| {
-            let widest = headers[..k].iter().copied().max().unwrap_or(0);
-            room(k) / k >= MIN_READ_CAP + widest + SEPARATOR
-        })
-        .unwrap_or(0)
+/// Bytes the footer of a small file's read takes at most, beside its text (`(lines 1-3 of 3 · 120 B · end of file)`,
+/// or a short notice in its place).
+const SMALL_FILE_FOOTER: usize = 96;
+
+/// Bytes a read of a file of `size` bytes is counted on to need for a useful answer: the whole output of a small file
+/// (its text, with room for line numbers as long as the text, and its footer), and [`MIN_READ_CAP`] for any larger.
+/// An estimate: a file whose output turns out larger still gets its fair share, and the cap holds either way.
+pub fn read_need(size: u64) -> usize {
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    size.saturating_mul(2).saturating_add(SMALL_FILE_FOOTER).min(MIN_READ_CAP)
+}
+
+/// One file to share the cap with: its size (files are read smallest first) and the length of its header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Claim {
+    /// The file's size in bytes.
+    pub size: u64,
+    /// The length of its section's header.
+    pub header: usize,
+}
+
+impl Claim {
+    /// What the file's section needs: its header, its read and the separator after it.
+    fn need(&self) -> usize {
+        self.header + read_need(self.size) + SEPARATOR
+    }
+}
+
+/// How many of the first files can be read with a useful share each: the largest `k` for which sharing `room(k)`
+/// (the bytes left for the files when the first `k` are read and the others listed) among the first `k` as the
+/// reads will (smallest first, each offered an equal part of what is left) offers every file its need, counting that
+/// a small file uses its need and a larger one all it is offered.
+pub fn files_that_fit(claims: &[Claim], room: impl Fn(usize) -> usize) -> usize {
+    (1..=claims.len()).rev().find(|&k| each_gets_its_need(&claims[..k], room(k))).unwrap_or(0)
+}
+
+fn each_gets_its_need(claims: &[Claim], room: usize) -> bool {
+    let mut by_size = claims.to_vec();
+    by_size.sort_by_key(|claim| claim.size);
+    let mut shares = Shares::new(room, by_size.len());
+    by_size.iter().all(|claim| {
+        let (offered, need) = (shares.next(), claim.need());
+        let small = read_need(claim.size) < MIN_READ_CAP;
+        shares.spend(if small { need } else { offered });
+        offered >= need
+    })
 }
 
 /// Which lines of a list are spelled out within `limit` bytes: the longest prefix whose lines (each with its
@@ -104,19 +139,42 @@ mod tests {
         assert_eq!(shares.next(), 0, "no file left");
     }
 
+    fn claims(headers: &[usize], size: u64) -> Vec<Claim> {
+        headers.iter().map(|&header| Claim { size, header }).collect()
+    }
+
     #[test]
     fn the_first_files_that_fit_get_a_useful_share() {
-        let headers = [20; 10];
+        let big = claims(&[20; 10], 1 << 20);
         let each = MIN_READ_CAP + 20 + SEPARATOR;
-        assert_eq!(files_that_fit(&headers, |_| 10 * each), 10);
-        assert_eq!(files_that_fit(&headers, |_| 10 * each - 1), 9);
-        assert_eq!(files_that_fit(&headers, |_| 3 * each + 5), 3);
-        assert_eq!(files_that_fit(&headers, |_| each - 1), 0);
+        assert_eq!(files_that_fit(&big, |_| 10 * each), 10);
+        assert_eq!(files_that_fit(&big, |_| 10 * each - 1), 9);
+        assert_eq!(files_that_fit(&big, |_| 3 * each + 5), 3);
+        assert_eq!(files_that_fit(&big, |_| each - 1), 0);
         assert_eq!(files_that_fit(&[], |_| 1 << 20), 0);
         // Listing the files left out costs room: fewer listed lines when more files are read.
-        assert_eq!(files_that_fit(&headers, |k| 8 * each - (10 - k) * 10), 7);
+        assert_eq!(files_that_fit(&big, |k| 8 * each - (10 - k) * 10), 7);
         // One long header sets the bar for the files read with it.
-        assert_eq!(files_that_fit(&[20, 20, 4000], |_| 3 * each), 2);
+        let long_last = [claims(&[20, 20], 1 << 20), claims(&[4000], 1 << 20)].concat();
+        assert_eq!(files_that_fit(&long_last, |_| 3 * each), 2);
+    }
+
+    #[test]
+    fn small_files_are_counted_at_what_they_need_not_at_the_least_a_large_one_gets() {
+        // 200 files of 20 bytes need 20 + 2 × 20 + 96 + 2 = 158 bytes each: 31,600 bytes for all of them, where a
+        // floor of 1 KiB each would have let 28 through.
+        let tiny = claims(&[20; 200], 20);
+        assert_eq!(read_need(20), 136);
+        assert_eq!(files_that_fit(&tiny, |_| 200 * 158), 200);
+        assert_eq!(files_that_fit(&tiny, |_| 200 * 158 - 1), 199);
+        // Small files leave the rest to a large one, which must still be offered its least.
+        let mixed = [claims(&[20; 5], 20), claims(&[20], 1 << 20)].concat();
+        assert_eq!(files_that_fit(&mixed, |_| 5 * 158 + MIN_READ_CAP + 22), 6);
+        assert_eq!(files_that_fit(&mixed, |_| 5 * 158 + MIN_READ_CAP + 21), 5);
+        // A file is small until its read would need the least a large one gets.
+        assert_eq!(read_need(463), 1022);
+        assert_eq!(read_need(464), MIN_READ_CAP);
+        assert_eq!(read_need(u64::MAX), MIN_READ_CAP);
     }
 
     #[test]

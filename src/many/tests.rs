@@ -181,6 +181,19 @@ fn too_many_files_for_a_useful_share_read_the_first_and_list_the_rest() {
 }
 
 #[test]
+fn many_small_files_are_all_read_when_their_whole_output_fits() {
+    // Each of these answers in about 60 bytes; counting each at the 1 KiB a large file needs read 38 of
+    // them and skipped the rest, in a cap used to a tenth.
+    let files: Vec<(String, String)> = (0..120).map(|i| (format!("f{i:03}.conf"), format!("key{i} = on\n"))).collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let (_dir, root) = workspace(&refs);
+    let reader = reader_with_cap(&root, 50 * 1024);
+    let many = run(&reader, ReadManyRequest { max_files: Some(200), ..ReadManyRequest::new(["*.conf"]) });
+    assert_eq!((many.files.len(), many.skipped.len()), (120, 0), "{:?}", skipped_of(&many).first());
+    assert!(many.output.contains("==> f119.conf <==\n1: key119 = on\n"), "{}", many.output);
+}
+
+#[test]
 fn images_are_listed_not_decoded_and_binaries_show_their_error() {
     let (_dir, root) = workspace(&[("notes.txt", "n\n")]);
     // A PNG signature and header only: listing it must not need the pixels.
