@@ -146,7 +146,8 @@ pub fn classify(block: &[u8], forced: Option<Codec>) -> Content {
         };
     }
     if has_nul || controls > CONTROL_PER_MILLE_LIMIT {
-        return Content::Binary { description: "binary data".to_string(), hint: utf16_without_bom_hint(block) };
+        let hint = if has_nul { utf16_without_bom_hint(block) } else { control_bytes_hint(block, utf8_ok, controls) };
+        return Content::Binary { description: "binary data".to_string(), hint };
     }
     if utf8_ok && is_iso_2022_jp(block) {
         let codec = Codec::Whatwg(encoding_rs::ISO_2022_JP);
@@ -309,6 +310,26 @@ fn utf16_without_bom_hint(block: &[u8]) -> Option<String> {
     Some(format!("this looks like UTF-16 text without a byte order mark: retry with encoding=\"{label}\""))
 }
 
+/// Text in UTF-8 that uses a control byte as a separator (a FIX log's SOH, 0x01; a terminal capture) has too many of
+/// them to pass for text, yet every other byte is text: say which byte it is and how to read the file anyway.
+fn control_bytes_hint(block: &[u8], utf8_ok: bool, controls_per_mille: usize) -> Option<String> {
+    if !utf8_ok {
+        return None;
+    }
+    // Every control byte is ASCII.
+    let mut counts = [0usize; 128];
+    for &b in block.iter().filter(|&&b| is_control(b)) {
+        counts[usize::from(b & 0x7f)] += 1;
+    }
+    let most = (0..counts.len()).max_by_key(|&byte| (counts[byte], std::cmp::Reverse(byte)))?;
+    Some(format!(
+        "it is valid UTF-8, but {}.{}% of its bytes are control bytes (most often {most:#04x}); if it is text that uses \
+         them, such as a FIX log, read it with encoding=\"utf-8\"",
+        controls_per_mille / 10,
+        controls_per_mille % 10
+    ))
+}
+
 /// A short human name for a detected binary type.
 fn describe(kind: &infer::Type) -> String {
     let named = match kind.extension() {
@@ -432,6 +453,19 @@ mod tests {
     fn nul_or_many_controls_is_binary() {
         assert_eq!(binary_description(b"abc\0def"), "binary data");
         assert_eq!(binary_description(&[1, 2, 3, 4, 5, b'a', 6, 7, 8, 9]), "binary data");
+    }
+
+    #[test]
+    fn utf8_with_many_control_bytes_is_binary_with_a_hint_naming_the_byte_and_the_way_to_read_it() {
+        let fix: Vec<u8> = b"8=FIX.4.2\x019=65\x0135=A\x0149=S\x0156=T\x0110=123\x01\n".repeat(50);
+        let Content::Binary { hint: Some(hint), .. } = classify(&fix, None) else {
+            panic!("{:?}", classify(&fix, None));
+        };
+        assert!(hint.contains("of its bytes are control bytes (most often 0x01)"), "{hint}");
+        assert!(hint.ends_with("read it with encoding=\"utf-8\""), "{hint}");
+        // Not valid UTF-8: no such hint, the general one stands.
+        let latin = [&fix[..], b"\xff\xfe\xfd"].concat();
+        assert!(matches!(classify(&latin, None), Content::Binary { hint: None, .. }));
     }
 
     #[test]
