@@ -64,8 +64,9 @@ pub fn find(roots: &Roots, pattern: &str, budget: &mut WalkBudget<'_>) -> Result
         .map_err(|e| ReadError::invalid_param(format!("invalid glob: {e}")).with_hint(GLOB_HINT))?
         .compile_matcher();
     let resolved = roots.resolve(&split.base)?;
-    // The base may go through a link: walk where it really is (a walk never follows links itself).
-    let Some((root, base)) = roots.leads_to(resolved.root, &resolved.relative) else {
+    // The base may go through a link: walk where it really is (a walk never follows links itself). It is followed as
+    // spelled, so a `..` after a link climbs out of where the link leads, as it does for a path.
+    let Some((root, base)) = roots.leads_to(resolved.root, &resolved.beneath) else {
         return Err(ReadError::new(ErrorCode::OutsideRoot, format!("{}: outside the allowed roots", split.base))
             .with_hint("globs match only beneath the workspace roots"));
     };

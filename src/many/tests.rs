@@ -87,6 +87,19 @@ fn duplicates_are_read_once_whatever_their_spelling() {
 }
 
 #[test]
+fn a_glob_climbing_out_of_a_linked_folder_goes_where_the_path_does() {
+    // `lnk` leads to `a/b`, so `lnk/..` is `a`, for a glob's base as for a path (and as for a shell).
+    let (_dir, root) = workspace(&[("a/b/in_b.txt", "b\n"), ("a/x.txt", "in a\n"), ("x.txt", "in the root\n")]);
+    std::os::unix::fs::symlink("a/b", root.join("lnk")).unwrap();
+    let reader = reader_with_cap(&root, 50 * 1024);
+    let by_path = run(&reader, ReadManyRequest::new(["lnk/../x.txt"]));
+    assert!(by_path.output.contains("1: in a\n"), "{}", by_path.output);
+    let by_glob = run(&reader, ReadManyRequest::new(["lnk/../*.txt"]));
+    assert_eq!(paths_of(&by_glob), ["a/x.txt"]);
+    assert!(by_glob.output.contains("1: in a\n"), "{}", by_glob.output);
+}
+
+#[test]
 fn denied_glob_matches_are_counted_never_named() {
     let (dir, root) =
         workspace(&[("app/main.rs", "fn main() {}\n"), ("app/.env", "TOKEN=x\n"), ("app/db_password.txt", "x")]);
