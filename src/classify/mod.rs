@@ -269,12 +269,27 @@ fn guess_legacy(block: &[u8]) -> TextFormat {
     let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Allow);
     detector.feed(block, false);
     let codec = Codec::Whatwg(detector.guess(None, chardetng::Utf8Detection::Deny));
-    if codec.decode(block, codec::DecodeLimit::NONE, false).invalid == 0 {
+    if reads_well(&codec.decode(block, codec::DecodeLimit::NONE, false)) {
         TextFormat { codec, source: EncodingSource::Guessed, bom_len: 0 }
     } else {
         fallback
     }
 }
+
+/// Whether a guessed encoding reads a block well enough to be trusted: without a malformed sequence, or with at most
+/// one invalid byte per [`GUESS_CHARS_PER_INVALID_BYTE`] characters it decodes beyond ASCII. A stray bad byte (a
+/// damaged sector, two files spliced) then shows as U+FFFD in text that reads right, rather than sending the whole
+/// file to the UTF-8 fallback, where every character of a legacy encoding is garbled; a wrong guess leaves far more.
+fn reads_well(decoded: &codec::Decoded) -> bool {
+    if decoded.invalid == 0 {
+        return true;
+    }
+    let beyond_ascii = decoded.text.chars().filter(|c| !c.is_ascii() && *c != char::REPLACEMENT_CHARACTER).count();
+    decoded.invalid.saturating_mul(GUESS_CHARS_PER_INVALID_BYTE) <= beyond_ascii as u64
+}
+
+/// Characters beyond ASCII a guessed encoding must decode for each invalid byte it meets (see [`reads_well`]).
+const GUESS_CHARS_PER_INVALID_BYTE: u64 = 100;
 
 /// Well-formed multi-byte UTF-8 characters, and invalid bytes, in `block`.
 fn utf8_census(block: &[u8]) -> (usize, usize) {
@@ -536,6 +551,30 @@ mod tests {
             let cut = &bytes[..bytes.len() - 2];
             assert_eq!(text_codec(cut), (Codec::Whatwg(encoding), EncodingSource::Guessed, 0), "{}", encoding.name());
         }
+    }
+
+    #[test]
+    fn cjk_text_with_a_stray_bad_byte_keeps_its_guessed_encoding() {
+        let text = "你好，世界！这是一个测试文件，里面有很多汉字。\n".repeat(20);
+        for encoding in [encoding_rs::GBK, encoding_rs::EUC_KR, encoding_rs::SHIFT_JIS, encoding_rs::BIG5] {
+            let korean = "안녕하세요, 세계! 이것은 테스트 파일입니다.\n".repeat(20);
+            let text = if encoding == encoding_rs::EUC_KR { &korean } else { &text };
+            let (bytes, _, _) = encoding.encode(text);
+            let mut damaged = bytes.to_vec();
+            damaged.insert(bytes.len() / 2, 0xFF);
+            assert_eq!(
+                text_codec(&damaged),
+                (Codec::Whatwg(encoding), EncodingSource::Guessed, 0),
+                "{}",
+                encoding.name()
+            );
+        }
+        // A bad byte for every few characters is no longer text in that encoding.
+        let decoded = |text: &str, invalid| codec::Decoded { text: text.to_string(), invalid, ..Default::default() };
+        assert!(reads_well(&decoded(&"字".repeat(100), 1)));
+        assert!(!reads_well(&decoded(&"字".repeat(199), 2)));
+        assert!(!reads_well(&decoded(&"\u{FFFD}".repeat(500), 1)), "replacements are not characters read");
+        assert!(reads_well(&decoded("ascii only", 0)));
     }
 
     #[test]
