@@ -1264,6 +1264,24 @@ fn invalid_utf8_without_a_confident_guess_shows_replacement_characters() {
 }
 
 #[test]
+fn nul_bytes_past_the_classified_start_are_shown_and_counted_in_the_footer() {
+    let ws = Ws::new();
+    // Text for the first 64 KiB that classification looks at, then a line with binary bytes in it.
+    let mut bytes = b"plain text line\n".repeat(5000);
+    bytes.extend_from_slice(b"record \x00\x01\x00 end\nlast\n");
+    ws.file("mixed.log", &bytes);
+    let v = ws.read("mixed.log", json!({"offset": 5000}));
+    let out = output(&v);
+    assert_eq!(body(out), ["5000: plain text line", "5001: record \u{0}\u{1}\u{0} end", "5002: last"]);
+    assert!(footer(out).contains("2 NUL byte(s) in this window, shown as they are"), "{out}");
+    let ranged = ws.read("mixed.log", json!({"start_byte": 80_000, "end_byte": bytes.len()}));
+    assert!(footer(output(&ranged)).contains("2 NUL byte(s) in this window"), "{}", output(&ranged));
+    // A window without one says nothing of it.
+    let clean = ws.read("mixed.log", json!({"offset": 1, "limit": 3}));
+    assert!(!output(&clean).contains("NUL"), "{}", output(&clean));
+}
+
+#[test]
 fn forced_utf8_shows_replacement_characters_and_counts_them() {
     let ws = Ws::new();
     ws.file("bad.txt", b"abc\xFF\xFEdef\nok\n");

@@ -209,6 +209,7 @@ pub(super) fn window_notices(
     footer.notice_if(renderer.cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
     footer.notice_if(renderer.truncated > 0, || format!("{} long line(s) cut", renderer.truncated));
     encoding_notices(footer, format, renderer.invalid);
+    nul_notice(footer, renderer.text());
     line_ending_notice(footer, &scanned.summary);
     let at_end = scanned.last >= scanned.total();
     footer.notice_if(at_end && !scanned.summary.trailing_newline, || "no final newline".to_string());
@@ -288,6 +289,7 @@ fn read_bytes(
         });
     }
     encoding_notices(&mut footer, format, window.invalid);
+    nul_notice(&mut footer, &window.text);
     let mut output = window.text;
     render::append_footer(&mut output, &footer.finish(next_call, "end of file"));
     meta.invalid_bytes = (window.invalid > 0).then_some(window.invalid);
@@ -328,6 +330,14 @@ pub(super) fn empty_file(mut meta: TextMeta, size: u64) -> TextResult {
     meta.trailing_newline = Some(false);
     meta.line_ending = Some("none");
     TextResult { output, meta }
+}
+
+/// Says how many NUL characters the window shows. A NUL in the first 64 KiB makes a file binary; one further on (a
+/// log with binary records appended, a disk image that starts with text) is shown as it is, and the model is told,
+/// so that it does not take binary data for text unawares.
+fn nul_notice(footer: &mut Footer, text: &str) {
+    let nuls = memchr::memchr_iter(0, text.as_bytes()).count();
+    footer.notice_if(nuls > 0, || format!("{nuls} NUL byte(s) in this window, shown as they are"));
 }
 
 fn encoding_notices(footer: &mut Footer, format: &TextFormat, invalid: u64) {
