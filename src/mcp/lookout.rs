@@ -4,11 +4,11 @@
 //! A client that reads files one after another without a model's turn in between (a harness paging through a file, a
 //! script) sends its next request within tens of microseconds of our answer. If the protocol thread has gone to sleep
 //! in the meantime, the request first has to wake it: on a virtual machine with two cores that wake-up cost a third of
-//! each sequential read's round trip. So after it
-//! answers the last request its client is waiting on, the stdio server keeps polling its input, yielding to its other
-//! tasks, for [`WATCH_FOR`] before it sleeps. Measured side by side (3,000 sequential reads, medians of five
-//! repetitions, two runs): read p50 0.25–0.27× the Node server's without the watch, 0.17× with 50 µs, 0.15–0.16× with
-//! 100 µs, 0.24× with 25 µs (too short for the client's turn-around); 13–17 µs more CPU per read (BENCHMARKS.md).
+//! each sequential read's round trip. So after it answers the last request its client is waiting on, the stdio server
+//! keeps polling its input, yielding to its other tasks, for [`WATCH_FOR`] before it sleeps. Measured side by side
+//! (3,000 sequential reads, medians of five repetitions, two runs): read p50 0.25–0.27× the Node server's without the
+//! watch, 0.24× with 25 µs (too short for the client's turn-around), 0.17× with 50 µs, 0.15–0.16× with 100 µs; 13–17 µs
+//! more CPU per read (BENCHMARKS.md).
 //!
 //! It does not watch while the client still waits on an answer (that answer will wake the thread, and the blocking
 //! pool's threads need the cores), nor on a single core, where polling would only keep the client from running.
