@@ -14,6 +14,7 @@ use crate::budget::Cancel;
 use crate::config::Limits;
 use crate::engine::{Bounds, Reader, Seen};
 use crate::error::{ErrorCode, ReadError};
+use crate::render::FOOTER_RESERVE;
 use crate::result::ReadResult;
 use std::time::Instant;
 
@@ -143,8 +144,12 @@ impl Call<'_> {
             let reason = "not read: the call's time budget ran out".to_string();
             return Ok(self.skipped(self.file_skip(&candidate.path, reason), share));
         }
+        let room = share.saturating_sub(header.len() + SEPARATOR);
+        // A small file was admitted on a bound of its whole output, within its share: it gets the renderer's footer
+        // reserve on top, so that its lines are never cut short of it.
+        let small = Claim { size: candidate.size, header: header.len() }.is_small();
         let limits = Limits {
-            max_output_bytes: share.saturating_sub(header.len() + SEPARATOR).max(MIN_READ_CAP),
+            max_output_bytes: if small { room + FOOTER_RESERVE } else { room }.max(MIN_READ_CAP),
             timeout_ms: u64::try_from((self.deadline - now).as_millis()).unwrap_or(u64::MAX).max(1),
             ..self.reader.limits().clone()
         };

@@ -37,16 +37,21 @@ impl Shares {
     }
 }
 
-/// Bytes the footer of a small file's read takes at most, beside its text (`(lines 1-3 of 3 · 120 B · end of file)`,
-/// or a short notice in its place).
-const SMALL_FILE_FOOTER: usize = 96;
+/// Bytes a small file's answer may add beside its lines and the path it names: its footer with every notice, or the
+/// error it answers instead (`BINARY: …` and its hint).
+const SMALL_ANSWER_EXTRA: usize = 256;
 
-/// Bytes a read of a file of `size` bytes is counted on to need for a useful answer: the whole output of a small file
-/// (its text, with room for line numbers as long as the text, and its footer), and [`MIN_READ_CAP`] for any larger.
-/// An estimate: a file whose output turns out larger still gets its fair share, and the cap holds either way.
-pub fn read_need(size: u64) -> usize {
+/// Bytes of lines one byte of a file gives at most: a line feed becomes a line of its own (`NNN: ` and a line feed,
+/// in a file of under a thousand lines), and any other byte at most three bytes of UTF-8 (a legacy or invalid byte).
+const LINE_BYTES_PER_BYTE: usize = 6;
+
+/// Bytes a read of a file of `size` bytes, whose header is `header` bytes long (it names the path, as an error
+/// would), is counted on to need: for a small file, a bound on its whole output, whatever its encoding and lines; for
+/// any other, [`MIN_READ_CAP`], the least a useful share offers.
+pub fn read_need(size: u64, header: usize) -> usize {
     let size = usize::try_from(size).unwrap_or(usize::MAX);
-    size.saturating_mul(2).saturating_add(SMALL_FILE_FOOTER).min(MIN_READ_CAP)
+    let lines = size.saturating_add(1).saturating_mul(LINE_BYTES_PER_BYTE);
+    lines.saturating_add(SMALL_ANSWER_EXTRA).saturating_add(header).min(MIN_READ_CAP)
 }
 
 /// One file to share the cap with: its size (files are read smallest first) and the length of its header.
@@ -60,8 +65,14 @@ pub struct Claim {
 
 impl Claim {
     /// What the file's section needs: its header, its read and the separator after it.
-    fn need(&self) -> usize {
-        self.header + read_need(self.size) + SEPARATOR
+    pub fn need(&self) -> usize {
+        self.header + read_need(self.size, self.header) + SEPARATOR
+    }
+
+    /// Whether the file is small enough for [`read_need`] to bound its whole output: it then takes no more than
+    /// that, and its read must not be cut short of it.
+    pub fn is_small(&self) -> bool {
+        read_need(self.size, self.header) < MIN_READ_CAP
     }
 }
 
@@ -79,8 +90,7 @@ fn each_gets_its_need(claims: &[Claim], room: usize) -> bool {
     let mut shares = Shares::new(room, by_size.len());
     by_size.iter().all(|claim| {
         let (offered, need) = (shares.next(), claim.need());
-        let small = read_need(claim.size) < MIN_READ_CAP;
-        shares.spend(if small { need } else { offered });
+        shares.spend(if claim.is_small() { need } else { offered });
         offered >= need
     })
 }
@@ -160,21 +170,23 @@ mod tests {
     }
 
     #[test]
-    fn small_files_are_counted_at_what_they_need_not_at_the_least_a_large_one_gets() {
-        // 200 files of 20 bytes need 20 + 2 × 20 + 96 + 2 = 158 bytes each: 31,600 bytes for all of them, where a
-        // floor of 1 KiB each would have let 28 through.
+    fn small_files_are_counted_at_a_bound_of_their_output_not_at_the_least_a_large_one_gets() {
+        // 200 files of 20 bytes with 20-byte headers: 6 × 21 + 256 + 20 = 402 bytes of answer at most, 424 with
+        // header and separator, where a floor of 1 KiB each would have let 84,800 / 1,046 = 81 through.
         let tiny = claims(&[20; 200], 20);
-        assert_eq!(read_need(20), 136);
-        assert_eq!(files_that_fit(&tiny, |_| 200 * 158), 200);
-        assert_eq!(files_that_fit(&tiny, |_| 200 * 158 - 1), 199);
+        assert_eq!(read_need(20, 20), 402);
+        assert!(tiny[0].is_small());
+        assert_eq!(files_that_fit(&tiny, |_| 200 * 424), 200);
+        assert_eq!(files_that_fit(&tiny, |_| 200 * 424 - 1), 199);
         // Small files leave the rest to a large one, which must still be offered its least.
         let mixed = [claims(&[20; 5], 20), claims(&[20], 1 << 20)].concat();
-        assert_eq!(files_that_fit(&mixed, |_| 5 * 158 + MIN_READ_CAP + 22), 6);
-        assert_eq!(files_that_fit(&mixed, |_| 5 * 158 + MIN_READ_CAP + 21), 5);
-        // A file is small until its read would need the least a large one gets.
-        assert_eq!(read_need(463), 1022);
-        assert_eq!(read_need(464), MIN_READ_CAP);
-        assert_eq!(read_need(u64::MAX), MIN_READ_CAP);
+        assert_eq!(files_that_fit(&mixed, |_| 5 * 424 + MIN_READ_CAP + 22), 6);
+        assert_eq!(files_that_fit(&mixed, |_| 5 * 424 + MIN_READ_CAP + 21), 5);
+        // A file is small while the bound stays under the least a large one gets; a long path counts against it.
+        assert_eq!(read_need(120, 20), 1002);
+        assert_eq!(read_need(124, 20), MIN_READ_CAP);
+        assert!(!Claim { size: 20, header: 700 }.is_small());
+        assert_eq!(read_need(u64::MAX, 20), MIN_READ_CAP);
     }
 
     #[test]
