@@ -224,6 +224,8 @@ where
             self.line.clear();
             match decoded {
                 Decoded::Message(JsonRpcMessage::Request(request)) => {
+                    let last_answer = self.output.try_lock().ok().and_then(|output| output.answered_at);
+                    self.lookout.request_arrived(last_answer, Instant::now());
                     self.initialize_passed |= matches!(request.request, ClientRequest::InitializeRequest(_));
                     return Some(JsonRpcMessage::Request(request));
                 }
