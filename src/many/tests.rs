@@ -207,6 +207,18 @@ fn many_small_files_are_all_read_when_their_whole_output_fits() {
 }
 
 #[test]
+fn a_small_file_admitted_on_its_bound_is_read_whole_even_in_a_tight_share() {
+    // 120 empty lines answer in about 650 bytes: more than the 512 bytes of lines a read capped at 1 KiB keeps
+    // beside its footer reserve, less than the share it is offered here.
+    let (_dir, root) = workspace(&[("blank.txt", &"\n".repeat(120)), ("big.txt", &lines(400))]);
+    let reader = reader_with_cap(&root, 2400);
+    let many = run(&reader, ReadManyRequest::new(["blank.txt", "big.txt"]));
+    assert_eq!(paths_of(&many), ["blank.txt", "big.txt"]);
+    let blank = many.output.split("==> big.txt <==").next().unwrap();
+    assert!(blank.contains("120: \n(lines 1-120 of 120 · 120 B · end of file)"), "{blank}");
+}
+
+#[test]
 fn images_are_listed_not_decoded_and_binaries_show_their_error() {
     let (_dir, root) = workspace(&[("notes.txt", "n\n")]);
     // A PNG signature and header only: listing it must not need the pixels.
