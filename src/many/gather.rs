@@ -89,11 +89,11 @@ impl Call<'_> {
             gathered.skipped.push((skip.order, skip.entry, line));
         }
         let mut shares = Shares::new(room(fit), fit);
-        let mut by_size: Vec<&Candidate> = candidates[..fit].iter().collect();
-        by_size.sort_by_key(|c| (c.size, c.order));
-        for candidate in by_size {
+        let mut by_size: Vec<(&Candidate, Claim)> = candidates[..fit].iter().zip(claims).collect();
+        by_size.sort_by_key(|(c, _)| (c.size, c.order));
+        for (candidate, claim) in by_size {
             let share = shares.next();
-            let used = match self.read_one(candidate, share)? {
+            let used = match self.read_one(candidate, claim, share)? {
                 Outcome::Shown(result, text, seen) => {
                     let used = text.len() + SEPARATOR;
                     let (order, path) = (candidate.order, candidate.path.clone());
@@ -137,7 +137,7 @@ impl Call<'_> {
     }
 
     /// Reads one file within `share` bytes (header and separator included).
-    fn read_one(&self, candidate: &Candidate, share: usize) -> Result<Outcome, ReadError> {
+    fn read_one(&self, candidate: &Candidate, claim: Claim, share: usize) -> Result<Outcome, ReadError> {
         let header = render::header(&candidate.path);
         let now = Instant::now();
         if now >= self.deadline {
@@ -147,9 +147,8 @@ impl Call<'_> {
         let room = share.saturating_sub(header.len() + SEPARATOR);
         // A small file was admitted on a bound of its whole output, within its share: it gets the renderer's footer
         // reserve on top, so that its lines are never cut short of it.
-        let small = Claim { size: candidate.size, header: header.len() }.is_small();
         let limits = Limits {
-            max_output_bytes: if small { room + FOOTER_RESERVE } else { room }.max(MIN_READ_CAP),
+            max_output_bytes: if claim.is_small() { room + FOOTER_RESERVE } else { room }.max(MIN_READ_CAP),
             timeout_ms: u64::try_from((self.deadline - now).as_millis()).unwrap_or(u64::MAX).max(1),
             ..self.reader.limits().clone()
         };

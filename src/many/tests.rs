@@ -15,6 +15,12 @@ fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     (dir, root)
 }
 
+/// [`workspace`] for files whose paths and texts were built at run time.
+fn workspace_of(files: &[(String, String)]) -> (tempfile::TempDir, PathBuf) {
+    let refs: Vec<(&str, &str)> = files.iter().map(|(path, text)| (path.as_str(), text.as_str())).collect();
+    workspace(&refs)
+}
+
 fn write(root: &Path, path: &str, bytes: &[u8]) {
     let full = root.join(path);
     std::fs::create_dir_all(full.parent().unwrap()).unwrap();
@@ -122,8 +128,7 @@ fn denied_glob_matches_are_counted_never_named() {
 #[test]
 fn max_files_bounds_the_files_read_and_counts_the_rest() {
     let files: Vec<(String, String)> = (0..8).map(|i| (format!("f{i}.txt"), format!("{i}\n"))).collect();
-    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-    let (_dir, root) = workspace(&refs);
+    let (_dir, root) = workspace_of(&files);
     let reader = reader_with_cap(&root, 50 * 1024);
     let request = ReadManyRequest { max_files: Some(3), ..ReadManyRequest::new(["f7.txt", "*.txt", "f0.txt"]) };
     let many = run(&reader, request);
@@ -179,8 +184,7 @@ fn small_files_come_whole_and_a_big_one_gets_the_rest_with_its_next_call() {
 #[test]
 fn too_many_files_for_a_useful_share_read_the_first_and_list_the_rest() {
     let files: Vec<(String, String)> = (0..12).map(|i| (format!("f{i:02}.txt"), lines(100))).collect();
-    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-    let (_dir, root) = workspace(&refs);
+    let (_dir, root) = workspace_of(&files);
     let reader = reader_with_cap(&root, 8 * 1024);
     let many = run(&reader, ReadManyRequest { limit: Some(40), ..ReadManyRequest::new(["*.txt"]) });
     let shown = many.files.len();
@@ -198,8 +202,7 @@ fn many_small_files_are_all_read_when_their_whole_output_fits() {
     // Each of these answers in about 60 bytes; counting each at the 1 KiB a large file needs read 38 of
     // them and skipped the rest, in a cap used to a tenth.
     let files: Vec<(String, String)> = (0..120).map(|i| (format!("f{i:03}.conf"), format!("key{i} = on\n"))).collect();
-    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-    let (_dir, root) = workspace(&refs);
+    let (_dir, root) = workspace_of(&files);
     let reader = reader_with_cap(&root, 50 * 1024);
     let many = run(&reader, ReadManyRequest { max_files: Some(200), ..ReadManyRequest::new(["*.conf"]) });
     assert_eq!((many.files.len(), many.skipped.len()), (120, 0), "{:?}", skipped_of(&many).first());
