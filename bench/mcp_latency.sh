@@ -7,12 +7,16 @@
 # last, is the reference of the ratios. Same files as bench/mcp_load.sh. Prints a markdown table (medians of REPS
 # repetitions). agent-read answers every read with the file (--no-repeat-stubs), as the Node server does.
 #
+# Each repetition begins with every server idle IDLE_BEFORE seconds (default 11: agent-read gives freed memory back
+# after 10 quiet seconds), and each server's phases begin with one more burst, the `burst after idle` columns: a burst
+# on memory given back. The `burst` columns are then a burst on a server that has been busy.
+#
 # The floor rows (FLOOR=1, the default) are bench/mcp_floor/: an rmcp server that sends agent-read's very answers from
 # memory, with no file read, on the same transports. They show what the SDK, the JSON and the transport cost alone, so
 # how near any rmcp server could come to a target.
 #
 #   bench/mcp_latency.sh                         # N=5000 calls per sequential phase, BURST=1000, REPS=5
-#   N=1000 BURST=200 REPS=1 bench/mcp_latency.sh   # smoke run
+#   N=1000 BURST=200 REPS=1 IDLE_BEFORE=0 bench/mcp_latency.sh   # smoke run (no bursts after idle)
 #   AGENT_READ_BIN=/path/to/agent-read bench/mcp_latency.sh   # another build of agent-read (none is built then)
 #   FLOOR=0 bench/mcp_latency.sh                 # without the floor rows
 set -euo pipefail
@@ -41,6 +45,7 @@ if [ "${FLOOR:-1}" = 1 ]; then
   )
 fi
 # `--http auto` has the client pick a free port, which it puts in place of {port}.
+export IDLE_BEFORE=${IDLE_BEFORE:-11}
 exec target/mcp-latency/release/mcp-latency "$files" "${N:-5000}" "${REPS:-5}" "${BURST:-1000}" \
   -- agent-read read "${ours[@]}" \
   -- "agent-read HTTP session" read --http auto "${ours[@]}" --http '127.0.0.1:{port}' \

@@ -24,15 +24,16 @@ numbered lines of the whole file, `meta.total_lines` right); anything else count
 
 Memory: VmRSS after warm-up (WARMUP sequential reads, WARMUP_BURSTS bursts of N_CONC) and after every repetition
 shows whether memory stays flat; the thread count is recorded at the same moments. Both are read once every server
-has been idle SETTLE seconds (default 2), the same for all, so that what is compared is the memory a server keeps, not
-what it holds for a burst that just ended (an HTTP agent-read gives freed memory back one second after its last
-request or read ends); the peak of a phase is VmHWM read at its end after resetting it at its start
+has been idle SETTLE seconds (default 12), the same for all, so that what is compared is the memory a server keeps,
+not what it holds for a burst that just ended (agent-read gives freed memory back ten seconds after its last request
+or read ends). So every repetition's burst finds agent-read's memory given back; bench/mcp_latency.sh also times
+bursts on a server that has been busy. The peak of a phase is VmHWM read at its end after resetting it at its start
 (`echo 5 > /proc/PID/clear_refs`).
 
 Also, before the reads, N_PING sequential `ping` requests per server: the protocol and transport floor, no file read.
 
 Parameters (environment): N_SEQ=10000 N_CONC=1000 N_SEQ_HTTP=1000 N_PING=1000 REPS=5 N_FILES=200
-  WARMUP=(2 x N_FILES) WARMUP_BURSTS=1  SETTLE=2 (seconds)  HTTP=auto|0  PHASE_TIMEOUT=300 (seconds)
+  WARMUP=(2 x N_FILES) WARMUP_BURSTS=1  SETTLE=12 (seconds)  HTTP=auto|0  PHASE_TIMEOUT=300 (seconds)
   SERVERS=ours-stdio,node-stdio,ours-http,ours-http-sl (a subset to run)  HTTP_QUICKACK=1 (diagnostic: see QUICKACK)
   MEM_PROBE=bench/heap_probe.py (diagnostic: at every idle moment, where each server's heap memory sits; with
   HEAP_PROBE_GDB=1 also glibc's own view, which attaches a debugger: see that script)
@@ -78,7 +79,7 @@ REPS = env_int("REPS", 5)
 WARMUP = env_int("WARMUP", 2 * N_FILES)
 WARMUP_BURSTS = env_int("WARMUP_BURSTS", 1)
 PHASE_TIMEOUT = env_int("PHASE_TIMEOUT", 300)
-SETTLE = env_int("SETTLE", 2)
+SETTLE = env_int("SETTLE", 12)
 HTTP_MODE = os.environ.get("HTTP", "auto")
 # Diagnostic only, never for the figures: the client acknowledges every HTTP segment at once (TCP_QUICKACK), which
 # hides a server that leaves Nagle's algorithm on (its small writes then wait for the client's delayed ACK, ~40 ms).

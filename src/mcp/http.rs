@@ -78,7 +78,8 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
         let listener = listener.tap_io(|tcp| {
             let _ = tcp.set_nodelay(true);
         });
-        axum::serve(listener, router)
+        // Made into a service once: served as it is, a router rebuilds its table of routes for every connection.
+        axum::serve(listener, router.into_make_service())
             .with_graceful_shutdown(async move {
                 interrupted().await;
                 // Ends open sessions and their event streams, so the shutdown does not wait on idle clients.

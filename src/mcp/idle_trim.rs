@@ -28,8 +28,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
-/// How long the server must see no new request and no finished read before it trims.
-const QUIET: Duration = Duration::from_secs(1);
+/// How long the server must see no new request and no finished read before it trims. Memory given back is taken
+/// again, a page fault at a time, by the next burst: after a trim a burst of 1,000 HTTP reads took 11–46% longer
+/// (BENCHMARKS.md, "Memory given back after ten quiet seconds"). Ten seconds spans the pauses between an agent's
+/// turns and a busy server's lulls, and still gives memory back soon after the work is over.
+const QUIET: Duration = Duration::from_secs(10);
 
 /// How long an idle blocking thread lives: shorter than [`QUIET`], so that the threads that ran the last reads have
 /// exited, and handed back their caches, by the time the trim runs.

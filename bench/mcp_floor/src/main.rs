@@ -151,7 +151,7 @@ fn serve_http(floor: Floor, addr: &str, stateless: bool) -> Result<(), String> {
         let listener = listener.tap_io(|tcp| {
             let _ = tcp.set_nodelay(true);
         });
-        axum::serve(listener, router).await.map_err(|e| e.to_string())
+        axum::serve(listener, router.into_make_service()).await.map_err(|e| e.to_string())
     })
 }
 

@@ -11,6 +11,11 @@
 //!   while this thread takes the answers as they come, in any order; a request's latency runs from its write to its
 //!   answer's arrival, as in bench/mcp_load.py's `conc` phase.
 //!
+//! With IDLE_BEFORE=SECONDS in the environment, each repetition begins with every server idle that long, and each
+//! server's phases begin with one more burst, timed as `burst after idle`: what a burst costs a server that has just
+//! been quiet (agent-read gives freed memory back after a quiet period, and takes it again, page by page, in the next
+//! burst). The `burst` phase then follows within the same busy period, so it is the burst of a server under load.
+//!
 //! Stdio servers get newline-delimited JSON-RPC on their standard input, the burst all on the one pipe.
 //!
 //! HTTP servers (streamable HTTP, `POST /mcp` on 127.0.0.1, HTTP/1.1): the client starts the process, waits until the
@@ -974,7 +979,7 @@ fn raise_open_files(needed: u64) -> Result<(), String> {
 }
 
 /// The figures of one server over the repetitions, in the table's column order.
-const FIGURES: [&str; 9] = [
+const FIGURES: [&str; 10] = [
     "ping_p50_us",
     "ping_p99_us",
     "read_p50_us",
@@ -984,7 +989,20 @@ const FIGURES: [&str; 9] = [
     "burst_p99_us",
     "burst_reads_per_s",
     "burst_cpu_us",
+    "idle_burst_p50_us",
 ];
+
+/// Seconds every server is left idle at the start of each repetition (IDLE_BEFORE; 0, the default, for none).
+fn idle_before() -> Result<f64, String> {
+    match std::env::var("IDLE_BEFORE") {
+        Err(_) => Ok(0.0),
+        Ok(value) => value
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .ok_or_else(|| format!("IDLE_BEFORE={value:?}: give a number of seconds, 0 or more")),
+    }
+}
 
 fn run(args: &[String]) -> Result<(), String> {
     let usage = "usage: mcp-latency FILES_DIR N REPS [BURST] -- NAME TOOL [--http PORT|auto] CMD ARGS... \
@@ -1016,18 +1034,21 @@ fn run(args: &[String]) -> Result<(), String> {
         phase(server, "read", 2 * files.len(), &files)?; // warm-up: page cache, allocator, JIT
         burst(server, burst_size, &files)?;
     }
-    let mut samples: Vec<[Vec<f64>; 9]> = servers.iter().map(|_| Default::default()).collect();
+    let idle = idle_before()?;
+    let mut samples: Vec<[Vec<f64>; 10]> = servers.iter().map(|_| Default::default()).collect();
     for rep in 0..reps {
+        std::thread::sleep(Duration::from_secs_f64(idle));
         for k in 0..servers.len() {
             let s = (k + rep) % servers.len();
             let pid = servers[s].child.id();
+            let idle_burst50 = if idle > 0.0 { burst(&mut servers[s], burst_size, &files)?.0 } else { f64::NAN };
             let (ping50, ping99) = phase(&mut servers[s], "ping", n, &files)?;
             let cpu = cpu_seconds(pid)?;
             let (read50, read99) = phase(&mut servers[s], "read", n, &files)?;
             let read_cpu = (cpu_seconds(pid)? - cpu) * 1e6 / n as f64;
             let (burst50, burst99, rate, cpu, client_cpu) = burst(&mut servers[s], burst_size, &files)?;
             let burst_cpu = cpu * 1e6 / burst_size as f64;
-            let figures = [ping50, ping99, read50, read99, read_cpu, burst50, burst99, rate, burst_cpu];
+            let figures = [ping50, ping99, read50, read99, read_cpu, burst50, burst99, rate, burst_cpu, idle_burst50];
             let client_cpu = client_cpu * 1e6 / burst_size as f64;
             let mut line = json!({"server": servers[s].name, "rep": rep, "client_burst_cpu_us": client_cpu});
             for (name, value) in FIGURES.iter().zip(figures) {
@@ -1043,14 +1064,19 @@ fn run(args: &[String]) -> Result<(), String> {
     println!(
         "| server | ping p50 (µs) | ping p99 (µs) | read p50 (µs) | read p99 (µs) | read p50 ÷ last row \
          | CPU per read (µs) | burst p50 (ms) | burst p99 (ms) | burst reads/s | burst p50 ÷ last row \
-         | CPU per burst read (µs) | errors |"
+         | CPU per burst read (µs) | burst after idle p50 (ms) | burst after idle ÷ last row | errors |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (server, sample) in servers.iter().zip(samples) {
-        let [p50, p99, r50, r99, rcpu, b50, b99, rate, bcpu] = sample.map(median);
+        let [p50, p99, r50, r99, rcpu, b50, b99, rate, bcpu, i50] = sample.map(median);
+        let (idle_p50, idle_ratio) = if idle > 0.0 {
+            (format!("{:.1}", i50 / 1e3), format!("{:.2}×", i50 / reference[9]))
+        } else {
+            ("–".to_string(), "–".to_string())
+        };
         println!(
             "| {} | {p50:.1} | {p99:.1} | {r50:.1} | {r99:.1} | {:.2}× | {rcpu:.0} | {:.1} | {:.1} | {rate:.0} | {:.2}× \
-             | {bcpu:.0} | {} |",
+             | {bcpu:.0} | {idle_p50} | {idle_ratio} | {} |",
             server.name,
             r50 / reference[2],
             b50 / 1e3,
@@ -1059,8 +1085,10 @@ fn run(args: &[String]) -> Result<(), String> {
             server.errors
         );
     }
+    let after_idle = if idle > 0.0 { format!(", each after {idle} s idle and one burst more") } else { String::new() };
     println!(
-        "\nmedians of {reps} repetitions of {n} sequential calls and a burst of {burst_size} reads each; {} files",
+        "\nmedians of {reps} repetitions of {n} sequential calls and a burst of {burst_size} reads each{after_idle}; \
+         {} files",
         files.len()
     );
     Ok(())
