@@ -25,8 +25,10 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::Notify;
+// Tokio's clock (the system's, unless a test pauses it), so that tests can let the quiet period pass at once.
+use tokio::time::Instant;
 
 /// How long the server must see no new request and no finished read before it trims. Memory given back is taken
 /// again, a page fault at a time, by the next burst: after a trim a burst of 1,000 HTTP reads took 11–46% longer
@@ -79,6 +81,12 @@ impl Activity {
 
     /// Runs forever on the current runtime: once [`QUIET`] has passed after some activity, trims once.
     pub async fn trim_when_quiet(self) {
+        self.run_when_quiet(release_free_memory).await;
+    }
+
+    /// Runs `trim` on the blocking pool once [`QUIET`] has passed after some activity, and again only after new
+    /// activity has gone quiet.
+    async fn run_when_quiet(self, trim: impl Fn() + Clone + Send + 'static) {
         let mut trimmed_after = None;
         loop {
             self.shared.woken.notified().await;
@@ -95,7 +103,7 @@ impl Activity {
             }
             trimmed_after = Some(last);
             // A trim walks every arena: not on an async worker.
-            let _ = tokio::task::spawn_blocking(release_free_memory).await;
+            let _ = tokio::task::spawn_blocking(trim.clone()).await;
         }
     }
 }
@@ -146,6 +154,34 @@ mod tests {
         let quiet_ms = u64::try_from(QUIET.as_millis()).unwrap();
         assert_eq!(quiet_left(1_000, 1_000 + quiet_ms), None, "quiet for the whole period");
         assert_eq!(quiet_left(2_000, 1_000), Some(QUIET), "a clock read before the activity was stored");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn trims_once_the_server_has_been_quiet_ten_seconds_and_again_only_after_new_activity() {
+        use std::sync::atomic::AtomicUsize;
+        let trims = Arc::new(AtomicUsize::new(0));
+        let count = trims.clone();
+        let activity = Activity::default();
+        tokio::spawn(activity.clone().run_when_quiet(move || _ = count.fetch_add(1, Ordering::SeqCst)));
+        let trimmed = || trims.load(Ordering::SeqCst);
+        let margin = Duration::from_millis(100);
+        assert_eq!(QUIET, Duration::from_secs(10));
+
+        activity.record();
+        tokio::time::sleep(QUIET - margin).await;
+        assert_eq!(trimmed(), 0, "not before the quiet period has passed");
+        // A request in the meantime starts the quiet period over.
+        activity.record();
+        tokio::time::sleep(QUIET - margin).await;
+        assert_eq!(trimmed(), 0, "activity postponed the trim");
+        tokio::time::sleep(2 * margin).await;
+        assert_eq!(trimmed(), 1, "quiet since the last activity");
+        tokio::time::sleep(3 * QUIET).await;
+        assert_eq!(trimmed(), 1, "nothing new to give back");
+
+        activity.record();
+        tokio::time::sleep(QUIET + margin).await;
+        assert_eq!(trimmed(), 2, "new activity, then quiet again");
     }
 
     #[test]
