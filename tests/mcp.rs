@@ -320,6 +320,54 @@ fn a_client_gone_before_initialize_is_answered_ends_the_server_with_a_plain_reas
     drop(stdin);
 }
 
+/// A client that stops reading the server's answers but keeps its standard input open: the server stops at the
+/// first answer it cannot write, rather than serve requests whose answers go nowhere until the input closes.
+#[test]
+fn a_client_that_closes_the_servers_output_ends_the_server_though_its_input_stays_open() {
+    use std::io::{BufRead as _, Write as _};
+    let dir = workspace();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"))
+        .arg("mcp")
+        .arg("--root")
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion":
+        "2025-11-25", "capabilities": {}, "clientInfo": {"name": "deaf", "version": "1"}}});
+    writeln!(stdin, "{initialize}").unwrap();
+    let mut answers = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    answers.read_line(&mut first).unwrap();
+    assert!(first.contains("\"serverInfo\""), "{first}");
+    drop(answers);
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "read", "arguments": {"path": "src/main.rs"}}});
+    writeln!(stdin, "{call}").unwrap();
+    // A guard against a hang, not a timing: the server stops within moments of the failed write.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("still serving 30 s after its output closed, with its input open");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("writing to standard output failed"), "{stderr}");
+    assert!(stderr.contains("the client cannot receive answers; stopping"), "{stderr}");
+    drop(stdin);
+}
+
 /// Waits (bounded) until a read of `path` gives the expected error code or success.
 async fn eventually(client: &RunningService<RoleClient, RootsClient>, path: &str, ok: bool) -> Value {
     for _ in 0..100 {

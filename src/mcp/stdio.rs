@@ -9,6 +9,10 @@
 //! it beside its other work) loses none and tears none.
 //!
 //! After an answer, the transport may watch its input for a moment before it sleeps (see [`super::lookout`]).
+//!
+//! Once an answer cannot be written (the client closed its end of standard output), the transport ends as at the end
+//! of its input: rmcp would otherwise log the failed answer and go on reading requests whose answers go nowhere, for
+//! as long as the client keeps standard input open.
 
 use super::lookout::Lookout;
 use super::malformed::{self, Decoded};
@@ -22,7 +26,7 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Instant;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, watch};
 
 /// The longest line read as a message (16 MiB, rmcp's own bound); a longer one is dropped and answered.
 pub(super) const MAX_LINE_BYTES: usize = 16 << 20;
@@ -35,6 +39,8 @@ pub(super) struct LineTransport<R, W> {
     /// Skipping the rest of an overlong line, already answered.
     skipping: bool,
     output: Arc<Mutex<Output<W>>>,
+    /// Becomes `true` when an answer could not be written: the client can no longer hear the server.
+    output_gone: watch::Receiver<bool>,
     /// An answer to a malformed line, kept here until it is in the output buffer.
     owed: Option<Vec<u8>>,
     /// Whether the output buffer holds an answer of ours not yet written out.
@@ -52,12 +58,27 @@ struct Output<W> {
     unwritten: Vec<u8>,
     /// When the last answer was written out.
     answered_at: Option<Instant>,
+    /// Set when a write fails (see [`LineTransport::output_gone`]).
+    gone: watch::Sender<bool>,
 }
 
 impl<W: AsyncWrite + Unpin> Output<W> {
     /// Writes out everything buffered. Cancellation-safe: what a cancelled call did not write stays buffered, and
-    /// the next call writes it first.
+    /// the next call writes it first. The first failure is logged and ends the transport's input.
     async fn write_out(&mut self) -> io::Result<()> {
+        let written = self.try_write_out().await;
+        if let Err(e) = &written
+            && !self.gone.send_replace(true)
+        {
+            eprintln!(
+                "agent-read: writing to standard output failed ({e}): the client cannot receive answers; stopping"
+            );
+        }
+        written
+    }
+
+    /// [`Output::write_out`] without the bookkeeping of failures.
+    async fn try_write_out(&mut self) -> io::Result<()> {
         while !self.unwritten.is_empty() {
             let written = self.sink.write(&self.unwritten).await?;
             if written == 0 {
@@ -79,11 +100,14 @@ impl<W: AsyncWrite + Unpin> Output<W> {
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
     /// A transport reading the client's messages from `input` and writing the server's to `output`.
     pub fn new(input: R, output: W) -> Self {
+        let (gone, output_gone) = watch::channel(false);
+        let output = Output { sink: output, unwritten: Vec::new(), answered_at: None, gone };
         LineTransport {
             input: BufReader::new(input),
             line: Vec::new(),
             skipping: false,
-            output: Arc::new(Mutex::new(Output { sink: output, unwritten: Vec::new(), answered_at: None })),
+            output: Arc::new(Mutex::new(output)),
+            output_gone,
             owed: None,
             flush_owed: false,
             initialize_passed: false,
@@ -205,7 +229,13 @@ where
             if !self.answer_owed().await {
                 return None;
             }
-            match self.read_line().await {
+            let mut output_gone = self.output_gone.clone();
+            let read = tokio::select! {
+                biased;
+                _ = output_gone.wait_for(|gone| *gone) => return None,
+                read = self.read_line() => read,
+            };
+            match read {
                 Ok(LineRead::Line) => {}
                 Ok(LineRead::Overlong) => {
                     let why = format!("a message longer than {} MiB was dropped", MAX_LINE_BYTES >> 20);
@@ -371,6 +401,25 @@ mod tests {
         let message = transport.receive().await.expect("the unfinished line");
         assert!(matches!(message, JsonRpcMessage::Request(request) if request.id == RequestId::Number(9)));
         assert!(transport.receive().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_cannot_be_written_ends_the_input_though_the_client_keeps_it_open() {
+        // Two pipes, so that the client can close the one it reads answers from and keep the one it writes on.
+        let (mut client_out, server_in) = tokio::io::duplex(1 << 16);
+        let (server_out, client_in) = tokio::io::duplex(1 << 16);
+        let mut transport = LineTransport::new(server_in, server_out);
+        client_out.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").await.unwrap();
+        transport.receive().await.expect("the ping");
+        drop(client_in);
+        let answer = transport.send(JsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(1)));
+        let waited = std::time::Duration::from_secs(10);
+        let (received, sent) = tokio::join!(tokio::time::timeout(waited, transport.receive()), answer);
+        assert!(sent.is_err(), "nobody reads the answer");
+        assert!(received.expect("the receive ends, not waits on the open input").is_none());
+        client_out.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n").await.unwrap();
+        let later = tokio::time::timeout(waited, transport.receive()).await;
+        assert!(later.expect("a later receive ends too").is_none(), "no request is taken once answers cannot go out");
     }
 
     /// A tool's answer holding `text` twice, as the read tool's answers do.
