@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::mcp::{RootsClient, call, call_tool, text_of, workspace};
+use common::mcp::{RootsClient, call, call_tool, protocol_2026, text_of, workspace};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
@@ -428,6 +428,45 @@ async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_c
     assert!(logged.contains("ignoring client root https://example.com/repo: not a file:// URI"), "{logged}");
 }
 
+/// Protocol 2026-07-28 lets a server send no request of its own: the first call is answered `input_required` with a
+/// `roots/list` in it, the client calls again with its roots, and over stdio they hold for the connection until it
+/// says they changed.
+#[tokio::test]
+async fn a_client_on_protocol_2026_07_28_gives_its_roots_in_a_call_and_they_hold_until_it_changes_them() {
+    use rmcp::ClientServiceExt;
+    use std::sync::atomic::Ordering;
+    let cli_root = workspace();
+    let first = tempfile::tempdir().unwrap();
+    std::fs::write(first.path().join("from_first.txt"), "first root\n").unwrap();
+    let second = tempfile::tempdir().unwrap();
+    std::fs::write(second.path().join("from_second.txt"), "second root\n").unwrap();
+    let uri = |p: &Path| format!("file://{}", p.display());
+    let roots = std::sync::Arc::new(std::sync::Mutex::new(vec![uri(first.path())]));
+    let handler = RootsClient::new(roots.clone());
+    let asked = handler.asked.clone();
+    let binary = env!("CARGO_BIN_EXE_agent-read");
+    let command = tokio::process::Command::new(binary).configure(|cmd| {
+        cmd.arg("mcp").arg("--root").arg(cli_root.path());
+    });
+    let client = handler.serve_with_lifecycle(TokioChildProcess::new(command).unwrap(), protocol_2026()).await;
+    let client = client.expect("discover");
+    let read = call(&client, json!({"path": "from_first.txt"})).await;
+    assert_eq!(text_of(&read), "1: first root\n(lines 1-1 of 1 · 11 B · end of file)");
+    // Beneath --root only: the client's roots replace it.
+    let outside = call(&client, json!({"path": "notes.txt"})).await;
+    assert_eq!(outside.structured_content.expect("structuredContent")["error_code"], "NOT_FOUND");
+    let many = call_tool(&client, "read_many", json!({"paths": ["from_first.txt"]})).await;
+    assert!(text_of(&many).contains("first root"), "{}", text_of(&many));
+    assert_eq!(asked.load(Ordering::SeqCst), 1, "asked once for the connection");
+    // A change, said: the next call asks again and follows.
+    *roots.lock().unwrap() = vec![uri(second.path())];
+    client.notify_roots_list_changed().await.expect("notify");
+    eventually(&client, "from_second.txt", true).await;
+    assert_eq!(eventually(&client, "from_first.txt", false).await["error_code"], "NOT_FOUND");
+    assert_eq!(asked.load(Ordering::SeqCst), 2, "asked again after the change only");
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_read_before_the_client_has_listed_its_roots_waits_for_them() {
     let cli_root = workspace();
@@ -510,6 +549,19 @@ async fn audit_lines_after(audit_log: &Path, lines: usize) -> String {
 
 #[tokio::test]
 async fn a_slow_read_delays_no_other_and_cancelling_it_stops_it() {
+    slow_read_then_cancelled(None).await;
+}
+
+/// On protocol 2026-07-28 there is no `initialize`: `notifications/cancelled` must still reach the read it names.
+#[tokio::test]
+async fn a_read_cancelled_by_a_client_on_protocol_2026_07_28_stops() {
+    slow_read_then_cancelled(Some(protocol_2026())).await;
+}
+
+/// A slow read beside a quick one, then cancelled, from a client that starts as `lifecycle` says (default:
+/// `initialize`).
+async fn slow_read_then_cancelled(lifecycle: Option<rmcp::ClientLifecycleMode>) {
+    use rmcp::ClientServiceExt;
     use rmcp::model::{CallToolRequest, ClientRequest};
     use rmcp::service::PeerRequestOptions;
     let dir = workspace();
@@ -526,7 +578,11 @@ async fn a_slow_read_delays_no_other_and_cancelling_it_stops_it() {
             .arg("--timeout-ms")
             .arg("600000");
     });
-    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.expect("initialize");
+    let transport = TokioChildProcess::new(command).unwrap();
+    let client = match lifecycle {
+        Some(lifecycle) => ().serve_with_lifecycle(transport, lifecycle).await.expect("discover"),
+        None => ().serve(transport).await.expect("initialize"),
+    };
     let Value::Object(arguments) = json!({"path": "huge.log"}) else { unreachable!() };
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(
         CallToolRequestParams::new("read").with_arguments(arguments),

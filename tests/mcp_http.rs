@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::mcp::{RootsClient, call, call_tool, text_of, workspace};
+use common::mcp::{RootsClient, call, call_tool, protocol_2026, text_of, workspace};
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -359,6 +359,56 @@ async fn each_session_keeps_its_own_roots() {
     assert_eq!(call(&plain, json!({"path": "notes.txt", "limit": 1})).await.is_error, Some(false));
     let other = call(&plain, json!({"path": "mine.txt"})).await;
     assert_eq!(other.structured_content.unwrap()["error_code"], "NOT_FOUND");
+}
+
+/// Over HTTP, protocol 2026-07-28 has no sessions: every call from a client offering roots is asked for them
+/// (`input_required`) and read beneath the roots it then gives, in either mode, even `--stateless`. Two clients at
+/// once each read beneath their own roots, and a client without roots beneath `--root`.
+#[tokio::test]
+async fn clients_on_protocol_2026_07_28_give_their_roots_in_every_call_and_keep_them_to_themselves() {
+    use rmcp::ClientServiceExt;
+    use std::sync::atomic::Ordering;
+    let cli_root = workspace();
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(a.path().join("a.txt"), "root a\n").unwrap();
+    std::fs::write(b.path().join("b.txt"), "root b\n").unwrap();
+    for flags in [&[][..], &["--stateless"][..]] {
+        let server = HttpServer::start(cli_root.path(), flags);
+        let connect = |root: &Path| {
+            let handler = RootsClient::fixed(format!("file://{}", root.display()));
+            let transport = StreamableHttpClientTransport::from_uri(server.url.as_str());
+            let asked = handler.asked.clone();
+            async move { (handler.serve_with_lifecycle(transport, protocol_2026()).await.expect("discover"), asked) }
+        };
+        let ((client_a, asked_a), (client_b, asked_b)) = tokio::join!(connect(a.path()), connect(b.path()));
+        // The two clients' calls interleave: each await lets the other's go on.
+        let reads = |client, own: &'static str, other: &'static str| async move {
+            let mut results = Vec::new();
+            for i in 0..10 {
+                results.push(call(client, json!({"path": if i % 2 == 0 { own } else { other }})).await);
+            }
+            results
+        };
+        let (results_a, results_b) =
+            tokio::join!(reads(&client_a, "a.txt", "b.txt"), reads(&client_b, "b.txt", "a.txt"));
+        for (results, own) in [(results_a, "root a"), (results_b, "root b")] {
+            for (i, result) in results.iter().enumerate() {
+                let structured = result.structured_content.as_ref().expect("structuredContent");
+                if i % 2 == 0 {
+                    assert!(text_of(result).contains(own), "{flags:?}: {}", text_of(result));
+                } else {
+                    assert_eq!(structured["error_code"], "NOT_FOUND", "{flags:?}: another client's root");
+                }
+            }
+        }
+        assert_eq!((asked_a.load(Ordering::SeqCst), asked_b.load(Ordering::SeqCst)), (10, 10), "{flags:?}");
+        let plain =
+            ().serve_with_lifecycle(StreamableHttpClientTransport::from_uri(server.url.as_str()), protocol_2026());
+        let plain = plain.await.expect("discover");
+        assert_eq!(call(&plain, json!({"path": "notes.txt", "limit": 1})).await.is_error, Some(false), "{flags:?}");
+        let other = call(&plain, json!({"path": "a.txt"})).await;
+        assert_eq!(other.structured_content.unwrap()["error_code"], "NOT_FOUND", "{flags:?}");
+    }
 }
 
 #[tokio::test]

@@ -1,14 +1,31 @@
-//! A client's MCP roots: when they are known ([`Settled`]), and the directories they name: `file:` URIs (RFC 8089:
-//! `file:///p`, `file://localhost/p`, `file:/p`) on this machine, percent-decoded byte for byte.
+//! A client's MCP roots: when they are known ([`Settled`]), how a call on protocol 2026-07-28 or later brings them
+//! ([`in_call`]), and the directories they name: `file:` URIs (RFC 8089: `file:///p`, `file://localhost/p`,
+//! `file:/p`) on this machine, percent-decoded byte for byte.
+//!
+//! Two protocols, two ways to the same roots. Up to 2025-11-25, the server asks with `roots/list` after `initialize`
+//! and on every `roots/list_changed`. From 2026-07-28 on, a server may send the client no request of its own: a call
+//! from a client that offers roots is answered `input_required` with a `roots/list` request in it, and the client
+//! sends the call again with its roots in `inputResponses` (SEP-2322). Over stdio the answer holds for the
+//! connection until `roots/list_changed`; over HTTP, where every call stands alone, every call asks.
 
-use rmcp::RoleServer;
-use rmcp::service::Peer;
+#![allow(deprecated)] // MCP Roots: deprecated by SEP-2577, still offered by the clients people use (see mod.rs).
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, InputRequest, InputRequiredResult, ListRootsRequest, ListRootsResult,
+    ProtocolVersion, RequestMetaObject,
+};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::{ErrorData, RoleServer};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::watch;
+
+/// The key of the roots request in an `input_required` answer, and of the client's roots in `inputResponses`.
+const ROOTS_INPUT: &str = "roots";
 
 /// How long a read waits for a client that offers roots to list them before it reads beneath `--root`.
 const ROOTS_WAIT: Duration = Duration::from_secs(5);
@@ -49,6 +66,79 @@ impl Settled {
     }
 }
 
+/// What a `tools/call` says of its client's roots.
+#[derive(Debug, PartialEq)]
+pub(super) enum InCall {
+    /// Nothing: the client offers no roots, or speaks a protocol older than 2026-07-28 (whose roots come through
+    /// `roots/list`, see [`Settled`]).
+    Silent,
+    /// The client offers roots and has not given them in this call.
+    Offered,
+    /// The client's roots, given in this call's `inputResponses`: their URIs.
+    Given(Vec<String>),
+}
+
+/// What `request` says of its client's roots; an error when its client gave roots that are not a `roots/list`
+/// result.
+pub(super) fn in_call(
+    request: &CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> Result<InCall, ErrorData> {
+    // rmcp hands the request's `_meta` to the context; the params keep a copy when it does not.
+    let meta = match (&context.meta, &request.meta) {
+        (meta, Some(own)) if meta.protocol_version().is_none() => own,
+        (meta, _) => meta,
+    };
+    in_call_with(meta, request.input_responses.as_ref())
+}
+
+/// [`in_call`] from a call's `_meta` and `inputResponses`.
+fn in_call_with(
+    meta: &RequestMetaObject,
+    responses: Option<&rmcp::model::InputResponses>,
+) -> Result<InCall, ErrorData> {
+    let modern = meta.protocol_version().is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+    let offers_roots = || meta.client_capabilities().is_some_and(|capabilities| capabilities.roots.is_some());
+    if !modern || !offers_roots() {
+        return Ok(InCall::Silent);
+    }
+    let Some(given) = responses.and_then(|responses| responses.get(ROOTS_INPUT)) else {
+        return Ok(InCall::Offered);
+    };
+    let listed: ListRootsResult = serde_json::from_value(given.clone()).map_err(|e| {
+        let why = format!(
+            "inputResponses.{ROOTS_INPUT} is not a roots/list result ({e}); send the roots the client \
+                           listed, as {{\"roots\": [{{\"uri\": \"file:///…\"}}]}}"
+        );
+        ErrorData::invalid_params(why, None)
+    })?;
+    Ok(InCall::Given(listed.roots.into_iter().map(|root| root.uri).collect()))
+}
+
+/// The answer that asks the client for its roots: `input_required`, with a `roots/list` request.
+pub(super) fn ask() -> CallToolResponse {
+    let request = ListRootsRequest { method: Default::default(), extensions: Default::default() };
+    let requests = [(ROOTS_INPUT.to_string(), InputRequest::ListRoots(request))].into_iter().collect();
+    CallToolResponse::InputRequired(InputRequiredResult::from_input_requests(requests))
+}
+
+/// Whether a connection's client has given its roots in a call (protocol 2026-07-28 or later), so that its further
+/// calls need not ask until `roots/list_changed`.
+#[derive(Clone, Debug, Default)]
+pub(super) struct GivenInCall(Arc<AtomicBool>);
+
+impl GivenInCall {
+    /// Whether the roots are known.
+    pub fn known(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    /// Records that they are, or (`false`) that they changed and must be asked for again.
+    pub fn set(&self, known: bool) {
+        self.0.store(known, Ordering::Release);
+    }
+}
+
 /// The local directory a client root names, or why it cannot be used (a phrase for the log line).
 pub(super) fn local_directory(uri: &str) -> Result<PathBuf, &'static str> {
     let path = local_path(uri)?;
@@ -86,6 +176,44 @@ fn local_path(uri: &str) -> Result<PathBuf, &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn meta(version: ProtocolVersion, roots: bool) -> RequestMetaObject {
+        let builder = rmcp::model::ClientCapabilities::builder();
+        let capabilities = if roots { builder.enable_roots().build() } else { builder.build() };
+        RequestMetaObject::with_client_context(version, rmcp::model::Implementation::new("c", "1"), capabilities)
+    }
+
+    #[test]
+    fn only_a_2026_call_from_a_client_offering_roots_brings_them_or_must_ask() {
+        let responses: rmcp::model::InputResponses =
+            [(ROOTS_INPUT.to_string(), serde_json::json!({"roots": [{"uri": "file:///w"}]}))].into_iter().collect();
+        let modern = ProtocolVersion::V_2026_07_28;
+        assert_eq!(in_call_with(&meta(ProtocolVersion::V_2025_11_25, true), None), Ok(InCall::Silent));
+        assert_eq!(in_call_with(&RequestMetaObject::default(), Some(&responses)), Ok(InCall::Silent));
+        assert_eq!(in_call_with(&meta(modern.clone(), false), Some(&responses)), Ok(InCall::Silent));
+        assert_eq!(in_call_with(&meta(modern.clone(), true), None), Ok(InCall::Offered));
+        let other: rmcp::model::InputResponses = [("x".to_string(), serde_json::json!({}))].into_iter().collect();
+        assert_eq!(in_call_with(&meta(modern.clone(), true), Some(&other)), Ok(InCall::Offered));
+        let given = in_call_with(&meta(modern.clone(), true), Some(&responses));
+        assert_eq!(given, Ok(InCall::Given(vec!["file:///w".to_string()])));
+    }
+
+    #[test]
+    fn roots_given_in_another_shape_are_refused_with_the_shape_expected() {
+        let bad: rmcp::model::InputResponses =
+            [(ROOTS_INPUT.to_string(), serde_json::json!({"roots": "file:///w"}))].into_iter().collect();
+        let error = in_call_with(&meta(ProtocolVersion::V_2026_07_28, true), Some(&bad)).unwrap_err();
+        assert_eq!(error.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        assert!(error.message.contains("inputResponses.roots is not a roots/list result"), "{}", error.message);
+    }
+
+    #[test]
+    fn the_question_is_one_roots_list_request_under_the_key_the_answer_is_read_from() {
+        let CallToolResponse::InputRequired(asked) = ask() else { panic!("not input_required") };
+        let json = serde_json::to_value(&asked).unwrap();
+        assert_eq!(json["inputRequests"][ROOTS_INPUT]["method"], "roots/list", "{json}");
+        assert_eq!(json["inputRequests"].as_object().map(|o| o.len()), Some(1), "{json}");
+    }
 
     #[test]
     fn empty_authority_and_localhost_name_the_same_local_path() {

@@ -34,6 +34,7 @@ mod stdio;
 
 use agent_read::tool::{self, SchemaFormat, Served};
 use agent_read::{Cancel, Config, ReadResult, Reader, Session, SessionSettings};
+use client_roots::InCall;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, Implementation,
     ListToolsResult, PaginatedRequestParams, ResourceContents, ServerCapabilities, ServerConfig, Tool,
@@ -74,6 +75,8 @@ struct ReadServer {
     inline: Inline,
     /// Whether this client's roots are known: reads wait for them (see [`client_roots::Settled`]).
     roots_settled: client_roots::Settled,
+    /// Whether this client has given its roots in a call, on protocol 2026-07-28 or later (see [`client_roots`]).
+    roots_given: client_roots::GivenInCall,
     /// When this client's reads last finished on the pool: whether a read that cannot wait may jump its line.
     line: line::Line,
 }
@@ -117,6 +120,7 @@ impl ReadServer {
             activity: idle_trim::Activity::default(),
             inline: Inline::Always,
             roots_settled: client_roots::Settled::new(),
+            roots_given: client_roots::GivenInCall::default(),
             line: line::Line::default(),
         })
     }
@@ -127,8 +131,10 @@ impl ReadServer {
         let session = Session::new(self.session.reader(), self.settings)?;
         let client_permits = Arc::new(Semaphore::new(MAX_READS_PER_CLIENT));
         let roots_settled = client_roots::Settled::new();
+        let roots_given = client_roots::GivenInCall::default();
         let line = line::Line::default();
-        Ok(ReadServer { session: Arc::new(session), client_permits, roots_settled, line, ..self.clone() })
+        let session = Arc::new(session);
+        Ok(ReadServer { session, client_permits, roots_settled, roots_given, line, ..self.clone() })
     }
 
     /// Whether every slot this read could take is busy, so that it would wait in line.
@@ -260,11 +266,15 @@ impl ReadServer {
         if !offers_roots {
             return;
         }
-        let listed = match peer.list_roots().await {
-            Ok(listed) => listed,
-            Err(e) => return eprintln!("agent-read: the client's roots could not be listed ({e}); keeping --root"),
-        };
-        let roots: Vec<PathBuf> = listed.roots.iter().filter_map(|root| usable_root(&root.uri)).collect();
+        match peer.list_roots().await {
+            Ok(listed) => self.adopt_roots(listed.roots.iter().map(|root| root.uri.as_str())),
+            Err(e) => eprintln!("agent-read: the client's roots could not be listed ({e}); keeping --root"),
+        }
+    }
+
+    /// Reads beneath the client's roots (`uris`) from now on, when at least one is usable; else beneath `--root`.
+    fn adopt_roots<'a>(&self, uris: impl Iterator<Item = &'a str>) {
+        let roots: Vec<PathBuf> = uris.filter_map(usable_root).collect();
         // The client's current list is the boundary: roots it withdrew stop being readable at once.
         let config = if roots.is_empty() {
             eprintln!("agent-read: the client offers no usable root; reading from the command line's roots");
@@ -342,6 +352,8 @@ impl ServerHandler for ReadServer {
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        // On protocol 2026-07-28 or later, the next call asks for them; before it, they are asked for now.
+        self.roots_given.set(false);
         self.adopt_client_roots(&context.peer).await;
     }
 
@@ -369,7 +381,15 @@ impl ServerHandler for ReadServer {
     ) -> Result<CallToolResponse, ErrorData> {
         // The time budget counts from here: waiting for the client's roots or for a reader is spent from it.
         let arrived = Instant::now();
-        self.roots_settled.wait(&context.peer).await;
+        match client_roots::in_call(&request, &context)? {
+            InCall::Silent => self.roots_settled.wait(&context.peer).await,
+            InCall::Offered if self.roots_given.known() => {}
+            InCall::Offered => return Ok(client_roots::ask()),
+            InCall::Given(uris) => {
+                self.adopt_roots(uris.iter().map(String::as_str));
+                self.roots_given.set(true);
+            }
+        }
         if request.name == tool::MANY_NAME {
             let arguments = Value::Object(request.arguments.unwrap_or_default());
             return self.call_read_many(arguments, arrived, context).await;

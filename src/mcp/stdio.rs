@@ -45,9 +45,10 @@ pub(super) struct LineTransport<R, W> {
     owed: Option<Vec<u8>>,
     /// Whether the output buffer holds an answer of ours not yet written out.
     flush_owed: bool,
-    /// Whether `initialize` has been passed on: before it, rmcp takes any notification or response for a failed
-    /// start and stops, so those are skipped.
-    initialize_passed: bool,
+    /// Whether the request that starts the lifecycle has been passed on: `initialize`, or (protocol 2026-07-28 and
+    /// later, which has no `initialize`) the first call carrying its protocol version and client capabilities. Before
+    /// it, rmcp takes any notification or response for a failed start and stops, so those are skipped.
+    lifecycle_started: bool,
     /// Whether to watch the input for a moment after an answer, rather than sleep at once.
     lookout: Lookout,
 }
@@ -110,7 +111,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
             output_gone,
             owed: None,
             flush_owed: false,
-            initialize_passed: false,
+            lifecycle_started: false,
             lookout: Lookout::off(),
         }
     }
@@ -256,10 +257,10 @@ where
                 Decoded::Message(JsonRpcMessage::Request(request)) => {
                     let last_answer = self.output.try_lock().ok().and_then(|output| output.answered_at);
                     self.lookout.request_arrived(last_answer, Instant::now());
-                    self.initialize_passed |= matches!(request.request, ClientRequest::InitializeRequest(_));
+                    self.lifecycle_started |= starts_lifecycle(&request.request);
                     return Some(JsonRpcMessage::Request(request));
                 }
-                Decoded::Message(message) if self.initialize_passed => return Some(message),
+                Decoded::Message(message) if self.lifecycle_started => return Some(message),
                 Decoded::Message(_) => {}
                 Decoded::Answer(answer) => self.owed = encode(&answer).ok(),
                 Decoded::Skipped => {}
@@ -271,6 +272,23 @@ where
         let mut output = self.output.lock().await;
         output.write_out().await?;
         output.sink.shutdown().await
+    }
+}
+
+/// Whether rmcp starts serving at `request`, as it does (`serve_server`): at `initialize`, or at the first request
+/// other than `ping` and `server/discover` whose `_meta` names a protocol version it speaks and the client's
+/// capabilities. Anything else before it is answered and leaves the start pending.
+fn starts_lifecycle(request: &ClientRequest) -> bool {
+    use rmcp::model::{GetMeta, ProtocolVersion};
+    match request {
+        ClientRequest::InitializeRequest(_) => true,
+        ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => false,
+        other => {
+            let meta = other.get_meta();
+            let complete = meta.missing_required_keys(&ProtocolVersion::V_2026_07_28).is_empty();
+            complete
+                && meta.protocol_version().is_some_and(|version| ProtocolVersion::KNOWN_VERSIONS.contains(&version))
+        }
     }
 }
 
@@ -458,6 +476,31 @@ mod tests {
         encode_into(&mut encoded, &message).unwrap();
         let line: Value = serde_json::from_slice(&encoded[4..]).unwrap();
         assert_eq!((&encoded[..4], &line["params"]["progress"]), (&b"kept"[..], &Value::Null));
+    }
+
+    #[tokio::test]
+    async fn on_protocol_2026_07_28_notifications_pass_once_a_call_with_its_version_and_capabilities_has() {
+        let (mut transport, mut client, _answers) = connected();
+        let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        let lines = [
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{"_meta":{meta}}}}}"#),
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#.to_string(),
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#.to_string(),
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#.to_string(),
+            format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{{"_meta":{meta}}}}}"#),
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#.to_string(),
+        ];
+        client.write_all(format!("{}\n", lines.join("\n")).as_bytes()).await.unwrap();
+        let ids: Vec<RequestId> = [1, 2, 3].map(RequestId::Number).to_vec();
+        for id in ids {
+            let message = transport.receive().await.expect("a request");
+            assert!(matches!(message, JsonRpcMessage::Request(request) if request.id == id));
+        }
+        // The discover and the call without capabilities start nothing: their notifications were skipped.
+        let message = transport.receive().await.expect("the notification after the call that starts serving");
+        let JsonRpcMessage::Notification(notification) = message else { panic!("not a notification: {message:?}") };
+        let json = serde_json::to_value(&notification).unwrap();
+        assert_eq!(json["params"]["requestId"], 3, "{json}");
     }
 
     #[tokio::test]

@@ -43,12 +43,14 @@ pub struct RootsClient {
     roots: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     /// How long it takes to answer `roots/list`.
     delay: std::time::Duration,
+    /// How many times the server has asked for the roots.
+    pub asked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl RootsClient {
     /// A client offering `roots` (file:// URIs), changeable through the shared list.
     pub fn new(roots: std::sync::Arc<std::sync::Mutex<Vec<String>>>) -> Self {
-        RootsClient { roots, delay: std::time::Duration::ZERO }
+        RootsClient { roots, delay: std::time::Duration::ZERO, asked: Default::default() }
     }
 
     /// The same client, slow to answer `roots/list` by `delay`.
@@ -75,8 +77,17 @@ impl rmcp::ClientHandler for RootsClient {
         &self,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         tokio::time::sleep(self.delay).await;
         let uris = self.roots.lock().unwrap().clone();
         Ok(rmcp::model::ListRootsResult::new(uris.into_iter().map(rmcp::model::Root::new).collect()))
+    }
+}
+
+/// How a client on protocol 2026-07-28 starts: `server/discover`, then every request carries its own version and
+/// capabilities (no `initialize`).
+pub fn protocol_2026() -> rmcp::service::ClientLifecycleMode {
+    rmcp::service::ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
     }
 }
