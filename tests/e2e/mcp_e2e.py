@@ -6,6 +6,10 @@ workspace of real files, and checks what comes back: the handshake, the tool lis
 long file, a directory listing, the error results, a protocol error for an unknown tool, and MCP Roots (adopted
 after initialization and followed on `notifications/roots/list_changed`).
 
+Each transport is driven twice: by `ClientSession` through the `initialize` handshake (protocol up to 2025-11-25),
+and by the SDK's high-level `Client` as a user gets it (mode "auto": `server/discover`, then protocol 2026-07-28, with
+no `initialize`; its roots come within calls, as `input_required` and then `inputResponses`).
+
 The same checks run over every transport the binary offers:
 
     stdio            agent-read mcp --root DIR
@@ -38,6 +42,7 @@ from typing import Any, TextIO
 import anyio
 from mcp import ClientSession, MCPDeprecationWarning, MCPError, StdioServerParameters, stdio_client
 from mcp import types
+from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
@@ -203,13 +208,18 @@ def make_workspace(base: Path) -> Workspace:
 ListRoots = Callable[[Any], Awaitable[types.ListRootsResult]]
 
 
+PROTOCOL_2026 = "2026-07-28"
+
+
 @dataclass
 class Target:
     name: str
-    open: Callable[..., Any]  # open(list_roots=None) -> async context manager yielding a ClientSession
-    roots: bool  # the transport can carry server-to-client requests (roots/list)
-    many_sessions: bool  # one server process serves several sessions at once
+    open: Callable[..., Any]  # open(list_roots=None) -> async context manager yielding a ClientSession (or a Client)
+    roots: bool  # the client's roots reach the server (roots/list, or within a call on 2026-07-28)
+    many_sessions: bool  # one server process serves several clients at once
     log: Path  # the server's standard error
+    keeps_session: bool = True  # the server keeps a session (ledger) across this client's calls
+    protocol: str = "handshake"  # "handshake" (initialize, up to 2025-11-25) or PROTOCOL_2026 (server/discover)
 
 
 def new_session(read, write, list_roots: ListRoots | None) -> ClientSession:
@@ -234,6 +244,29 @@ def stdio_target(binary: Path, ws: Workspace) -> Target:
                     yield session
 
     return Target("stdio", open_session, roots=True, many_sessions=False, log=log)
+
+
+def client_2026(server: Any, list_roots: ListRoots | None) -> Client:
+    """The SDK's high-level client as a user gets it (mode "auto": server/discover, then 2026-07-28 if offered)."""
+    return Client(
+        server,
+        read_timeout_seconds=REQUEST_TIMEOUT_S,
+        list_roots_callback=list_roots,
+        client_info=types.Implementation(name="agent-read-e2e", version="1"),
+    )
+
+
+def stdio_target_2026(binary: Path, ws: Workspace) -> Target:
+    log = ws.base / "stdio-2026-server.log"
+    params = StdioServerParameters(command=str(binary), args=["mcp", "--root", str(ws.root)])
+
+    @asynccontextmanager
+    async def open_client(list_roots: ListRoots | None = None) -> AsyncIterator[Client]:
+        with log.open("a", encoding="utf-8") as errlog:
+            async with client_2026(stdio_client(params, errlog=errlog), list_roots) as client:
+                yield client
+
+    return Target("stdio 2026", open_client, roots=True, many_sessions=False, log=log, protocol=PROTOCOL_2026)
 
 
 def free_port() -> int:
@@ -296,7 +329,20 @@ def http_target(name: str, url: str, stateless: bool, log: Path) -> Target:
             async with new_session(read, write, list_roots) as session:
                 yield session
 
-    return Target(name, open_session, roots=not stateless, many_sessions=not stateless, log=log)
+    return Target(name, open_session, roots=not stateless, many_sessions=not stateless, log=log, keeps_session=not stateless)
+
+
+def http_target_2026(name: str, url: str, log: Path) -> Target:
+    """Either HTTP mode: on 2026-07-28 there are no sessions, every call stands alone and carries its roots."""
+
+    @asynccontextmanager
+    async def open_client(list_roots: ListRoots | None = None) -> AsyncIterator[Client]:
+        async with client_2026(url, list_roots) as client:
+            yield client
+
+    return Target(
+        f"{name} 2026", open_client, roots=True, many_sessions=True, log=log, keeps_session=False, protocol=PROTOCOL_2026
+    )
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -376,6 +422,17 @@ async def check_initialize(session: ClientSession, ctx: Context) -> str:
     expect(result.capabilities.tools is not None, "a tools capability", dump(result))
     expect(result.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS, "a protocol version the SDK knows", dump(result))
     return f"{result.server_info.name} {result.server_info.version}, protocol {result.protocol_version}, tools"
+
+
+async def check_discover(client: Client, ctx: Context) -> str:
+    """A 2026 client has discovered the server on entering: what it found."""
+    expect_eq(client.protocol_version, PROTOCOL_2026, "the protocol version the SDK chose after server/discover")
+    info = client.server_info
+    expect(info is not None, "serverInfo from server/discover", info)
+    expect_eq(info.name, SERVER_NAME, "serverInfo.name")
+    expect_eq(info.version, ctx.version, "serverInfo.version (Cargo.toml [package].version)")
+    expect(client.server_capabilities.tools is not None, "a tools capability", client.server_capabilities)
+    return f"{info.name} {info.version}, protocol {client.protocol_version} (no initialize), tools"
 
 
 async def check_tools_list(session: ClientSession, ctx: Context) -> str:
@@ -623,9 +680,9 @@ async def check_repeat_read(session: ClientSession, ctx: Context) -> str:
     first = text_of(await read(session, window))
     repeat = await read(session, window)
     structured = expect_ok(repeat, "the same read again")
-    if not ctx.target.roots:  # stateless HTTP: no session, every request stands alone
+    if not ctx.target.keeps_session:  # stateless HTTP, or HTTP on 2026-07-28: every request stands alone
         expect_eq(text_of(repeat), first, "a repeat without a session: the content again")
-        return "stateless: a repeat gets the content again"
+        return "no session kept: a repeat gets the content again"
     expect_eq(structured.get("kind"), "unchanged", "structuredContent.kind of an exact repeat")
     stub = text_of(repeat)
     expect(stub.startswith("(unchanged since your read at ") and "\n" not in stub, "a one-line notice", stub)
@@ -718,6 +775,37 @@ async def check_roots_per_session(ctx: Context) -> str:
     return "a session's roots stay in that session; another session reads beneath --root"
 
 
+async def check_roots_2026(ctx: Context) -> str:
+    """A 2026-07-28 client's roots come within its calls: the server answers input_required, asking roots/list, and
+    the SDK calls again with them. Over stdio the server keeps them for the connection until roots/list_changed; over
+    HTTP every call asks, and one client's roots never reach another's calls."""
+    ws = ctx.ws
+    offered = OfferedRoots(ws.client_root_a)
+    per_call = ctx.target.many_sessions  # HTTP
+    async with ctx.target.open(list_roots=offered) as client:
+        found = expect_ok(await read(client, {"path": "from_a.txt"}), "from_a.txt beneath the client's root")
+        expect_eq(found["output"], "1: from client root a\n(lines 1-1 of 1 · 19 B · end of file)", "from_a.txt")
+        gone = await read(client, {"path": "hello.txt"})
+        expect_error(gone, "NOT_FOUND", "hello.txt (only under --root) beneath the client's root")
+        expect_eq(offered.asked, 2 if per_call else 1, "times the server asked for the roots over two calls")
+        offered.directories = [ws.client_root_b]
+        if per_call:
+            expect_ok(await read(client, {"path": "from_b.txt"}), "from_b.txt: the next call brings the new roots")
+            async with ctx.target.open() as plain:
+                expect_ok(await read(plain, {"path": "hello.txt", "limit": 1}), "hello.txt from a client without roots")
+                other = await read(plain, {"path": "from_b.txt"})
+                expect_error(other, "NOT_FOUND", "from_b.txt (another client's root) from a client without roots")
+            return "roots asked for in every call (input_required, then inputResponses), never shared between clients"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)  # Roots: deprecated by 2026-07-28, still used
+            await client.send_roots_list_changed()
+        await eventually(client, "from_b.txt", True, "roots/list_changed was not followed")
+        stale = await eventually(client, "from_a.txt", False, "the old root still answers")
+        expect_eq(stale.get("error_code"), "NOT_FOUND", "from_a.txt after the roots changed")
+        expect_eq(offered.asked, 2, "times asked: once more after roots/list_changed")
+    return "roots asked for within the first call, kept for the connection, asked again after roots/list_changed"
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # Running and reporting
 
@@ -731,16 +819,16 @@ class Report:
 
     def ok(self, target: str, check: str, detail: str) -> None:
         self.passed += 1
-        print(f"ok    {target:<15} {check}: {detail}", flush=True)
+        print(f"ok    {target:<20} {check}: {detail}", flush=True)
 
     def fail(self, target: str, check: str, detail: str) -> None:
         self.failed += 1
         self.failures.append(f"{target} {check}")
-        print(f"FAIL  {target:<15} {check}: {detail}", flush=True)
+        print(f"FAIL  {target:<20} {check}: {detail}", flush=True)
 
     def skip(self, target: str, check: str, detail: str, count: int = 1) -> None:
         self.skipped += count
-        print(f"skip  {target:<15} {check}: {detail}", flush=True)
+        print(f"skip  {target:<20} {check}: {detail}", flush=True)
 
 
 def describe(error: BaseException) -> str:
@@ -771,14 +859,16 @@ async def run_check(report: Report, target: Target, name: str, run: Callable[[],
 
 async def run_target(report: Report, target: Target, ctx: Context) -> None:
     failed_before = report.failed
-    remaining = [name for name, _ in PLAIN_CHECKS]
+    # A 2026 client has no initialize: it discovered the server on entering.
+    checks = PLAIN_CHECKS if target.protocol == "handshake" else [("discover", check_discover), *PLAIN_CHECKS[1:]]
+    remaining = [name for name, _ in checks]
     try:
         async with target.open() as session:
-            for name, check in PLAIN_CHECKS:
+            for name, check in checks:
                 remaining.remove(name)
                 passed = await run_check(report, target, name, lambda: check(session, ctx))
-                if not passed and name == "initialize":
-                    report.skip(target.name, ", ".join(remaining), "not run: initialize failed", len(remaining))
+                if not passed and name == checks[0][0]:
+                    report.skip(target.name, ", ".join(remaining), f"not run: {name} failed", len(remaining))
                     remaining = []
                     break
     except Exception as error:  # the connection itself failed
@@ -786,11 +876,13 @@ async def run_target(report: Report, target: Target, ctx: Context) -> None:
         if remaining:
             report.skip(target.name, ", ".join(remaining), "not run: the session failed", len(remaining))
 
-    if target.roots:
+    if target.protocol == PROTOCOL_2026:
+        await run_check(report, target, "roots", lambda: check_roots_2026(ctx))
+    elif target.roots:
         await run_check(report, target, "roots", lambda: check_roots(ctx))
     else:
         report.skip(target.name, "roots", "not applicable: roots/list needs a session (stateless mode)")
-    if target.many_sessions:
+    if target.many_sessions and target.protocol == "handshake":
         await run_check(report, target, "roots per session", lambda: check_roots_per_session(ctx))
 
     if report.failed > failed_before:
@@ -809,8 +901,8 @@ async def main_async(transport: str) -> int:
         ws = make_workspace(Path(base))
 
         if transport in ("stdio", "all"):
-            target = stdio_target(binary, ws)
-            await run_target(report, target, Context(ws, target, version))
+            for target in (stdio_target(binary, ws), stdio_target_2026(binary, ws)):
+                await run_target(report, target, Context(ws, target, version))
 
         if transport in ("http", "all"):
             for mode, missing in http_modes(help_text):
@@ -821,14 +913,15 @@ async def main_async(transport: str) -> int:
                         report.fail(mode, "transport", f"{why}: this binary cannot serve {mode}")
                     else:
                         print(f"HTTP checks skipped ({mode}): {why} (not in this binary yet)", flush=True)
-                        report.skipped += len(PLAIN_CHECKS) + (1 if stateless else 2)
+                        # Both protocols' checks: the handshake's, then 2026-07-28's (with its roots).
+                        report.skipped += len(PLAIN_CHECKS) + (1 if stateless else 2) + len(PLAIN_CHECKS) + 1
                     continue
                 log = ws.base / f"{mode}-server.log"
                 try:
                     async with http_server(binary, ws, stateless=stateless, log=log) as url:
                         print(f"      {mode}: serving at {url}", flush=True)
-                        target = http_target(mode, url, stateless=stateless, log=log)
-                        await run_target(report, target, Context(ws, target, version))
+                        for target in (http_target(mode, url, stateless=stateless, log=log), http_target_2026(mode, url, log)):
+                            await run_target(report, target, Context(ws, target, version))
                 except Exception as error:
                     report.fail(mode, "server", describe(error))
 
