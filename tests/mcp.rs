@@ -795,11 +795,30 @@ async fn an_exact_repeat_in_one_connection_answers_a_one_line_notice() {
 async fn repeat_stubs_can_be_turned_off_and_a_budget_is_reported() {
     let dir = workspace();
     let client = connect_with(dir.path(), &["--no-repeat-stubs", "--budget-tokens", "1000"]).await;
+    budget_spent_across_calls(&client).await;
+}
+
+/// Over stdio a connection is a session whatever the protocol: a 2026-07-28 client's budget holds across its calls.
+#[tokio::test]
+async fn a_client_on_protocol_2026_07_28_spends_one_budget_over_its_connection() {
+    use rmcp::ClientServiceExt;
+    let dir = workspace();
+    let binary = env!("CARGO_BIN_EXE_agent-read");
+    let command = tokio::process::Command::new(binary).configure(|cmd| {
+        cmd.arg("mcp").arg("--root").arg(dir.path()).args(["--no-repeat-stubs", "--budget-tokens", "1000"]);
+    });
+    let transport = TokioChildProcess::new(command).unwrap();
+    let client = ().serve_with_lifecycle(transport, protocol_2026()).await.expect("discover");
+    budget_spent_across_calls(&client).await;
+}
+
+/// Two equal reads, both with the content, the second reporting less budget left.
+async fn budget_spent_across_calls(client: &Client) {
     let tools = client.list_all_tools().await.expect("tools/list");
     let tool = serde_json::to_value(&tools[0]).unwrap();
     assert_eq!(tool["inputSchema"], agent_read::tool::parameters_schema(), "no `reread` without stubs");
-    let first = text_of(&call(&client, json!({"path": "notes.txt", "limit": 2})).await);
-    let second = text_of(&call(&client, json!({"path": "notes.txt", "limit": 2})).await);
+    let first = text_of(&call(client, json!({"path": "notes.txt", "limit": 2})).await);
+    let second = text_of(&call(client, json!({"path": "notes.txt", "limit": 2})).await);
     assert!(first.starts_with("1: line 1\n") && second.starts_with("1: line 1\n"), "{second}");
     assert!(first.ends_with(" tokens left)"), "{first}");
     let left = |text: &str| -> u64 {
@@ -807,7 +826,6 @@ async fn repeat_stubs_can_be_turned_off_and_a_budget_is_reported() {
         words.split(' ').next().unwrap().parse().unwrap()
     };
     assert!(left(&second) < left(&first), "{first}\n{second}");
-    client.cancel().await.unwrap();
 }
 
 #[test]

@@ -411,6 +411,39 @@ async fn clients_on_protocol_2026_07_28_give_their_roots_in_every_call_and_keep_
     }
 }
 
+/// A token budget needs a session, which protocol 2026-07-28 has not over HTTP: with one, the server offers only the
+/// protocols that begin with `initialize` (a client that speaks both then opens a session), refuses a client that
+/// speaks only 2026-07-28 when it connects, and refuses a call sent without a session, rather than serve it unbounded.
+#[tokio::test]
+async fn with_a_token_budget_http_calls_need_a_session() {
+    use rmcp::ClientServiceExt;
+    let dir = workspace();
+    let server = HttpServer::start(dir.path(), &["--budget-tokens", "100000"]);
+    let only_2026 =
+        ().serve_with_lifecycle(StreamableHttpClientTransport::from_uri(server.url.as_str()), protocol_2026());
+    let Err(refused) = only_2026.await else { panic!("a client speaking only 2026-07-28 is refused at discovery") };
+    assert!(format!("{refused:?}").contains("2025-11-25"), "the versions offered: {refused:?}");
+    // The call rmcp would serve on its own: its protocol version in `_meta`, no session.
+    let sessionless = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"notes.txt"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, \
+         text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n",
+        server.authority()
+    );
+    let answer = raw_exchange(server.authority(), &head, sessionless);
+    assert!(answer.contains("needs a session") && answer.contains("initialize"), "{answer}");
+    assert!(!answer.contains("line 1"), "nothing read: {answer}");
+    // With a session, the budget holds from call to call.
+    let client = server.connect().await;
+    let left = |text: String| {
+        let tail = text.rsplit("session budget: ").next().unwrap_or_default().to_string();
+        tail.split_whitespace().next().unwrap_or_default().replace(',', "").parse::<u64>().expect("tokens left")
+    };
+    let first = left(text_of(&call(&client, json!({"path": "notes.txt", "limit": 5})).await));
+    let second = left(text_of(&call(&client, json!({"path": "src/main.rs"})).await));
+    assert!(second < first && first < 100_000, "the budget holds across calls: {first} then {second}");
+}
+
 #[tokio::test]
 async fn sigterm_ends_the_server_and_its_open_sessions() {
     let dir = workspace();

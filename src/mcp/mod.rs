@@ -37,11 +37,12 @@ use agent_read::{Cancel, Config, ReadResult, Reader, Session, SessionSettings};
 use client_roots::InCall;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -79,6 +80,10 @@ struct ReadServer {
     roots_given: client_roots::GivenInCall,
     /// When this client's reads last finished on the pool: whether a read that cannot wait may jump its line.
     line: line::Line,
+    /// Serve calls only within a session (HTTP with a token budget, which a session keeps): offer only the protocols
+    /// that begin with `initialize` (see [`ReadServer::supported_protocol_versions`]), and refuse a call sent without
+    /// one (see [`outside_a_session`]).
+    sessions_required: bool,
 }
 
 /// When a read that cannot wait ([`Session::read_json_without_waiting`]) runs on the async thread that took its
@@ -122,6 +127,7 @@ impl ReadServer {
             roots_settled: client_roots::Settled::new(),
             roots_given: client_roots::GivenInCall::default(),
             line: line::Line::default(),
+            sessions_required: false,
         })
     }
 
@@ -346,6 +352,18 @@ impl ServerHandler for ReadServer {
             )
     }
 
+    /// Every protocol rmcp knows; up to 2025-11-25 only when [`ReadServer::sessions_required`]. Over HTTP, protocol
+    /// 2026-07-28 serves every call on its own, so a session's budget would start afresh at each call and bound
+    /// nothing: offering only the older protocols makes clients that speak both (the SDKs in their default mode) open
+    /// a session with `initialize`, where the budget holds.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        if self.sessions_required {
+            Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
+        } else {
+            Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+        }
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.adopt_client_roots(&context.peer).await;
         self.roots_settled.settle();
@@ -381,6 +399,13 @@ impl ServerHandler for ReadServer {
     ) -> Result<CallToolResponse, ErrorData> {
         // The time budget counts from here: waiting for the client's roots or for a reader is spent from it.
         let arrived = Instant::now();
+        if self.sessions_required && outside_a_session(&context) {
+            return Err(ErrorData::invalid_request(
+                "this server keeps a token budget (--budget-tokens), which needs a session, and this call has none: \
+                 start one with initialize (protocol 2025-11-25 or older) and send its Mcp-Session-Id header",
+                None,
+            ));
+        }
         match client_roots::in_call(&request, &context)? {
             InCall::Silent => self.roots_settled.wait(&context.peer).await,
             InCall::Offered if self.roots_given.known() => {}
@@ -414,6 +439,13 @@ impl ServerHandler for ReadServer {
         };
         Ok(result.into())
     }
+}
+
+/// Whether an HTTP request came without a session: rmcp then serves it on its own (protocol 2026-07-28, or any
+/// request carrying its protocol version in `_meta`), with a server of its own that lives for this call alone.
+fn outside_a_session(context: &RequestContext<RoleServer>) -> bool {
+    let parts = context.extensions.get::<axum::http::request::Parts>();
+    parts.is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"))
 }
 
 /// Why serving ended in failure.
