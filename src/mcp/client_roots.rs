@@ -106,10 +106,8 @@ fn in_call_with(
         return Ok(InCall::Offered);
     };
     let listed: ListRootsResult = serde_json::from_value(given.clone()).map_err(|e| {
-        let why = format!(
-            "inputResponses.{ROOTS_INPUT} is not a roots/list result ({e}); send the roots the client \
-                           listed, as {{\"roots\": [{{\"uri\": \"file:///…\"}}]}}"
-        );
+        let shape = r#"{"roots": [{"uri": "file:///…"}]}"#;
+        let why = format!("inputResponses.{ROOTS_INPUT} is not a roots/list result ({e}); send the roots as {shape}");
         ErrorData::invalid_params(why, None)
     })?;
     Ok(InCall::Given(listed.roots.into_iter().map(|root| root.uri).collect()))

@@ -17,9 +17,10 @@
 //!
 //! Roots: when the client offers MCP Roots, the server reads beneath the client's roots (asked for after
 //! initialization and again on every `roots/list_changed`; on protocol 2026-07-28, which has neither, asked for
-//! within a call, see [`client_roots`]), keeping the configured policy and limits; otherwise it uses `--root`. Reads wait for the first list (see [`client_roots::Settled`]). A client root that is not a local
-//! directory is skipped with a line on standard error; when none is left (the client withdrew them all), `--root`
-//! serves again. Over HTTP each session has its own roots: one client's roots never widen another's.
+//! within a call, see [`client_roots`]), keeping the configured policy and limits; otherwise it uses `--root`. Reads
+//! wait for the first list (see [`client_roots::Settled`]). A client root that is not a local directory is skipped
+//! with a line on standard error; when none is left (the client withdrew them all), `--root` serves again. Over HTTP
+//! each session (each call, on protocol 2026-07-28) has its own roots: one client's roots never widen another's.
 
 mod client_roots;
 pub mod http;
