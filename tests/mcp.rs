@@ -291,19 +291,24 @@ fn malformed_lines_are_answered_as_json_rpc_says_and_serving_goes_on() {
     assert_eq!(answers.len(), 7, "the initialize, five errors, the call; nothing for notifications: {stdout}");
 }
 
-#[test]
-fn a_client_gone_before_initialize_is_answered_ends_the_server_with_a_plain_reason() {
-    use std::io::Write as _;
-    let dir = workspace();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"))
+/// `agent-read mcp` rooted at `root`, with its standard input, output and error on pipes the test holds.
+fn spawn_piped(root: &Path) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"))
         .arg("mcp")
         .arg("--root")
-        .arg(dir.path())
+        .arg(root)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap();
+        .expect("spawn agent-read mcp")
+}
+
+#[test]
+fn a_client_gone_before_initialize_is_answered_ends_the_server_with_a_plain_reason() {
+    use std::io::Write as _;
+    let dir = workspace();
+    let mut child = spawn_piped(dir.path());
     drop(child.stdout.take());
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion":
         "2025-11-25", "capabilities": {}, "clientInfo": {"name": "gone", "version": "1"}}});
@@ -326,15 +331,7 @@ fn a_client_gone_before_initialize_is_answered_ends_the_server_with_a_plain_reas
 fn a_client_that_closes_the_servers_output_ends_the_server_though_its_input_stays_open() {
     use std::io::{BufRead as _, Write as _};
     let dir = workspace();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"))
-        .arg("mcp")
-        .arg("--root")
-        .arg(dir.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(dir.path());
     let mut stdin = child.stdin.take().unwrap();
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion":
         "2025-11-25", "capabilities": {}, "clientInfo": {"name": "deaf", "version": "1"}}});
@@ -383,13 +380,19 @@ async fn eventually(client: &RunningService<RoleClient, RootsClient>, path: &str
     panic!("{path} never became ok={ok}");
 }
 
-#[tokio::test]
-async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_changes() {
-    let cli_root = workspace();
+/// Two directories for a client to offer as roots: `from_first.txt` in one, `from_second.txt` in the other.
+fn two_client_roots() -> (tempfile::TempDir, tempfile::TempDir) {
     let first = tempfile::tempdir().unwrap();
     std::fs::write(first.path().join("from_first.txt"), "first root\n").unwrap();
     let second = tempfile::tempdir().unwrap();
     std::fs::write(second.path().join("from_second.txt"), "second root\n").unwrap();
+    (first, second)
+}
+
+#[tokio::test]
+async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_changes() {
+    let cli_root = workspace();
+    let (first, second) = two_client_roots();
     let not_a_dir = first.path().join("from_first.txt");
     let missing = first.path().join("no_such_dir");
     let uri = |p: &Path| format!("file://{}", p.display());
@@ -436,10 +439,7 @@ async fn a_client_on_protocol_2026_07_28_gives_its_roots_in_a_call_and_they_hold
     use rmcp::ClientServiceExt;
     use std::sync::atomic::Ordering;
     let cli_root = workspace();
-    let first = tempfile::tempdir().unwrap();
-    std::fs::write(first.path().join("from_first.txt"), "first root\n").unwrap();
-    let second = tempfile::tempdir().unwrap();
-    std::fs::write(second.path().join("from_second.txt"), "second root\n").unwrap();
+    let (first, second) = two_client_roots();
     let uri = |p: &Path| format!("file://{}", p.display());
     let roots = std::sync::Arc::new(std::sync::Mutex::new(vec![uri(first.path())]));
     let handler = RootsClient::new(roots.clone());

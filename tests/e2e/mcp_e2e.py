@@ -232,18 +232,24 @@ def new_session(read, write, list_roots: ListRoots | None) -> ClientSession:
     )
 
 
-def stdio_target(binary: Path, ws: Workspace) -> Target:
-    log = ws.base / "stdio-server.log"
+def stdio_target(binary: Path, ws: Workspace, protocol: str = "handshake") -> Target:
+    """The server over stdio, driven by ClientSession through initialize, or (protocol 2026) by the SDK's Client."""
+    name = "stdio" if protocol == "handshake" else "stdio 2026"
+    log = ws.base / f"{name.replace(' ', '-')}-server.log"
     params = StdioServerParameters(command=str(binary), args=["mcp", "--root", str(ws.root)])
 
     @asynccontextmanager
-    async def open_session(list_roots: ListRoots | None = None) -> AsyncIterator[ClientSession]:
+    async def open_session(list_roots: ListRoots | None = None) -> AsyncIterator[ClientSession | Client]:
         with log.open("a", encoding="utf-8") as errlog:
+            if protocol == PROTOCOL_2026:
+                async with client_2026(stdio_client(params, errlog=errlog), list_roots) as client:
+                    yield client
+                return
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with new_session(read, write, list_roots) as session:
                     yield session
 
-    return Target("stdio", open_session, roots=True, many_sessions=False, log=log)
+    return Target(name, open_session, roots=True, many_sessions=False, log=log, protocol=protocol)
 
 
 def client_2026(server: Any, list_roots: ListRoots | None) -> Client:
@@ -254,19 +260,6 @@ def client_2026(server: Any, list_roots: ListRoots | None) -> Client:
         list_roots_callback=list_roots,
         client_info=types.Implementation(name="agent-read-e2e", version="1"),
     )
-
-
-def stdio_target_2026(binary: Path, ws: Workspace) -> Target:
-    log = ws.base / "stdio-2026-server.log"
-    params = StdioServerParameters(command=str(binary), args=["mcp", "--root", str(ws.root)])
-
-    @asynccontextmanager
-    async def open_client(list_roots: ListRoots | None = None) -> AsyncIterator[Client]:
-        with log.open("a", encoding="utf-8") as errlog:
-            async with client_2026(stdio_client(params, errlog=errlog), list_roots) as client:
-                yield client
-
-    return Target("stdio 2026", open_client, roots=True, many_sessions=False, log=log, protocol=PROTOCOL_2026)
 
 
 def free_port() -> int:
@@ -734,6 +727,17 @@ async def eventually(session: ClientSession, path: str, ok: bool, why: str) -> d
         await anyio.sleep(0.05)
 
 
+async def change_roots(session: ClientSession | Client, offered: OfferedRoots, to: Path) -> None:
+    """The client offers `to` instead and says so (roots/list_changed); the server must follow: reads move there."""
+    offered.directories = [to]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)  # Roots: deprecated by 2026-07-28, still used
+        await session.send_roots_list_changed()
+    await eventually(session, "from_b.txt", True, "roots/list_changed was not followed")
+    stale = await eventually(session, "from_a.txt", False, "the old root still answers")
+    expect_eq(stale.get("error_code"), "NOT_FOUND", "from_a.txt after the roots changed")
+
+
 async def check_roots(ctx: Context) -> str:
     ws = ctx.ws
     offered = OfferedRoots(ws.client_root_a)
@@ -749,13 +753,7 @@ async def check_roots(ctx: Context) -> str:
         expect(asked_before >= 1, "the server to have asked for roots", asked_before)
 
         # The client changes its roots and says so; the server asks again and follows.
-        offered.directories = [ws.client_root_b]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", MCPDeprecationWarning)  # Roots: deprecated by 2026-07-28, still used
-            await session.send_roots_list_changed()
-        await eventually(session, "from_b.txt", True, "roots/list_changed was not followed")
-        stale = await eventually(session, "from_a.txt", False, "the old root still answers")
-        expect_eq(stale.get("error_code"), "NOT_FOUND", "from_a.txt after the roots changed")
+        await change_roots(session, offered, ws.client_root_b)
         expect(offered.asked > asked_before, "roots/list asked again after list_changed", offered.asked)
     return f"client root adopted, then followed on roots/list_changed (to {ws.client_root_b.name!r}, %20 in its URI)"
 
@@ -788,20 +786,15 @@ async def check_roots_2026(ctx: Context) -> str:
         gone = await read(client, {"path": "hello.txt"})
         expect_error(gone, "NOT_FOUND", "hello.txt (only under --root) beneath the client's root")
         expect_eq(offered.asked, 2 if per_call else 1, "times the server asked for the roots over two calls")
-        offered.directories = [ws.client_root_b]
         if per_call:
+            offered.directories = [ws.client_root_b]
             expect_ok(await read(client, {"path": "from_b.txt"}), "from_b.txt: the next call brings the new roots")
             async with ctx.target.open() as plain:
                 expect_ok(await read(plain, {"path": "hello.txt", "limit": 1}), "hello.txt from a client without roots")
                 other = await read(plain, {"path": "from_b.txt"})
                 expect_error(other, "NOT_FOUND", "from_b.txt (another client's root) from a client without roots")
             return "roots asked for in every call (input_required, then inputResponses), never shared between clients"
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", MCPDeprecationWarning)  # Roots: deprecated by 2026-07-28, still used
-            await client.send_roots_list_changed()
-        await eventually(client, "from_b.txt", True, "roots/list_changed was not followed")
-        stale = await eventually(client, "from_a.txt", False, "the old root still answers")
-        expect_eq(stale.get("error_code"), "NOT_FOUND", "from_a.txt after the roots changed")
+        await change_roots(client, offered, ws.client_root_b)
         expect_eq(offered.asked, 2, "times asked: once more after roots/list_changed")
     return "roots asked for within the first call, kept for the connection, asked again after roots/list_changed"
 
@@ -901,7 +894,7 @@ async def main_async(transport: str) -> int:
         ws = make_workspace(Path(base))
 
         if transport in ("stdio", "all"):
-            for target in (stdio_target(binary, ws), stdio_target_2026(binary, ws)):
+            for target in (stdio_target(binary, ws), stdio_target(binary, ws, PROTOCOL_2026)):
                 await run_target(report, target, Context(ws, target, version))
 
         if transport in ("http", "all"):
