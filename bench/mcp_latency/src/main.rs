@@ -36,6 +36,8 @@
 //! Usage: mcp-latency FILES_DIR N REPS [BURST] -- SERVER [-- SERVER]...
 //!   where SERVER is `NAME TOOL CMD ARGS...` (stdio) or `NAME TOOL --http PORT CMD ARGS...` (HTTP: the command must
 //!   listen on 127.0.0.1:PORT; PORT `auto` picks a free one, and `{port}` anywhere in ARGS is replaced by the port).
+//!   `NAME TOOL --protocol 2026-07-28 [--http PORT] CMD ARGS...` speaks that protocol: `server/discover` instead of
+//!   `initialize`, and every request carries its version and capabilities in `_meta` (over HTTP also in headers).
 //! Prints a markdown table, ratios against the last server; raw figures per repetition go to standard error as JSON
 //! lines.
 
@@ -65,6 +67,8 @@ struct Server {
     transport: Transport,
     next_id: u64,
     errors: u64,
+    /// The `_meta` every request carries on a protocol without `initialize` (`--protocol 2026-07-28`).
+    meta: Option<Value>,
 }
 
 enum Transport {
@@ -88,6 +92,10 @@ struct BurstOutcome {
 
 impl Server {
     fn start(name: &str, tool: &str, spec: &[String]) -> Result<Server, String> {
+        let (protocol, spec) = match spec {
+            [flag, version, rest @ ..] if flag == "--protocol" => (Some(version.clone()), rest),
+            _ => (None, spec),
+        };
         let (port, command) = match spec {
             [flag, port, command @ ..] if flag == "--http" => (Some(port.as_str()), command),
             _ => (None, spec),
@@ -124,9 +132,35 @@ impl Server {
             Some(address) => Transport::Http(Http::new(address)),
         };
         // From here on, dropping the server kills the child.
-        let mut server = Server { name: name.into(), tool: tool.into(), child, transport, next_id: 0, errors: 0 };
+        let meta = protocol.as_ref().map(|version| {
+            json!({"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {},
+                   "io.modelcontextprotocol/clientInfo": {"name": "mcp-latency", "version": "1"}})
+        });
+        let mut server = Server {
+            name: name.into(),
+            tool: tool.into(),
+            child,
+            transport,
+            next_id: 0,
+            errors: 0,
+            meta: meta.clone(),
+        };
         if let Some(address) = address {
             server.wait_until_listening(address)?;
+        }
+        if let Some(version) = protocol {
+            // No `initialize`: `server/discover`, then every request carries its version and capabilities (and over
+            // HTTP the headers that repeat them: MCP-Protocol-Version, Mcp-Method, Mcp-Name).
+            if let Transport::Http(http) = &mut server.transport {
+                http.version = Some(version.clone());
+                http.standard_headers = true;
+            }
+            let (answer, _) = server.call("server/discover", json!({}))?;
+            let supported = answer["result"]["supportedVersions"].as_array().cloned().unwrap_or_default();
+            if !supported.contains(&json!(version)) {
+                return Err(format!("{name}: server/discover does not offer {version}: {answer}"));
+            }
+            return Ok(server);
         }
         let init = json!({"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
                           "clientInfo": {"name": "mcp-latency", "version": "1"}});
@@ -157,6 +191,14 @@ impl Server {
         }
     }
 
+    /// `params` with the request's `_meta`, when the protocol wants one.
+    fn with_meta(&self, mut params: Value) -> Value {
+        if let (Some(meta), Some(object)) = (&self.meta, params.as_object_mut()) {
+            object.insert("_meta".into(), meta.clone());
+        }
+        params
+    }
+
     fn notify(&mut self, method: &str) -> Result<(), String> {
         let message = json!({"jsonrpc": "2.0", "method": method}).to_string();
         let name = &self.name;
@@ -181,6 +223,7 @@ impl Server {
     fn call(&mut self, method: &str, params: Value) -> Result<(Value, f64), String> {
         self.next_id += 1;
         let id = self.next_id;
+        let params = self.with_meta(params);
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
         let name = &self.name;
         match &mut self.transport {
@@ -276,11 +319,13 @@ struct Http {
     session: Option<String>,
     /// The protocol version agreed on `initialize`, sent with every later request.
     version: Option<String>,
+    /// Whether every request repeats its method (and a call its tool) in headers (SEP-2243, protocol 2026-07-28).
+    standard_headers: bool,
 }
 
 impl Http {
     fn new(address: SocketAddr) -> Http {
-        Http { address, connection: None, buffer: Vec::new(), session: None, version: None }
+        Http { address, connection: None, buffer: Vec::new(), session: None, version: None, standard_headers: false }
     }
 
     /// The bytes of a POST carrying `body`.
@@ -296,6 +341,15 @@ impl Http {
         }
         if let Some(version) = &self.version {
             head.push_str(&format!("MCP-Protocol-Version: {version}\r\n"));
+        }
+        if self.standard_headers {
+            let message: Value = serde_json::from_slice(body).unwrap_or_default();
+            if let Some(method) = message["method"].as_str() {
+                head.push_str(&format!("Mcp-Method: {method}\r\n"));
+            }
+            if let Some(name) = message["params"]["name"].as_str() {
+                head.push_str(&format!("Mcp-Name: {name}\r\n"));
+            }
         }
         head.push_str("\r\n");
         let mut bytes = head.into_bytes();
@@ -853,7 +907,7 @@ fn burst(server: &mut Server, n: usize, files: &[File]) -> Result<(f64, f64, f64
     let bodies: Vec<String> = (0..n)
         .map(|i| {
             let path = &files[i % files.len()].path;
-            let params = json!({"name": server.tool, "arguments": {"path": path}});
+            let params = server.with_meta(json!({"name": server.tool, "arguments": {"path": path}}));
             json!({"jsonrpc": "2.0", "id": first_id + i as u64, "method": "tools/call", "params": params}).to_string()
         })
         .collect();
@@ -1022,7 +1076,7 @@ fn run(args: &[String]) -> Result<(), String> {
         return Err(format!("nothing to measure: {} files, N={n}, REPS={reps}, BURST={burst_size}", files.len()));
     }
     let specs: Vec<&[String]> = rest.split(|a| a == "--").filter(|s| !s.is_empty()).collect();
-    if specs.iter().any(|spec| spec.get(2).is_some_and(|a| a == "--http")) {
+    if specs.iter().any(|spec| spec.iter().any(|a| a == "--http")) {
         raise_open_files(burst_size as u64 + 256)?;
     }
     let mut servers = Vec::new();
@@ -1042,7 +1096,9 @@ fn run(args: &[String]) -> Result<(), String> {
             let s = (k + rep) % servers.len();
             let pid = servers[s].child.id();
             let idle_burst50 = if idle > 0.0 { burst(&mut servers[s], burst_size, &files)?.0 } else { f64::NAN };
-            let (ping50, ping99) = phase(&mut servers[s], "ping", n, &files)?;
+            // Protocol 2026-07-28 has no `ping` (rmcp answers it -32601): that row shows none.
+            let (ping50, ping99) =
+                if servers[s].meta.is_some() { (f64::NAN, f64::NAN) } else { phase(&mut servers[s], "ping", n, &files)? };
             let cpu = cpu_seconds(pid)?;
             let (read50, read99) = phase(&mut servers[s], "read", n, &files)?;
             let read_cpu = (cpu_seconds(pid)? - cpu) * 1e6 / n as f64;
@@ -1069,13 +1125,15 @@ fn run(args: &[String]) -> Result<(), String> {
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (server, sample) in servers.iter().zip(samples) {
         let [p50, p99, r50, r99, rcpu, b50, b99, rate, bcpu, i50] = sample.map(median);
+        let shown = |value: f64| if value.is_nan() { "–".to_string() } else { format!("{value:.1}") };
+        let (p50, p99) = (shown(p50), shown(p99));
         let (idle_p50, idle_ratio) = if idle > 0.0 {
             (format!("{:.1}", i50 / 1e3), format!("{:.2}×", i50 / reference[9]))
         } else {
             ("–".to_string(), "–".to_string())
         };
         println!(
-            "| {} | {p50:.1} | {p99:.1} | {r50:.1} | {r99:.1} | {:.2}× | {rcpu:.0} | {:.1} | {:.1} | {rate:.0} | {:.2}× \
+            "| {} | {p50} | {p99} | {r50:.1} | {r99:.1} | {:.2}× | {rcpu:.0} | {:.1} | {:.1} | {rate:.0} | {:.2}× \
              | {bcpu:.0} | {idle_p50} | {idle_ratio} | {} |",
             server.name,
             r50 / reference[2],
