@@ -446,7 +446,8 @@ impl ServerHandler for ReadServer {
 /// request carrying its protocol version in `_meta`), with a server of its own that lives for this call alone.
 fn outside_a_session(context: &RequestContext<RoleServer>) -> bool {
     let parts = context.extensions.get::<axum::http::request::Parts>();
-    parts.is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"))
+    let session_header = rmcp::transport::common::http_header::HEADER_SESSION_ID;
+    parts.is_some_and(|parts| !parts.headers.contains_key(session_header))
 }
 
 /// Why serving ended in failure.
