@@ -257,7 +257,10 @@ where
                 Decoded::Message(JsonRpcMessage::Request(request)) => {
                     let last_answer = self.output.try_lock().ok().and_then(|output| output.answered_at);
                     self.lookout.request_arrived(last_answer, Instant::now());
-                    self.lifecycle_started |= starts_lifecycle(&request.request);
+                    // Checked until serving starts only: the check reads the request's `_meta`.
+                    if !self.lifecycle_started {
+                        self.lifecycle_started = starts_lifecycle(&request.request);
+                    }
                     return Some(JsonRpcMessage::Request(request));
                 }
                 Decoded::Message(message) if self.lifecycle_started => return Some(message),
