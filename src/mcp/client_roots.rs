@@ -84,12 +84,8 @@ pub(super) fn in_call(
     request: &CallToolRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> Result<InCall, ErrorData> {
-    // rmcp hands the request's `_meta` to the context; the params keep a copy when it does not.
-    let meta = match (&context.meta, &request.meta) {
-        (meta, Some(own)) if meta.protocol_version().is_none() => own,
-        (meta, _) => meta,
-    };
-    in_call_with(meta, request.input_responses.as_ref())
+    // rmcp moves the request's `_meta` out of the params into the context.
+    in_call_with(&context.meta, request.input_responses.as_ref())
 }
 
 /// [`in_call`] from a call's `_meta` and `inputResponses`.
