@@ -365,6 +365,40 @@ fn a_client_that_closes_the_servers_output_ends_the_server_though_its_input_stay
     drop(stdin);
 }
 
+/// A client that leaves while the server is asking for its roots (here, right after saying they changed): the server
+/// ends quietly, without a log line claiming it keeps `--root` for a client that is gone.
+#[test]
+fn a_client_that_leaves_while_asked_for_its_roots_gets_no_log_line_about_them() {
+    use std::io::{BufRead as _, Write as _};
+    let dir = workspace();
+    let mut child = spawn_piped(dir.path());
+    let mut stdin = child.stdin.take().unwrap();
+    let mut answers = std::io::BufReader::new(child.stdout.take().unwrap());
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion":
+        "2025-11-25", "capabilities": {"roots": {"listChanged": true}}, "clientInfo": {"name": "leaving", "version": "1"}}});
+    writeln!(stdin, "{initialize}").unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    // Every roots/list the server sends is read; the first is answered, the one after list_changed is not.
+    let mut next_roots_request = || loop {
+        let mut line = String::new();
+        assert_ne!(answers.read_line(&mut line).unwrap(), 0, "the server closed its output");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["method"] == "roots/list" {
+            return message["id"].clone();
+        }
+    };
+    let id = next_roots_request();
+    let root = format!("file://{}", dir.path().display());
+    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "result": {"roots": [{"uri": root}]}})).unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}}"#).unwrap();
+    next_roots_request();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("roots could not be listed"), "{stderr}");
+}
+
 /// Waits (bounded) until a read of `path` gives the expected error code or success.
 async fn eventually(client: &RunningService<RoleClient, RootsClient>, path: &str, ok: bool) -> Value {
     for _ in 0..100 {

@@ -128,6 +128,9 @@ fn diagnose(line: &[u8], why: &serde_json::Error) -> Decoded {
     let id = readable_id(&value);
     let fault = if !fields.contains_key("id") {
         "no `method` and no `id`".to_string()
+    } else if id.is_none() && fields.get("id").is_some_and(is_integer_beyond_i64) {
+        "`id` is an integer beyond the signed 64-bit range this server takes; count ids from 0, or use strings"
+            .to_string()
     } else if id.is_none() {
         "`id` must be a string or an integer".to_string()
     } else if fields.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
@@ -149,6 +152,14 @@ fn readable_id(message: &Value) -> Option<RequestId> {
         Value::Number(number) => number.as_i64().map(RequestId::Number),
         _ => None,
     }
+}
+
+/// Whether `id` is a whole number that a signed 64-bit integer cannot hold (JSON has no such limit; rmcp has).
+fn is_integer_beyond_i64(id: &Value) -> bool {
+    let Value::Number(number) = id else { return false };
+    // serde_json keeps an integer beyond u64, or below i64, as a float (and `1.0` too, which is within range).
+    const BEYOND: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    number.as_i64().is_none() && number.as_f64().is_some_and(|float| float.fract() == 0.0 && float.abs() >= BEYOND)
 }
 
 /// An error answer.
@@ -176,7 +187,7 @@ mod tests {
 
     #[test]
     fn each_malformed_request_is_answered_with_its_code_its_id_when_readable_and_the_fault() {
-        let cases: [(&[u8], i64, Value, &str); 10] = [
+        let cases: [(&[u8], i64, Value, &str); 12] = [
             (br#"{"jsonrpc":"2.0","id":1,"method":"#, -32700, Value::Null, "not valid JSON"),
             (b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"x\":\"\xff\"}", -32700, json!(2), "not UTF-8"),
             (b"42", -32600, Value::Null, "a message is a JSON object"),
@@ -196,6 +207,18 @@ mod tests {
                 "`id` must be a string or an integer",
             ),
             (br#"{}"#, -32600, Value::Null, "no `method` and no `id`"),
+            (
+                br#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
+                -32600,
+                Value::Null,
+                "`id` is an integer beyond the signed 64-bit range",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping"}"#,
+                -32600,
+                Value::Null,
+                "`id` is an integer beyond the signed 64-bit range",
+            ),
             (br#"{"jsonrpc":"2.0","id":11,"method":"initialize"}"#, -32602, json!(11), "`params` is missing"),
         ];
         for (line, code, id, fault) in cases {

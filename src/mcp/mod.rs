@@ -275,6 +275,8 @@ impl ReadServer {
         }
         match peer.list_roots().await {
             Ok(listed) => self.adopt_roots(listed.roots.iter().map(|root| root.uri.as_str())),
+            // The client has gone (often right after a roots/list_changed): nothing more is read for it.
+            Err(rmcp::ServiceError::TransportClosed) => {}
             Err(e) => eprintln!("agent-read: the client's roots could not be listed ({e}); keeping --root"),
         }
     }
