@@ -423,6 +423,22 @@ async fn with_a_token_budget_http_calls_need_a_session() {
         ().serve_with_lifecycle(StreamableHttpClientTransport::from_uri(server.url.as_str()), protocol_2026());
     let Err(refused) = only_2026.await else { panic!("a client speaking only 2026-07-28 is refused at discovery") };
     assert!(format!("{refused:?}").contains("2025-11-25"), "the versions offered: {refused:?}");
+    // rmcp's client keeps only the versions; a client that shows the error's message is told why, and what to do.
+    let discover = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, \
+         text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\n",
+        server.authority()
+    );
+    let answer = raw_exchange(server.authority(), &head, discover);
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    let body: serde_json::Value =
+        serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap_or_default()).expect("JSON");
+    assert_eq!(body["error"]["code"], -32022, "{answer}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("token budget (--budget-tokens), which needs a session"), "{message}");
+    assert!(message.contains("starts with initialize"), "{message}");
+    assert!(body["error"]["data"]["supported"].to_string().contains("2025-11-25"), "{answer}");
     // The call rmcp would serve on its own: its protocol version in `_meta`, no session.
     let sessionless = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"notes.txt"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
     let head = format!(

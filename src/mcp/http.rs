@@ -71,7 +71,7 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
         tokio::spawn(activity.clone().trim_when_quiet());
         // Stateless mode keeps no sessions: rmcp answers every DELETE there itself.
         let sessions = (!options.stateless).then_some(sessions);
-        let tracked = Tracked { inner: Arc::new(service), activity, sessions };
+        let tracked = Tracked { inner: Arc::new(service), activity, sessions, sessions_required };
         let router = axum::Router::new().nest_service(MCP_PATH, tracked);
         warn_if_unreachable(bound, options);
         let mode = if options.stateless { "stateless" } else { "sessions" };
@@ -103,6 +103,8 @@ struct Tracked {
     activity: idle_trim::Activity,
     /// The sessions, to tell an unknown one's `DELETE` (none in stateless mode).
     sessions: Option<Arc<LocalSessionManager>>,
+    /// Whether only protocols with sessions are served (a token budget needs one).
+    sessions_required: bool,
 }
 
 impl tower_service::Service<Request> for Tracked {
@@ -118,7 +120,7 @@ impl tower_service::Service<Request> for Tracked {
     fn call(&mut self, request: Request) -> Self::Future {
         use rmcp::transport::streamable_http_server::SessionManager;
         self.activity.record();
-        let (inner, sessions) = (self.inner.clone(), self.sessions.clone());
+        let (inner, sessions, sessions_required) = (self.inner.clone(), self.sessions.clone(), self.sessions_required);
         Box::pin(async move {
             let (mut asked, request) = Asked::of(request).await;
             // Asked before rmcp ends it; acted on only after rmcp has checked Host and Origin (see `amend`).
@@ -126,7 +128,7 @@ impl tower_service::Service<Request> for Tracked {
                 asked.unknown_session = !sessions.has_session(id).await.unwrap_or(true);
             }
             let answer = inner.handle(request).await;
-            Ok(http_edges::amend(&asked, answer).await)
+            Ok(http_edges::amend(&asked, answer, sessions_required).await)
         })
     }
 }
@@ -287,7 +289,7 @@ mod tests {
             Arc::new(LocalSessionManager::default()),
             http_config(&HttpOptions::default()),
         ));
-        let mut tracked = Tracked { inner, activity: activity.clone(), sessions: None };
+        let mut tracked = Tracked { inner, activity: activity.clone(), sessions: None, sessions_required: false };
         // The clock counts whole milliseconds from the activity's creation: let one pass.
         std::thread::sleep(std::time::Duration::from_millis(3));
         let before = activity.last_ms();

@@ -1,7 +1,8 @@
 //! What the HTTP face answers where rmcp's own answers leave a client without its next step: a body that is not a
 //! JSON-RPC message (rmcp: `415` with plain text, although the content type was right), a refused `Host` or `Origin`
 //! (rmcp: a bare `403` that names neither the value nor `--allow-host`), and the end of a session that does not
-//! exist (rmcp: accepted, as if it had been ended).
+//! exist (rmcp: accepted, as if it had been ended); and, on a server with a token budget, a client that asks for
+//! protocol 2026-07-28 (rmcp: `Unsupported protocol version`, without the reason: the budget needs a session).
 //!
 //! [`Asked`] is what a request asked, taken before it goes to rmcp; [`amend`] then corrects rmcp's answer to it.
 
@@ -83,8 +84,9 @@ fn unknown_session() -> Answer {
     plain(StatusCode::NOT_FOUND, "no such session: it ended, or it never began; start a new one with initialize")
 }
 
-/// rmcp's `answer` to what was `asked`, corrected where it falls short (see the module's documentation).
-pub(super) async fn amend(asked: &Asked, answer: Answer) -> Answer {
+/// rmcp's `answer` to what was `asked`, corrected where it falls short (see the module's documentation);
+/// `sessions_required` when the server serves only protocols with sessions (it keeps a token budget).
+pub(super) async fn amend(asked: &Asked, answer: Answer, sessions_required: bool) -> Answer {
     // A refusal comes first: nothing else is said to a client refused for its Host or Origin.
     if answer.status() == StatusCode::FORBIDDEN {
         return refused(asked, answer).await;
@@ -105,9 +107,44 @@ pub(super) async fn amend(asked: &Asked, answer: Answer) -> Answer {
             Some(body) => malformed_body(body).unwrap_or(answer),
             None => answer,
         },
+        StatusCode::BAD_REQUEST if sessions_required => explain_refused_version(answer).await,
         _ => answer,
     }
 }
+
+/// rmcp's refusal of protocol 2026-07-28 (or newer) on a server that requires sessions, with its reason and the
+/// way on added; any other answer as it was.
+async fn explain_refused_version(answer: Answer) -> Answer {
+    let (parts, body) = answer.into_parts();
+    let body = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(never) => match never {},
+    };
+    let rebuilt = |body: Bytes| Answer::from_parts(parts, http_body_util::Full::new(body).boxed());
+    let Ok(mut message) = serde_json::from_slice::<serde_json::Value>(&body) else { return rebuilt(body) };
+    let error = &mut message["error"];
+    let sessionless = error["data"]["requested"].as_str().is_some_and(|version| version >= SESSIONLESS_FROM);
+    if error["code"] != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0 || !sessionless {
+        return rebuilt(body);
+    }
+    error["message"] = format!(
+        "Unsupported protocol version: this server keeps a token budget (--budget-tokens), which needs a session, \
+         and protocol {SESSIONLESS_FROM} has none over HTTP; connect with a version that starts with initialize \
+         (listed in `data.supported`), or run the server without a budget"
+    )
+    .into();
+    match serde_json::to_vec(&message) {
+        Ok(json) => {
+            let mut answer = rebuilt(Bytes::from(json));
+            answer.headers_mut().remove(header::CONTENT_LENGTH);
+            answer
+        }
+        Err(_) => rebuilt(body),
+    }
+}
+
+/// The first protocol version without sessions over HTTP.
+const SESSIONLESS_FROM: &str = "2026-07-28";
 
 /// `answer` with another status.
 fn with_status(mut answer: Answer, status: StatusCode) -> Answer {
