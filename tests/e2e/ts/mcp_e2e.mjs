@@ -57,6 +57,9 @@ function makeWorkspace() {
     nbformat_minor: 5,
   };
   fs.writeFileSync(at('workspace/note.ipynb'), JSON.stringify(notebook));
+  // Short lines, then 64 GiB of holes: a read that scans it runs for minutes unless it is cancelled.
+  fs.writeFileSync(at('workspace/huge.log'), 'line\n'.repeat(20_000));
+  fs.truncateSync(at('workspace/huge.log'), 64 * 2 ** 30);
   fs.writeFileSync(at('elsewhere/secret.txt'), SECRET + '\n');
   fs.writeFileSync(at('client-root-a/from_a.txt'), 'from client root a\n');
   fs.writeFileSync(at('client root b/from_b.txt'), 'from client root b\n');
@@ -67,8 +70,8 @@ const ws = makeWorkspace();
 after(() => fs.rmSync(ws.base, { recursive: true, force: true }));
 
 /** Starts `agent-read mcp --http 127.0.0.1:0` and resolves to its URL, read from the line it prints when serving. */
-function startHttpServer(stateless) {
-  const args = ['mcp', '--root', ws.root, '--http', '127.0.0.1:0', ...(stateless ? ['--stateless'] : [])];
+function startHttpServer(stateless, extra = []) {
+  const args = ['mcp', '--root', ws.root, '--http', '127.0.0.1:0', ...(stateless ? ['--stateless'] : []), ...extra];
   const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   const url = new Promise((resolve, reject) => {
@@ -104,7 +107,7 @@ async function connect(transport, roots) {
 }
 
 const textOf = (result) => result.content.filter((block) => block.type === 'text').map((block) => block.text).join('');
-const read = (client, args) => client.callTool({ name: 'read', arguments: args });
+const read = (client, args, options) => client.callTool({ name: 'read', arguments: args }, undefined, options);
 
 function expectOk(result, what) {
   assert.equal(result.isError ?? false, false, `${what}: ${textOf(result)}`);
@@ -230,6 +233,48 @@ function readsBeneathRoot(transport) {
   });
 }
 
+/** A server whose reads are logged (and may take ten minutes), to watch a read stop when the client cancels it. */
+function auditedArgs() {
+  const audit = path.join(fs.mkdtempSync(path.join(ws.base, 'audit-')), 'audit.jsonl');
+  return { audit, args: ['--audit-log', audit, '--timeout-ms', '600000'] };
+}
+
+/** The audit log once it holds `lines` lines, or what it holds after 10 s. */
+async function auditLines(audit, lines) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const logged = fs.existsSync(audit) ? fs.readFileSync(audit, 'utf8').split('\n').filter(Boolean) : [];
+    if (logged.length >= lines || Date.now() > deadline) return logged;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A read the client gives up on (an AbortSignal, as hosts do when the user interrupts) stops, and others go on. */
+function stopsACancelledRead(transport, audit) {
+  it('stops a read the client cancels, while other reads go on', async () => {
+    const { client } = await connect(transport);
+    try {
+      const controller = new AbortController();
+      const slow = read(client, { path: 'huge.log' }, { signal: controller.signal }).then(
+        () => 'answered',
+        (error) => error,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expectOk(await read(client, { path: 'hello.txt' }), 'a read beside the slow one');
+      const during = await auditLines(audit, 1);
+      assert.equal(during.length, 1, `only the quick read has finished: ${during}`);
+      controller.abort('no longer needed');
+      assert.ok((await slow) instanceof Error, 'the cancelled call is rejected on the client');
+      // Without cancellation the scan of 64 GiB would go on for minutes.
+      const logged = await auditLines(audit, 2);
+      assert.match(logged[1] ?? '', /"outcome":"CANCELLED"/, logged.join('\n'));
+      expectOk(await read(client, { path: 'hello.txt' }), 'a read after the cancelled one');
+    } finally {
+      await client.close();
+    }
+  });
+}
+
 /** A client that offers roots is served beneath them, and followed when it changes them. */
 function followsClientRoots(transport) {
   it('reads beneath the client’s roots and follows roots/list_changed', async () => {
@@ -252,9 +297,12 @@ function followsClientRoots(transport) {
 }
 
 describe('stdio', () => {
-  const transport = () => new StdioClientTransport({ command: binary, args: ['mcp', '--root', ws.root], stderr: 'ignore' });
-  readsBeneathRoot(transport);
-  followsClientRoots(transport);
+  const stdio = (extra = []) => () =>
+    new StdioClientTransport({ command: binary, args: ['mcp', '--root', ws.root, ...extra], stderr: 'ignore' });
+  readsBeneathRoot(stdio());
+  followsClientRoots(stdio());
+  const audited = auditedArgs();
+  stopsACancelledRead(stdio(audited.args), audited.audit);
 });
 
 for (const stateless of [false, true]) {
@@ -269,6 +317,18 @@ for (const stateless of [false, true]) {
     const transport = () => new StreamableHTTPClientTransport(url);
     describe('reads', () => readsBeneathRoot(transport));
     if (!stateless) {
+      // Not stateless: there, this client sends `notifications/cancelled` in a request of its own and keeps the
+      // call's connection open, and without a session the notification cannot be told from another client's.
+      describe('cancelling', () => {
+        const audited = auditedArgs();
+        let audit;
+        before(async () => {
+          audit = startHttpServer(false, audited.args);
+          audit.address = await audit.url;
+        });
+        after(() => audit?.child.kill());
+        stopsACancelledRead(() => new StreamableHTTPClientTransport(audit.address), audited.audit);
+      });
       followsClientRoots(transport);
       it('keeps each session’s roots to itself', async () => {
         const a = await connect(transport, [ws.rootA]);
