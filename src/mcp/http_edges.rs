@@ -143,7 +143,7 @@ async fn explain_refused_version(answer: Answer) -> Answer {
     }
 }
 
-/// The first protocol version without sessions over HTTP.
+/// The first protocol version without sessions over HTTP (versions are dates, so later ones compare greater).
 const SESSIONLESS_FROM: &str = "2026-07-28";
 
 /// `answer` with another status.

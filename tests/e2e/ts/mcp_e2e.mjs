@@ -321,13 +321,14 @@ for (const stateless of [false, true]) {
       // call's connection open, and without a session the notification cannot be told from another client's.
       describe('cancelling', () => {
         const audited = auditedArgs();
-        let audit;
+        let auditedServer;
+        let auditedUrl;
         before(async () => {
-          audit = startHttpServer(false, audited.args);
-          audit.address = await audit.url;
+          auditedServer = startHttpServer(false, audited.args);
+          auditedUrl = await auditedServer.url;
         });
-        after(() => audit?.child.kill());
-        stopsACancelledRead(() => new StreamableHTTPClientTransport(audit.address), audited.audit);
+        after(() => auditedServer?.child.kill());
+        stopsACancelledRead(() => new StreamableHTTPClientTransport(auditedUrl), audited.audit);
       });
       followsClientRoots(transport);
       it('keeps each session’s roots to itself', async () => {
