@@ -78,7 +78,8 @@ function startHttpServer(stateless, extra = []) {
     const timer = setTimeout(() => reject(new Error(`no serving line within 10 s; stderr:\n${log}`)), 10_000);
     child.stderr.on('data', (chunk) => {
       log += chunk;
-      const found = log.match(/serving MCP over streamable HTTP at (http:\/\/\S+)/);
+      // Only a whole line: its end may not have arrived yet ("… at http://127").
+      const found = log.match(/serving MCP over streamable HTTP at (http:\/\/\S+) .*\n/);
       if (found) {
         clearTimeout(timer);
         resolve(new URL(found[1]));
