@@ -237,8 +237,7 @@ fn serve_lines_from_a_file(root: &Path, lines: &[Vec<u8>]) -> String {
 fn a_standard_input_that_is_not_a_pipe_is_served_too() {
     let dir = workspace();
     let requests = [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
-               "capabilities": {}, "clientInfo": {"name": "file-client", "version": "1"}}}),
+        initialize_request("file-client", json!({})),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                "params": {"name": "read", "arguments": {"path": "src/main.rs"}}}),
@@ -258,8 +257,7 @@ fn a_standard_input_that_is_not_a_pipe_is_served_too() {
 #[test]
 fn malformed_lines_are_answered_as_json_rpc_says_and_serving_goes_on() {
     let dir = workspace();
-    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion":
-        "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let initialize = initialize_request("raw", json!({}));
     let mut lines: Vec<Vec<u8>> =
         vec![initialize.to_string().into(), br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec()];
     lines.extend([
@@ -292,6 +290,12 @@ fn malformed_lines_are_answered_as_json_rpc_says_and_serving_goes_on() {
 }
 
 /// `agent-read mcp` rooted at `root`, with its standard input, output and error on pipes the test holds.
+/// A raw `initialize` request (id 1, protocol 2025-11-25) from a client named `name` with `capabilities`.
+fn initialize_request(name: &str, capabilities: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+           "capabilities": capabilities, "clientInfo": {"name": name, "version": "1"}}})
+}
+
 fn spawn_piped(root: &Path) -> std::process::Child {
     std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"))
         .arg("mcp")
@@ -310,8 +314,7 @@ fn a_client_gone_before_initialize_is_answered_ends_the_server_with_a_plain_reas
     let dir = workspace();
     let mut child = spawn_piped(dir.path());
     drop(child.stdout.take());
-    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion":
-        "2025-11-25", "capabilities": {}, "clientInfo": {"name": "gone", "version": "1"}}});
+    let initialize = initialize_request("gone", json!({}));
     let mut stdin = child.stdin.take().unwrap();
     writeln!(stdin, "{initialize}").unwrap();
     let output = child.wait_with_output().unwrap();
@@ -333,8 +336,7 @@ fn a_client_that_closes_the_servers_output_ends_the_server_though_its_input_stay
     let dir = workspace();
     let mut child = spawn_piped(dir.path());
     let mut stdin = child.stdin.take().unwrap();
-    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion":
-        "2025-11-25", "capabilities": {}, "clientInfo": {"name": "deaf", "version": "1"}}});
+    let initialize = initialize_request("deaf", json!({}));
     writeln!(stdin, "{initialize}").unwrap();
     let mut answers = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
@@ -374,8 +376,7 @@ fn a_client_that_leaves_while_asked_for_its_roots_gets_no_log_line_about_them() 
     let mut child = spawn_piped(dir.path());
     let mut stdin = child.stdin.take().unwrap();
     let mut answers = std::io::BufReader::new(child.stdout.take().unwrap());
-    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion":
-        "2025-11-25", "capabilities": {"roots": {"listChanged": true}}, "clientInfo": {"name": "leaving", "version": "1"}}});
+    let initialize = initialize_request("leaving", json!({"roots": {"listChanged": true}}));
     writeln!(stdin, "{initialize}").unwrap();
     writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
     // Every roots/list the server sends is read; the first is answered, the one after list_changed is not.
