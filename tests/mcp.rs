@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::mcp::{RootsClient, call, call_tool, protocol_2026, text_of, workspace};
+use common::mcp::{
+    RootsClient, assert_resources_and_prompts_are_not_served, call, call_tool, protocol_2026, text_of, workspace,
+};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
@@ -174,6 +176,16 @@ async fn an_unknown_tool_is_a_protocol_error() {
     let outcome = client.call_tool(CallToolRequestParams::new("write")).await;
     assert!(outcome.is_err(), "{outcome:?}");
     // The connection survives it.
+    let ok = call(&client, json!({"path": "src/main.rs"})).await;
+    assert_eq!(ok.is_error, Some(false));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn resources_prompts_and_completions_are_not_found_with_the_methods_served() {
+    let dir = workspace();
+    let client = connect(dir.path()).await;
+    assert_resources_and_prompts_are_not_served(&client).await;
     let ok = call(&client, json!({"path": "src/main.rs"})).await;
     assert_eq!(ok.is_error, Some(false));
     client.cancel().await.unwrap();

@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::mcp::{RootsClient, call, call_tool, protocol_2026, text_of, workspace};
+use common::mcp::{
+    RootsClient, assert_resources_and_prompts_are_not_served, call, call_tool, protocol_2026, text_of, workspace,
+};
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -77,6 +79,7 @@ async fn exercise(server: &HttpServer, served: agent_read::tool::Served) {
     let many = serde_json::to_value(&tools[1]).unwrap();
     assert_eq!(many["inputSchema"], agent_read::tool::many_parameters_schema());
     assert_eq!(many["outputSchema"], agent_read::tool::many_output_schema());
+    assert_resources_and_prompts_are_not_served(&client).await;
     let first = call(&client, json!({"path": "notes.txt", "limit": 10})).await;
     assert_eq!(first.is_error, Some(false));
     let next = first.structured_content.as_ref().expect("structuredContent")["meta"]["next_offset"].clone();
@@ -284,6 +287,10 @@ async fn other_paths_are_not_found_and_malformed_json_is_a_protocol_error() {
         assert!(answer.contains(&format!(r#""code":{code}"#)), "{body}: {answer}");
         assert_eq!(answer.contains(r#""id":"#), id.is_some(), "{body}: {answer}");
         assert!(id.is_none_or(|id| answer.contains(id)), "{body}: {answer}");
+        // Where there is advice on framing, it is for HTTP: a message per request, not per line as over stdio.
+        let framing = id.is_none();
+        assert_eq!(answer.contains("in a request of its own"), framing, "{answer}");
+        assert!(!answer.contains("line of its own"), "{answer}");
     }
     // A UTF-8 byte-order mark before the JSON is skipped, as JSON allows.
     let with_bom = raw_post(server.authority(), server.authority(), &format!("\u{feff}{INITIALIZE}"));

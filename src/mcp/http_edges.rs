@@ -6,7 +6,7 @@
 //!
 //! [`Asked`] is what a request asked, taken before it goes to rmcp; [`amend`] then corrects rmcp's answer to it.
 
-use super::malformed::{self, Decoded};
+use super::malformed::{self, Decoded, Framing};
 use axum::body::Bytes;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -154,7 +154,7 @@ fn with_status(mut answer: Answer, status: StatusCode) -> Answer {
 
 /// `400` with the JSON-RPC error a body that is not a message is owed; `None` when the body is a message after all.
 fn malformed_body(body: &[u8]) -> Option<Answer> {
-    let error = match malformed::decode(body) {
+    let error = match malformed::decode(body, Framing::Body) {
         Decoded::Message(_) => return None,
         Decoded::Answer(error) => error,
         Decoded::Skipped => {

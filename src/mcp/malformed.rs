@@ -5,7 +5,8 @@
 //! - a JSON value that is not a valid request: `-32600` (invalid request), naming the field at fault;
 //! - a known method whose `params` do not fit it: `-32602` (invalid params) with the reason, and an unknown method
 //!   `-32601` pointing to the tool methods ([`unfit_method`], answered by the handler: rmcp parses both as a
-//!   `CustomRequest`);
+//!   `CustomRequest`); MCP's methods for what this server does not offer (resources, prompts, completion)
+//!   get the same `-32601` ([`not_served!`]);
 //! - a notification or a response: never answered, however malformed (JSON-RPC forbids it).
 
 use rmcp::RoleServer;
@@ -27,9 +28,36 @@ pub(super) enum Decoded {
     Skipped,
 }
 
+/// How messages arrive, which the advice for a malformed one names.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Framing {
+    /// One message per line (stdio).
+    Line,
+    /// One message per HTTP request body.
+    Body,
+}
+
+impl Framing {
+    /// What holds one message.
+    fn noun(self) -> &'static str {
+        match self {
+            Framing::Line => "line",
+            Framing::Body => "body",
+        }
+    }
+
+    /// Where each message goes, as advice.
+    fn each_message(self) -> &'static str {
+        match self {
+            Framing::Line => "on a line of its own",
+            Framing::Body => "in a request of its own",
+        }
+    }
+}
+
 /// Reads one message: a line (its line feed and a carriage return before it allowed) or an HTTP body, a UTF-8
 /// byte-order mark allowed.
-pub(super) fn decode(line: &[u8]) -> Decoded {
+pub(super) fn decode(line: &[u8], framing: Framing) -> Decoded {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
@@ -46,7 +74,7 @@ pub(super) fn decode(line: &[u8]) -> Decoded {
             other => Decoded::Message(JsonRpcMessage::request(other, request.id)),
         },
         Ok(message) => Decoded::Message(message),
-        Err(why) => diagnose(line, &why),
+        Err(why) => diagnose(line, &why, framing),
     }
 }
 
@@ -65,10 +93,7 @@ pub(super) fn unfit_method(method: &str, params: Option<&Value>) -> ErrorData {
             r#"{"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "me", "version": "1"}}"#,
         ),
         "tools/list" => (serde_json::from_value::<PaginatedRequestParams>(params).err(), "{}"),
-        _ => {
-            let message = format!("method `{method}` not found; this server serves tools: tools/list, tools/call");
-            return ErrorData::new(ErrorCode::METHOD_NOT_FOUND, message, None);
-        }
+        _ => return method_not_served(method),
     };
     let why = match why {
         _ if params_missing => "`params` is missing".to_string(),
@@ -78,6 +103,24 @@ pub(super) fn unfit_method(method: &str, params: Option<&Value>) -> ErrorData {
     let message = format!("invalid params for `{method}`: {why}; send e.g. {example}");
     ErrorData::new(ErrorCode::INVALID_PARAMS, message, None)
 }
+
+/// `-32601` for a method this server does not serve, naming the ones it does.
+pub(super) fn method_not_served(method: &str) -> ErrorData {
+    let message = format!("method `{method}` not found; this server serves tools: tools/list, tools/call");
+    ErrorData::new(ErrorCode::METHOD_NOT_FOUND, message, None)
+}
+
+/// Handlers, inside `impl ServerHandler`, for MCP methods of capabilities this server does not offer, each
+/// answered with [`method_not_served`]: rmcp's own answer to them names only the method, with no way on, and
+/// clients such as Claude Desktop ask every server for its resources and prompts.
+macro_rules! not_served {
+    ($($handler:ident($params:ty) -> $result:ty = $method:literal;)*) => {$(
+        async fn $handler(&self, _: $params, _: RequestContext<RoleServer>) -> Result<$result, ErrorData> {
+            Err(malformed::method_not_served($method))
+        }
+    )*};
+}
+pub(super) use not_served;
 
 /// The start of rmcp's answer to a request sent before `initialize` without the protocol version and capabilities in
 /// its `_meta` (which the newest protocol allows).
@@ -98,27 +141,27 @@ pub(super) fn explain(message: &mut TxJsonRpcMessage<RoleServer>) {
 }
 
 /// The answer owed for a line that is not a valid message, if any.
-fn diagnose(line: &[u8], why: &serde_json::Error) -> Decoded {
+fn diagnose(line: &[u8], why: &serde_json::Error, framing: Framing) -> Decoded {
+    let (noun, each) = (framing.noun(), framing.each_message());
     let value = match serde_json::from_slice::<Value>(line) {
         Ok(value) => value,
         Err(_) if std::str::from_utf8(line).is_err() => {
             // The id may still be readable from the rest of the line.
             let id = serde_json::from_str::<Value>(&String::from_utf8_lossy(line)).ok().and_then(|v| readable_id(&v));
-            let message = "parse error: the line is not UTF-8; send each message as UTF-8 JSON on one line";
-            return Decoded::Answer(error(ErrorCode::PARSE_ERROR, message.to_string(), id));
+            let message = format!("parse error: the {noun} is not UTF-8; send each message as UTF-8 JSON {each}");
+            return Decoded::Answer(error(ErrorCode::PARSE_ERROR, message, id));
         }
         Err(e) => {
-            let message =
-                format!("parse error: the line is not valid JSON ({e}); send each message as JSON on one line");
+            let message = format!("parse error: the {noun} is not valid JSON ({e}); send each message as JSON {each}");
             return Decoded::Answer(error(ErrorCode::PARSE_ERROR, message, None));
         }
     };
     let Value::Object(fields) = &value else {
         let message = match value {
-            Value::Array(_) => "invalid request: a batch (JSON array); send each message on a line of its own",
-            _ => "invalid request: a message is a JSON object",
+            Value::Array(_) => format!("invalid request: a batch (JSON array); send each message {each}"),
+            _ => "invalid request: a message is a JSON object".to_string(),
         };
-        return Decoded::Answer(error(ErrorCode::INVALID_REQUEST, message.to_string(), None));
+        return Decoded::Answer(error(ErrorCode::INVALID_REQUEST, message, None));
     };
     let is_request = fields.contains_key("id") && !fields.contains_key("result") && !fields.contains_key("error");
     if !is_request && (fields.contains_key("method") || fields.contains_key("result") || fields.contains_key("error")) {
@@ -174,7 +217,7 @@ mod tests {
 
     /// The answer `decode` owes for `line`, as JSON.
     fn answer(line: &[u8]) -> Value {
-        match decode(line) {
+        match decode(line, Framing::Line) {
             Decoded::Answer(answer) => serde_json::to_value(answer).unwrap(),
             other => panic!("{} was not answered: {other:?}", String::from_utf8_lossy(line)),
         }
@@ -183,6 +226,22 @@ mod tests {
     fn code_id_message(answer: &Value) -> (i64, Value, String) {
         let message = answer["error"]["message"].as_str().unwrap().to_string();
         (answer["error"]["code"].as_i64().unwrap(), answer.get("id").cloned().unwrap_or(Value::Null), message)
+    }
+
+    #[test]
+    fn the_advice_names_how_messages_arrive_a_line_over_stdio_and_a_request_body_over_http() {
+        let cases: [(&[u8], &str); 3] =
+            [(b"{\"id\":", "not valid JSON"), (b"\"\xff\"", "not UTF-8"), (b"[{}]", "a batch")];
+        for (input, fault) in cases {
+            let message = |framing| match decode(input, framing) {
+                Decoded::Answer(answer) => serde_json::to_value(answer).unwrap()["error"]["message"].to_string(),
+                other => panic!("{other:?}"),
+            };
+            let (line, body) = (message(Framing::Line), message(Framing::Body));
+            assert!(line.contains(fault) && line.contains("on a line of its own"), "{line}");
+            assert!(body.contains(fault) && body.contains("in a request of its own"), "{body}");
+            assert!(!body.contains("the line") && !body.contains("on a line"), "{body}");
+        }
     }
 
     #[test]
@@ -236,7 +295,7 @@ mod tests {
             b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\r\n",
             br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
         ] {
-            assert!(matches!(decode(line), Decoded::Message(_)), "{}", String::from_utf8_lossy(line));
+            assert!(matches!(decode(line, Framing::Line), Decoded::Message(_)), "{}", String::from_utf8_lossy(line));
         }
         for line in [
             &b""[..],
@@ -245,7 +304,7 @@ mod tests {
             br#"{"jsonrpc":"1.0","id":5,"result":"no"}"#,
             br#"{"jsonrpc":"2.0","id":6,"error":"no"}"#,
         ] {
-            assert!(matches!(decode(line), Decoded::Skipped), "{}", String::from_utf8_lossy(line));
+            assert!(matches!(decode(line, Framing::Line), Decoded::Skipped), "{}", String::from_utf8_lossy(line));
         }
     }
 

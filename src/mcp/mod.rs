@@ -37,8 +37,9 @@ use agent_read::tool::{self, SchemaFormat, Served};
 use agent_read::{Cancel, Config, ReadResult, Reader, Session, SessionSettings};
 use client_roots::InCall;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    self, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResourceContents, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -393,6 +394,18 @@ impl ServerHandler for ReadServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(vec![self.tool.as_ref().clone(), self.many_tool.as_ref().clone()]))
+    }
+
+    malformed::not_served! {
+        list_resources(Option<PaginatedRequestParams>) -> model::ListResourcesResult = "resources/list";
+        list_resource_templates(Option<PaginatedRequestParams>) -> model::ListResourceTemplatesResult =
+            "resources/templates/list";
+        read_resource(model::ReadResourceRequestParams) -> model::ReadResourceResponse = "resources/read";
+        subscribe(model::SubscribeRequestParams) -> () = "resources/subscribe";
+        unsubscribe(model::UnsubscribeRequestParams) -> () = "resources/unsubscribe";
+        list_prompts(Option<PaginatedRequestParams>) -> model::ListPromptsResult = "prompts/list";
+        get_prompt(model::GetPromptRequestParams) -> model::GetPromptResponse = "prompts/get";
+        complete(model::CompleteRequestParams) -> model::CompleteResult = "completion/complete";
     }
 
     async fn call_tool(

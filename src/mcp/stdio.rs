@@ -15,7 +15,7 @@
 //! as long as the client keeps standard input open.
 
 use super::lookout::Lookout;
-use super::malformed::{self, Decoded};
+use super::malformed::{self, Decoded, Framing};
 use rmcp::RoleServer;
 use rmcp::model::{ClientRequest, ErrorCode, ErrorData, JsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
@@ -251,7 +251,7 @@ where
                     return None;
                 }
             }
-            let decoded = malformed::decode(&self.line);
+            let decoded = malformed::decode(&self.line, Framing::Line);
             self.line.clear();
             match decoded {
                 Decoded::Message(JsonRpcMessage::Request(request)) => {

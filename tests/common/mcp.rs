@@ -26,6 +26,28 @@ pub fn text_of(result: &CallToolResult) -> String {
     value[0]["text"].as_str().expect("text content").to_string()
 }
 
+/// Asks for resources, prompts and a completion, which the server does not offer: each is `-32601` naming the
+/// method and the methods it does serve, and the connection goes on.
+pub async fn assert_resources_and_prompts_are_not_served<C: Service<RoleClient>>(
+    client: &RunningService<RoleClient, C>,
+) {
+    use rmcp::model::{ArgumentInfo, CompleteRequestParams, ReadResourceRequestParams, Reference};
+    let completion = CompleteRequestParams::new(Reference::for_prompt("summary"), ArgumentInfo::new("topic", "x"));
+    let answers = [
+        ("resources/list", client.list_resources(None).await.err()),
+        ("resources/templates/list", client.list_resource_templates(None).await.err()),
+        ("resources/read", client.read_resource(ReadResourceRequestParams::new("file:///etc/hosts")).await.err()),
+        ("prompts/list", client.list_prompts(None).await.err()),
+        ("completion/complete", client.complete(completion).await.err()),
+    ];
+    for (method, error) in answers {
+        let Some(rmcp::ServiceError::McpError(error)) = error else { panic!("{method}: {error:?}") };
+        assert_eq!(error.code, rmcp::model::ErrorCode::METHOD_NOT_FOUND, "{method}");
+        let expected = format!("method `{method}` not found; this server serves tools: tools/list, tools/call");
+        assert_eq!(error.message, expected);
+    }
+}
+
 /// A root with `notes.txt` (30 lines), `src/main.rs` and a `.env` the policy denies.
 pub fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
