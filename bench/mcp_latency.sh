@@ -3,9 +3,12 @@
 # (bench/mcp_latency/) so that the client's own cost does not hide the servers': sequential pings and reads, and a
 # burst of BURST reads in flight at once. agent-read runs three times side by side: over stdio, and over streamable
 # HTTP in session mode and stateless (each on a free port of 127.0.0.1; ping and reads on one keep-alive connection,
-# the burst on BURST connections opened before it, one POST each). The Node server serves stdio only: its row, the
-# last, is the reference of the ratios. Same files as bench/mcp_load.sh. Prints a markdown table (medians of REPS
-# repetitions). agent-read answers every read with the file (--no-repeat-stubs), as the Node server does.
+# the burst on BURST connections opened before it, one POST each). The Node server runs twice too: over stdio, its
+# own transport, and over streamable HTTP with a session (bench/node/over_http.mjs: its code unchanged, the SDK's HTTP
+# transport in place of stdio). Each row's ratios are against the Node server on the same transport (`--ref`), so HTTP
+# is set beside HTTP; BENCHMARKS.md before this change set every row against Node over stdio. Same files as
+# bench/mcp_load.sh. Prints a markdown table (medians of REPS repetitions). agent-read answers every read with the
+# file (--no-repeat-stubs), as the Node server does.
 #
 # Each repetition begins with every server idle IDLE_BEFORE seconds (default 11: agent-read gives freed memory back
 # after 10 quiet seconds), and each server's phases begin with one more burst, the `burst after idle` columns: a burst
@@ -19,6 +22,7 @@
 #   N=1000 BURST=200 REPS=1 IDLE_BEFORE=0 bench/mcp_latency.sh   # smoke run (no bursts after idle)
 #   AGENT_READ_BIN=/path/to/agent-read bench/mcp_latency.sh   # another build of agent-read (none is built then)
 #   FLOOR=0 bench/mcp_latency.sh                 # without the floor rows
+#   NODE_HTTP=0 bench/mcp_latency.sh             # without Node over HTTP: every row against Node over stdio
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -44,6 +48,10 @@ if [ "${FLOOR:-1}" = 1 ]; then
     -- "floor HTTP stateless" read --http auto "$floor" "$files" --http '127.0.0.1:{port}' --stateless
   )
 fi
+node_http_rows=()
+if [ "${NODE_HTTP:-1}" = 1 ]; then
+  node_http_rows=(-- "server-filesystem HTTP session" read_text_file --ref --http auto node bench/node/over_http.mjs '{port}' "$files")
+fi
 # `--http auto` has the client pick a free port, which it puts in place of {port}.
 export IDLE_BEFORE=${IDLE_BEFORE:-11}
 exec target/mcp-latency/release/mcp-latency "$files" "${N:-5000}" "${REPS:-5}" "${BURST:-1000}" \
@@ -51,5 +59,6 @@ exec target/mcp-latency/release/mcp-latency "$files" "${N:-5000}" "${REPS:-5}" "
   -- "agent-read HTTP session" read --http auto "${ours[@]}" --http '127.0.0.1:{port}' \
   -- "agent-read HTTP stateless" read --http auto "${ours[@]}" --http '127.0.0.1:{port}' --stateless \
   "${floor_rows[@]}" \
-  -- server-filesystem read_text_file node "$node_server" "$files" \
+  "${node_http_rows[@]}" \
+  -- server-filesystem read_text_file --ref node "$node_server" "$files" \
   2> >(grep -v '^{' >&2)

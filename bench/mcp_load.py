@@ -10,8 +10,11 @@ Servers (each one long-lived process for the whole run, started side by side):
   node-stdio       node server-filesystem/dist/index.js DATA           (stdio, tool `read_text_file`)
   ours-http        agent-read mcp --root DATA --http 127.0.0.1:PORT    (streamable HTTP at /mcp, session mode)
   ours-http-sl     the same with --stateless                           (JSON responses, no session)
-The HTTP servers are used when `agent-read mcp --help` offers --http (and --stateless); the Node server of the
-pinned version serves stdio only (see bench/mcp_load.sh and the report), so its stdio rows are the reference.
+  node-http        node bench/node/over_http.mjs PORT DATA             (the Node server, its code unchanged, on the
+                                                                        SDK's streamable HTTP transport, sessions)
+The agent-read HTTP servers are used when `agent-read mcp --help` offers --http (and --stateless). The Node server of
+the pinned version serves stdio only; over_http.mjs puts the SDK's HTTP transport in place of its stdio one, so that
+agent-read over HTTP is compared with Node over HTTP as well as with Node over stdio.
 
 Phases, run REPS times, the servers interleaved within each repetition (their order rotates every repetition):
   seq    N_SEQ reads one after another (stdio) / N_SEQ_HTTP one after another on one keep-alive connection (HTTP)
@@ -34,7 +37,8 @@ Also, before the reads, N_PING sequential `ping` requests per server: the protoc
 
 Parameters (environment): N_SEQ=10000 N_CONC=1000 N_SEQ_HTTP=1000 N_PING=1000 REPS=5 N_FILES=200
   WARMUP=(2 x N_FILES) WARMUP_BURSTS=1  SETTLE=12 (seconds)  HTTP=auto|0  PHASE_TIMEOUT=300 (seconds)
-  SERVERS=ours-stdio,node-stdio,ours-http,ours-http-sl (a subset to run)  HTTP_QUICKACK=1 (diagnostic: see QUICKACK)
+  SERVERS=ours-stdio,node-stdio,ours-http,ours-http-sl,node-http (a subset to run)
+  HTTP_QUICKACK=1 (diagnostic: see QUICKACK)
   MEM_PROBE=bench/heap_probe.py (diagnostic: at every idle moment, where each server's heap memory sits; with
   HEAP_PROBE_GDB=1 also glibc's own view, which attaches a debugger: see that script)
   AGENT_READ_BIN  NODE (node binary)  NODE_SERVER (path of server-filesystem's dist/index.js)
@@ -88,6 +92,8 @@ BIN = os.environ.get("AGENT_READ_BIN", os.path.join(REPO, "target", "release", "
 NODE = os.environ.get("NODE", "node")
 NODE_PKG = os.path.join(HERE, "node", "node_modules", "@modelcontextprotocol", "server-filesystem")
 NODE_SERVER = os.environ.get("NODE_SERVER", os.path.join(NODE_PKG, "dist", "index.js"))
+# The same server on the SDK's streamable HTTP transport (see that file).
+NODE_OVER_HTTP = os.path.join(HERE, "node", "over_http.mjs")
 PROTOCOL_VERSION = "2025-11-25"  # the newest version with an initialize handshake that both servers know
 
 
@@ -642,6 +648,10 @@ def build_targets(http_flags):
         targets.append(Target("ours-http-sl", "agent-read, HTTP stateless",
                               ours + ["--http", f"127.0.0.1:{port}", "--stateless"],
                               "read", check_ours, port))
+    if HTTP_MODE != "0":
+        port = free_port()
+        targets.append(Target("node-http", "server-filesystem, HTTP session",
+                              [NODE, NODE_OVER_HTTP, str(port), root], "read_text_file", check_node, port))
     wanted = os.environ.get("SERVERS")
     if wanted:
         keep = {s.strip() for s in wanted.split(",")}
@@ -874,14 +884,21 @@ ROW_TEXT = {
     ("ours-http", "conc"): "{n} at once, HTTP session ({n} connections, one request each)",
     ("ours-http-sl", "seq"): "sequential, HTTP stateless (one keep-alive connection)",
     ("ours-http-sl", "conc"): "{n} at once, HTTP stateless ({n} connections, one request each)",
+    ("node-http", "ping"): "sequential `ping` (no read: protocol floor), HTTP session",
+    ("node-http", "seq"): "sequential, HTTP session (one keep-alive connection)",
+    ("node-http", "conc"): "{n} at once, HTTP session ({n} connections, one request each)",
 }
 COMPARISONS = [
     ("sequential: agent-read stdio vs Node stdio", ("ours-stdio", "seq"), ("node-stdio", "seq")),
     ("concurrent, like for like: agent-read stdio vs Node stdio", ("ours-stdio", "conc"), ("node-stdio", "conc")),
-    ("concurrent: agent-read HTTP session vs Node stdio (Node has no HTTP)", ("ours-http", "conc"),
-     ("node-stdio", "conc")),
-    ("concurrent: agent-read HTTP stateless vs Node stdio (Node has no HTTP)", ("ours-http-sl", "conc"),
-     ("node-stdio", "conc")),
+    ("sequential, like for like: agent-read HTTP session vs Node HTTP session", ("ours-http", "seq"),
+     ("node-http", "seq")),
+    ("sequential: agent-read HTTP stateless vs Node HTTP session", ("ours-http-sl", "seq"), ("node-http", "seq")),
+    ("concurrent, like for like: agent-read HTTP session vs Node HTTP session", ("ours-http", "conc"),
+     ("node-http", "conc")),
+    ("concurrent: agent-read HTTP stateless vs Node HTTP session", ("ours-http-sl", "conc"), ("node-http", "conc")),
+    ("concurrent: agent-read HTTP session vs Node stdio", ("ours-http", "conc"), ("node-stdio", "conc")),
+    ("concurrent: agent-read HTTP stateless vs Node stdio", ("ours-http-sl", "conc"), ("node-stdio", "conc")),
 ]
 
 
@@ -917,8 +934,8 @@ def report(targets, samples, notes, versions):
             ratio = a / b if b else float("nan")
             met = "yes" if ratio <= 0.2 else "NO"
             out.append(f"| {label} | {ms(a)} | {ms(b)} | {ratio:.2f}× | ≤ 0.20× | {met} |")
-    ours_errors = sum(s["errors"] for k, s in summary.items() if k[0] != "node-stdio")
-    node_errors = sum(s["errors"] for k, s in summary.items() if k[0] == "node-stdio")
+    ours_errors = sum(s["errors"] for k, s in summary.items() if not k[0].startswith("node-"))
+    node_errors = sum(s["errors"] for k, s in summary.items() if k[0].startswith("node-"))
     out.append(f"| errors, all servers and phases | {ours_errors} | {node_errors} | | 0 | "
                f"{'yes' if ours_errors + node_errors == 0 else 'NO'} |")
     out.append("")

@@ -38,7 +38,9 @@
 //!   listen on 127.0.0.1:PORT; PORT `auto` picks a free one, and `{port}` anywhere in ARGS is replaced by the port).
 //!   `NAME TOOL --protocol 2026-07-28 [--http PORT] CMD ARGS...` speaks that protocol: `server/discover` instead of
 //!   `initialize`, and every request carries its version and capabilities in `_meta` (over HTTP also in headers).
-//! Prints a markdown table, ratios against the last server; raw figures per repetition go to standard error as JSON
+//!   `NAME TOOL --ref ...` makes that server the reference of the ratios for the servers on its transport (stdio or
+//!   HTTP); a row with no reference on its transport is set against the last server.
+//! Prints a markdown table of medians with those ratios; raw figures per repetition go to standard error as JSON
 //! lines.
 
 use mio::{Events, Interest, Poll, Token};
@@ -69,6 +71,8 @@ struct Server {
     errors: u64,
     /// The `_meta` every request carries on a protocol without `initialize` (`--protocol 2026-07-28`).
     meta: Option<Value>,
+    /// Whether the ratios of the servers on this one's transport are taken against it (`--ref`).
+    reference: bool,
 }
 
 enum Transport {
@@ -91,7 +95,19 @@ struct BurstOutcome {
 }
 
 impl Server {
+    /// `stdio` or `HTTP`.
+    fn transport_name(&self) -> &'static str {
+        match self.transport {
+            Transport::Stdio { .. } => "stdio",
+            Transport::Http(_) => "HTTP",
+        }
+    }
+
     fn start(name: &str, tool: &str, spec: &[String]) -> Result<Server, String> {
+        let (reference, spec) = match spec {
+            [flag, rest @ ..] if flag == "--ref" => (true, rest),
+            _ => (false, spec),
+        };
         let (protocol, spec) = match spec {
             [flag, version, rest @ ..] if flag == "--protocol" => (Some(version.clone()), rest),
             _ => (None, spec),
@@ -144,6 +160,7 @@ impl Server {
             next_id: 0,
             errors: 0,
             meta: meta.clone(),
+            reference,
         };
         if let Some(address) = address {
             server.wait_until_listening(address)?;
@@ -1059,8 +1076,8 @@ fn idle_before() -> Result<f64, String> {
 }
 
 fn run(args: &[String]) -> Result<(), String> {
-    let usage = "usage: mcp-latency FILES_DIR N REPS [BURST] -- NAME TOOL [--http PORT|auto] CMD ARGS... \
-                 [-- NAME TOOL [--http PORT|auto] CMD ARGS...]";
+    let usage = "usage: mcp-latency FILES_DIR N REPS [BURST] -- NAME TOOL [--ref] [--protocol VERSION] \
+                 [--http PORT|auto] CMD ARGS... [-- NAME TOOL ...]";
     let split = args.iter().position(|a| a == "--").ok_or(usage)?;
     let (numbers, rest) = args.split_at(split);
     let (dir, n, reps, burst_size) = match numbers {
@@ -1097,8 +1114,11 @@ fn run(args: &[String]) -> Result<(), String> {
             let pid = servers[s].child.id();
             let idle_burst50 = if idle > 0.0 { burst(&mut servers[s], burst_size, &files)?.0 } else { f64::NAN };
             // Protocol 2026-07-28 has no `ping` (rmcp answers it -32601): that row shows none.
-            let (ping50, ping99) =
-                if servers[s].meta.is_some() { (f64::NAN, f64::NAN) } else { phase(&mut servers[s], "ping", n, &files)? };
+            let (ping50, ping99) = if servers[s].meta.is_some() {
+                (f64::NAN, f64::NAN)
+            } else {
+                phase(&mut servers[s], "ping", n, &files)?
+            };
             let cpu = cpu_seconds(pid)?;
             let (read50, read99) = phase(&mut servers[s], "read", n, &files)?;
             let read_cpu = (cpu_seconds(pid)? - cpu) * 1e6 / n as f64;
@@ -1116,15 +1136,17 @@ fn run(args: &[String]) -> Result<(), String> {
             }
         }
     }
-    let reference = samples[servers.len() - 1].clone().map(median);
+    let medians: Vec<[f64; 10]> = samples.into_iter().map(|sample| sample.map(median)).collect();
+    let references: Vec<usize> = (0..servers.len()).map(|k| reference_of(&servers, k)).collect();
     println!(
-        "| server | ping p50 (µs) | ping p99 (µs) | read p50 (µs) | read p99 (µs) | read p50 ÷ last row \
-         | CPU per read (µs) | burst p50 (ms) | burst p99 (ms) | burst reads/s | burst p50 ÷ last row \
-         | CPU per burst read (µs) | burst after idle p50 (ms) | burst after idle ÷ last row | errors |"
+        "| server | ping p50 (µs) | ping p99 (µs) | read p50 (µs) | read p99 (µs) | read p50 ÷ ref \
+         | CPU per read (µs) | burst p50 (ms) | burst p99 (ms) | burst reads/s | burst p50 ÷ ref \
+         | CPU per burst read (µs) | burst after idle p50 (ms) | burst after idle ÷ ref | errors |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for (server, sample) in servers.iter().zip(samples) {
-        let [p50, p99, r50, r99, rcpu, b50, b99, rate, bcpu, i50] = sample.map(median);
+    for (k, server) in servers.iter().enumerate() {
+        let [p50, p99, r50, r99, rcpu, b50, b99, rate, bcpu, i50] = medians[k];
+        let reference = &medians[references[k]];
         let shown = |value: f64| if value.is_nan() { "–".to_string() } else { format!("{value:.1}") };
         let (p50, p99) = (shown(p50), shown(p99));
         let (idle_p50, idle_ratio) = if idle > 0.0 {
@@ -1143,13 +1165,31 @@ fn run(args: &[String]) -> Result<(), String> {
             server.errors
         );
     }
+    let mut shown: Vec<usize> = references.clone();
+    shown.sort_unstable();
+    shown.dedup();
+    let against: Vec<String> = shown
+        .iter()
+        .map(|&r| match servers[r].reference {
+            true => format!("{} for the {} rows", servers[r].name, servers[r].transport_name()),
+            false => format!("{} (the last row) for the others", servers[r].name),
+        })
+        .collect();
     let after_idle = if idle > 0.0 { format!(", each after {idle} s idle and one burst more") } else { String::new() };
     println!(
         "\nmedians of {reps} repetitions of {n} sequential calls and a burst of {burst_size} reads each{after_idle}; \
-         {} files",
-        files.len()
+         {} files; ratios against {}",
+        files.len(),
+        against.join(", ")
     );
     Ok(())
+}
+
+/// The server whose medians the ratios of server `k` are taken against: the `--ref` server on its transport, else
+/// the last server.
+fn reference_of(servers: &[Server], k: usize) -> usize {
+    let same_transport = |other: &Server| other.transport_name() == servers[k].transport_name();
+    servers.iter().position(|other| other.reference && same_transport(other)).unwrap_or(servers.len() - 1)
 }
 
 fn main() {
