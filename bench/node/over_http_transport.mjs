@@ -17,6 +17,9 @@ export class StdioServerTransport extends StreamableHTTPServerTransport {
     });
     // Without it, an answer streamed in parts waits on the client's delayed ACK, as it would for agent-read.
     listener.on("connection", (socket) => socket.setNoDelay(true));
+    // Node closes a keep-alive connection after 5 idle seconds; agent-read's server (hyper) keeps it open, and the
+    // load client's connections wait longer than that between phases.
+    listener.keepAliveTimeout = 0;
     listener.listen(Number(process.env.OVER_HTTP_PORT), "127.0.0.1");
   }
 }

@@ -112,7 +112,7 @@ pub(super) fn method_not_served(method: &str) -> ErrorData {
 
 /// Handlers, inside `impl ServerHandler`, for MCP methods of capabilities this server does not offer, each
 /// answered with [`method_not_served`]: rmcp's own answer to them names only the method, with no way on, and
-/// clients such as Claude Desktop ask every server for its resources and prompts.
+/// some clients ask every server for its resources and prompts, whatever it offers.
 macro_rules! not_served {
     ($($handler:ident($params:ty) -> $result:ty = $method:literal;)*) => {$(
         async fn $handler(&self, _: $params, _: RequestContext<RoleServer>) -> Result<$result, ErrorData> {
