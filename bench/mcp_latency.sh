@@ -6,7 +6,7 @@
 # the burst on BURST connections opened before it, one POST each). The Node server runs twice too: over stdio, its
 # own transport, and over streamable HTTP with a session (bench/node/over_http.mjs: its code unchanged, the SDK's HTTP
 # transport in place of stdio). Each row's ratios are against the Node server on the same transport (`--ref`), so HTTP
-# is set beside HTTP; BENCHMARKS.md before this change set every row against Node over stdio. Same files as
+# is set beside HTTP (BENCHMARKS.md's older tables set every row against Node over stdio). Same files as
 # bench/mcp_load.sh. Prints a markdown table (medians of REPS repetitions). agent-read answers every read with the
 # file (--no-repeat-stubs), as the Node server does.
 #

@@ -303,6 +303,27 @@ async fn other_paths_are_not_found_and_malformed_json_is_a_protocol_error() {
     let unfit = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{}}}"#;
     let answer = raw_post(server.authority(), server.authority(), unfit);
     assert!(answer.contains(r#""code":-32602"#) && answer.contains("missing field `name`"), "{answer}");
+    // A method this server does not serve names the methods it does: with 200 from a client that opened with
+    // `initialize`, 404 on protocol 2026-07-28 (its version in `_meta` and in the headers).
+    let meta =
+        r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    for method in ["files/write", "resources/list"] {
+        let said = format!("method `{method}` not found; this server serves tools: tools/list, tools/call");
+        let legacy = format!(r#"{{"jsonrpc":"2.0","id":4,"method":"{method}"}}"#);
+        let answer = raw_post(server.authority(), server.authority(), &legacy);
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.contains(r#""code":-32601"#) && answer.contains(&said), "{answer}");
+        let current = format!(r#"{{"jsonrpc":"2.0","id":5,"method":"{method}","params":{{"_meta":{meta}}}}}"#);
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+             Mcp-Method: {method}\r\n",
+            server.authority()
+        );
+        let answer = raw_exchange(server.authority(), &head, &current);
+        assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+        assert!(answer.contains(r#""code":-32601"#) && answer.contains(&said), "{answer}");
+    }
 }
 
 #[tokio::test]

@@ -1170,9 +1170,12 @@ fn run(args: &[String]) -> Result<(), String> {
     shown.dedup();
     let against: Vec<String> = shown
         .iter()
-        .map(|&r| match servers[r].reference {
-            true => format!("{} for the {} rows", servers[r].name, servers[r].transport_name()),
-            false => format!("{} (the last row) for the others", servers[r].name),
+        .map(|&r| {
+            let mut transports: Vec<&str> =
+                (0..servers.len()).filter(|&k| references[k] == r).map(|k| servers[k].transport_name()).collect();
+            transports.sort_unstable();
+            transports.dedup();
+            format!("{} for the {} rows", servers[r].name, transports.join(" and "))
         })
         .collect();
     let after_idle = if idle > 0.0 { format!(", each after {idle} s idle and one burst more") } else { String::new() };
