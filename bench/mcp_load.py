@@ -939,6 +939,10 @@ def report(targets, samples, notes, versions):
     out.append(f"| errors, all servers and phases | {ours_errors} | {node_errors} | | 0 | "
                f"{'yes' if ours_errors + node_errors == 0 else 'NO'} |")
     out.append("")
+    out.append("These ratios include this client's own time, which every server pays alike (about 70-100 us per request "
+               "over stdio), so they understate the servers' difference; bench/mcp_latency.sh measures with a client "
+               "that adds about 12 us.")
+    out.append("")
     out.append("| server | RSS after warm-up | " + " | ".join(f"after rep {i + 1}" for i in range(REPS)) +
                " | growth | peak RSS, whole run | flat (growth ≤ max(1 MiB, 10%)) |")
     out.append("|---|---:|" + "---:|" * REPS + "---:|---:|---|")
