@@ -204,9 +204,14 @@ fn raw_exchange(authority: &str, head: &str, body: &str) -> String {
 }
 
 fn raw_post(authority: &str, host_header: &str, body: &str) -> String {
+    raw_post_with(authority, host_header, "", body)
+}
+
+/// A raw JSON `POST /mcp` with `Host: host_header` and the header lines `extra` (each ending in CRLF).
+fn raw_post_with(authority: &str, host_header: &str, extra: &str, body: &str) -> String {
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {host_header}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n"
+         Accept: application/json, text/event-stream\r\n{extra}"
     );
     raw_exchange(authority, &head, body)
 }
@@ -238,11 +243,7 @@ async fn foreign_host_headers_are_refused_and_allow_host_admits_them() {
 
 /// A POST of `body` with an `Origin` header.
 fn post_from_origin(authority: &str, origin: &str, body: &str) -> String {
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nOrigin: {origin}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n"
-    );
-    raw_exchange(authority, &head, body)
+    raw_post_with(authority, authority, &format!("Origin: {origin}\r\n"), body)
 }
 
 #[tokio::test]
@@ -314,13 +315,8 @@ async fn other_paths_are_not_found_and_malformed_json_is_a_protocol_error() {
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
         assert!(answer.contains(r#""code":-32601"#) && answer.contains(&said), "{answer}");
         let current = format!(r#"{{"jsonrpc":"2.0","id":5,"method":"{method}","params":{{"_meta":{meta}}}}}"#);
-        let head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-             Mcp-Method: {method}\r\n",
-            server.authority()
-        );
-        let answer = raw_exchange(server.authority(), &head, &current);
+        let headers = format!("MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n");
+        let answer = raw_post_with(server.authority(), server.authority(), &headers, &current);
         assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
         assert!(answer.contains(r#""code":-32601"#) && answer.contains(&said), "{answer}");
     }
@@ -453,12 +449,8 @@ async fn with_a_token_budget_http_calls_need_a_session() {
     assert!(format!("{refused:?}").contains("2025-11-25"), "the versions offered: {refused:?}");
     // rmcp's client keeps only the versions; a client that shows the error's message is told why, and what to do.
     let discover = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, \
-         text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\n",
-        server.authority()
-    );
-    let answer = raw_exchange(server.authority(), &head, discover);
+    let headers = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\n";
+    let answer = raw_post_with(server.authority(), server.authority(), headers, discover);
     assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
     let body: serde_json::Value =
         serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap_or_default()).expect("JSON");
@@ -469,12 +461,8 @@ async fn with_a_token_budget_http_calls_need_a_session() {
     assert!(body["error"]["data"]["supported"].to_string().contains("2025-11-25"), "{answer}");
     // The call rmcp would serve on its own: its protocol version in `_meta`, no session.
     let sessionless = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"notes.txt"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, \
-         text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n",
-        server.authority()
-    );
-    let answer = raw_exchange(server.authority(), &head, sessionless);
+    let headers = "MCP-Protocol-Version: 2025-11-25\r\n";
+    let answer = raw_post_with(server.authority(), server.authority(), headers, sessionless);
     assert!(answer.contains("needs a session") && answer.contains("initialize"), "{answer}");
     assert!(!answer.contains("line 1"), "nothing read: {answer}");
     // With a session, the budget holds from call to call.
