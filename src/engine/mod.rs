@@ -190,7 +190,7 @@ impl Reader {
         let waiting = Bounds { without_waiting: false, ..*bounds };
         self.attempt(request, cancel, &waiting).unwrap_or_else(|| {
             let error = ReadError::new(ErrorCode::IoError, format!("{}: the read gave up waiting", request.path));
-            (ReadResult::Error(error), None)
+            (ReadResult::Error(clip(error, bounds.limits)), None)
         })
     }
 
@@ -628,7 +628,7 @@ mod tests {
         assert!(config.pdf_worker.is_none(), "the library default has no worker program");
         let reader = Reader::new(config).unwrap();
         let result = reader.read(&ReadRequest { pages: Some("2".into()), ..ReadRequest::new("doc.pdf") });
-        assert_eq!(result.output(), "── page 2 of 2 ──\nSecond words\n(pages 2 of 2 · 753 B · end of document)");
+        assert_eq!(result.output(), "── page 2 of 2 ──\n│ Second words\n(pages 2 of 2 · 753 B · end of document)");
     }
 
     #[test]
