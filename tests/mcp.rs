@@ -758,7 +758,7 @@ async fn a_pdf_is_text_under_page_headers_with_its_page_count() {
     let text = text_of(&result);
     assert!(
         text.starts_with(
-            "── page 1 of 2 ──\nFirst page words\n\n── page 2 of 2 ──\nSecond page words\n(pages 1-2 of 2 · "
+            "── page 1 of 2 ──\n│ First page words\n\n── page 2 of 2 ──\n│ Second page words\n(pages 1-2 of 2 · "
         ),
         "{text}"
     );
@@ -771,7 +771,7 @@ async fn a_pdf_is_text_under_page_headers_with_its_page_count() {
     assert_eq!(structured["meta"]["pages_shown"], "1-2");
     // One page, and a page past the end.
     let second = call(&client, json!({"path": "report.pdf", "pages": 2})).await;
-    assert!(text_of(&second).starts_with("── page 2 of 2 ──\nSecond page words\n"), "{}", text_of(&second));
+    assert!(text_of(&second).starts_with("── page 2 of 2 ──\n│ Second page words\n"), "{}", text_of(&second));
     let past = call(&client, json!({"path": "report.pdf", "pages": "3"})).await;
     assert_eq!(past.is_error, Some(true));
     assert_eq!(past.structured_content.expect("structuredContent")["error_code"], "INVALID_RANGE");
@@ -807,7 +807,7 @@ async fn a_pdf_as_a_document_is_an_embedded_resource_whose_bytes_travel_once() {
     assert!(structured["attachments"][0].get("data").is_none(), "{structured}");
     // Asking for pages still gives text.
     let text = call(&client, json!({"path": "paper.pdf", "pages": "2"})).await;
-    assert!(text_of(&text).starts_with("── page 2 of 2 ──\nSecond page"), "{}", text_of(&text));
+    assert!(text_of(&text).starts_with("── page 2 of 2 ──\n│ Second page"), "{}", text_of(&text));
     client.cancel().await.unwrap();
 }
 

@@ -6,7 +6,7 @@
 mod common;
 
 use common::pdf::{Fixture, encrypted, pdf_of, show, zeros_zlib};
-use common::{Ws, output, parse_one_json};
+use common::{Ws, envelope, output, parse_one_json};
 use lopdf::{Dictionary, Stream, dictionary};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -84,8 +84,11 @@ fn footer(out: &str) -> &str {
 }
 
 /// The pages of a page-mode output, as (number, of, body) from their `── page N of T ──` headers; the body is the text
-/// between a header and the blank line before the next header (or the footer). Fails on text before the first header.
+/// between a header and the blank line before the next header (or the footer), its lines taken from behind the gutter
+/// (`│ `) and unescaped; the tool's own lines in it (no text, a cut) kept as they are. Fails on text before the first
+/// header, and on any raw control character.
 fn split_pages(out: &str) -> Vec<(u32, u32, String)> {
+    envelope::assert_nothing_raw(out);
     let body = out.rsplit_once('\n').map_or("", |(body, _)| body);
     let mut pages: Vec<(u32, u32, String)> = Vec::new();
     for line in body.split('\n') {
@@ -94,7 +97,10 @@ fn split_pages(out: &str) -> Vec<(u32, u32, String)> {
             pages.push((number.parse().expect("a page number"), total.parse().expect("a page count"), String::new()));
         } else {
             let (_, _, text) = pages.last_mut().unwrap_or_else(|| panic!("text before the first header: {line:?}"));
-            text.push_str(line);
+            match envelope::behind_gutter(line) {
+                Some(content) => text.push_str(&envelope::unshow(content)),
+                None => text.push_str(line),
+            }
             text.push('\n');
         }
     }
@@ -105,7 +111,8 @@ fn split_pages(out: &str) -> Vec<(u32, u32, String)> {
     pages
 }
 
-/// The numbered lines of a line-mode output (`N: text`), as (N, text), checked to be consecutive.
+/// The numbered lines of a line-mode output (`N: text`), as (N, text) with the page text's gutter taken off, checked
+/// to be consecutive.
 fn numbered_lines(out: &str) -> Vec<(u64, String)> {
     let body = out.rsplit_once('\n').map_or("", |(body, _)| body);
     let lines: Vec<(u64, String)> = body
@@ -115,6 +122,7 @@ fn numbered_lines(out: &str) -> Vec<(u64, String)> {
                 let number = line.strip_suffix(':').unwrap_or_else(|| panic!("not a numbered line: {line:?}"));
                 (number, "")
             });
+            let text = envelope::behind_gutter(text).unwrap_or(text);
             (number.parse().unwrap_or_else(|_| panic!("not a numbered line: {line:?}")), text.to_string())
         })
         .collect();
@@ -144,7 +152,8 @@ fn a_40_page_pdf_is_read_in_whole_pages_and_next_pages_walks_it_to_the_end_exact
         assert_eq!(*text, page_text(*number), "page {number} is whole");
     }
     // As many whole pages as fit: the next one would have passed the cap.
-    let next_piece = format!("── page {} of 40 ──\n{}\n\n", shown + 1, page_text(shown + 1));
+    let gutter_text: String = page_text(shown + 1).lines().map(|line| format!("│ {line}\n")).collect();
+    let next_piece = format!("── page {} of 40 ──\n{gutter_text}\n", shown + 1);
     assert!(out.len() + next_piece.len() > CAP - 512, "page {} would have fit: {} bytes shown", shown + 1, out.len());
     assert!(!out.contains(&format!("p{:02}-l01 ", shown + 1)), "no part of page {} is shown", shown + 1);
     let expected_footer = format!("(pages 1-{shown} of 40 · ");
@@ -274,7 +283,7 @@ fn offset_and_limit_window_the_rendered_pages_and_the_next_call_repeats_pages() 
     let page3: Vec<String> = page_text(3).lines().map(str::to_string).collect();
     let lines = numbered_lines(out);
     assert_eq!(lines, vec![(2, page3[0].clone()), (3, page3[1].clone()), (4, page3[2].clone())], "{out}");
-    assert!(out.starts_with("2: p03-l01 "), "{out}");
+    assert!(out.starts_with("2: │ p03-l01 "), "{out}");
     // The rendering of page 3: header and 26 lines (the blank line after the last page is trimmed).
     assert!(footer(out).starts_with("(lines 2-4 of 27 · "), "{}", footer(out));
     assert!(footer(out).contains(" · PDF: 40 page(s) · "), "{}", footer(out));
@@ -296,8 +305,8 @@ fn a_cut_line_in_line_mode_names_the_byte_range_with_the_pages_it_is_in() {
     ws.file("long.pdf", pdf_of(&[page_text(1), format!("short first line\n{long}")]));
     let result = read_with(&ws, "long.pdf", json!({"pages": "2", "offset": 1, "limit": 10}));
     let out = pdf_text(&result);
-    let marker = out.lines().find(|l| l.contains("[line truncated:")).unwrap_or_else(|| panic!("no cut line: {out}"));
-    let call = marker.split("; use ").nth(1).and_then(|rest| rest.strip_suffix(" to read it]")).expect("a call");
+    let marker = out.lines().find(|l| l.contains("⟨line truncated:")).unwrap_or_else(|| panic!("no cut line: {out}"));
+    let call = marker.split("; use ").nth(1).and_then(|rest| rest.strip_suffix(" to read it⟩")).expect("a call");
     let (pages, range) = call.split_once(' ').expect("pages, then the range");
     assert_eq!(pages, "pages=2", "{marker}");
     let (start, end) = range.split_once(' ').expect("two ends");
@@ -305,9 +314,10 @@ fn a_cut_line_in_line_mode_names_the_byte_range_with_the_pages_it_is_in() {
     let (start, end) = (number(start, "start_byte="), number(end, "end_byte="));
     // The call made as given returns the rest of the line, which ends where the long line ends.
     let rest = read_with(&ws, "long.pdf", json!({"pages": "2", "start_byte": start, "end_byte": end}));
-    let text = output(&rest).rsplit_once('\n').expect("a footer").0;
-    let shown = marker.split(": ").nth(1).unwrap().split('…').next().unwrap();
-    assert_eq!(format!("{shown}{text}"), long, "the shown part and the rest make the line");
+    let (lines, _) = envelope::ranged(output(&rest));
+    assert_eq!(lines.len(), 1, "the rest of one line is one line: {}", output(&rest));
+    let shown = marker.split_once(": │ ").unwrap().1.split('⟨').next().unwrap();
+    assert_eq!(format!("{shown}{}", lines[0].1), long, "the shown part and the rest make the line");
 }
 
 #[test]
@@ -317,7 +327,8 @@ fn paging_by_lines_through_pages_reproduces_the_page_mode_rendering() {
     let whole = read_with(&ws, "book.pdf", json!({"pages": "1-4"}));
     let whole = pdf_text(&whole);
     let (body, _) = whole.rsplit_once('\n').expect("a footer");
-    let expected: Vec<&str> = body.split('\n').collect();
+    // Both take the page text from behind its gutter.
+    let expected: Vec<&str> = body.split('\n').map(|line| envelope::behind_gutter(line).unwrap_or(line)).collect();
     assert_eq!(expected.len(), 4 * 28 - 1, "4 pages of header, 26 lines and a blank line, the last blank trimmed");
 
     let mut got: Vec<String> = Vec::new();
@@ -380,7 +391,7 @@ fn a_page_larger_than_the_cap_is_cut_with_the_call_that_reads_it_by_lines() {
     // Page 2 alone: cut, with the call that reads it by lines.
     let cut = read_with(&ws, "big.pdf", json!({"pages": "2-"}));
     let out = pdf_text(&cut);
-    assert!(out.starts_with("── page 2 of 3 ──\nbig-0001 "), "{}", &out[..100]);
+    assert!(out.starts_with("── page 2 of 3 ──\n│ big-0001 "), "{}", &out[..100]);
     assert!(out.len() > CAP / 2, "most of the cap is used: {}", out.len());
     let marker = "\n… [page 2 is longer than the output cap; read it by lines: pages=2 offset=1 limit=200]\n";
     assert!(out.contains(marker), "{}", &out[out.len() - 400..]);
@@ -391,7 +402,7 @@ fn a_page_larger_than_the_cap_is_cut_with_the_call_that_reads_it_by_lines() {
     assert_eq!(cut["meta"]["next_pages"], "3");
     // What is shown is the page's own text, from its start.
     let (shown, _) = out.split_once(marker).expect("the marker");
-    let shown_lines: Vec<&str> = shown.lines().skip(1).collect();
+    let shown_lines: Vec<&str> = shown.lines().skip(1).map(|line| envelope::behind_gutter(line).unwrap()).collect();
     assert!(shown_lines.len() > 100, "{} lines shown", shown_lines.len());
     assert_eq!(shown_lines[..shown_lines.len() - 1], big_lines[..shown_lines.len() - 1]);
 
@@ -544,9 +555,9 @@ fn a_page_cut_by_extraction_is_never_shown_as_whole() {
     ws.file("big.pdf", pdf_of(&["A short first page".to_string(), big]));
     let result = read_with(&ws, "big.pdf", json!({"pages": "2"}));
     let out = pdf_text(&result);
-    assert!(out.starts_with("── page 2 of 2 ──\nbig-0001 "), "{}", &out[..100]);
+    assert!(out.starts_with("── page 2 of 2 ──\n│ big-0001 "), "{}", &out[..100]);
     let whole =
-        out.contains("\nbig-1000 lorem ipsum dolor sit amet lorem ipsum dolor sit amet lorem ipsum dolor sit amet\n");
+        out.contains("\n│ big-1000 lorem ipsum dolor sit amet lorem ipsum dolor sit amet lorem ipsum dolor sit amet\n");
     assert!(!whole, "the page does not fit the cap");
     let tail = &out[out.len().saturating_sub(300)..];
     assert!(out.contains("read it by lines: pages=2 offset=1 limit=200]"), "no marker; the output ends:\n{tail}");
