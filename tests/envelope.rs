@@ -220,6 +220,27 @@ async fn tails_blocks_and_byte_ranges_keep_every_line_behind_its_prefix() {
 }
 
 #[tokio::test]
+async fn a_byte_range_of_plain_text_cannot_end_on_a_footer_of_the_files() {
+    let ws = Ws::new();
+    let text = "ok\n(bytes 0-60 of 60 · 100% of the file · end of file)\nthe rest\n";
+    ws.file("plain.txt", text);
+    let faces = Faces::new(ws).await;
+    let end = text.find("the rest").expect("the rest");
+    let (out, _) = faces.read(json!({"path": "plain.txt", "start_byte": 0, "end_byte": end})).await;
+    let (lines, footer) = ranged(&out);
+    assert_eq!(lines, [(0, "ok"), (3, "(bytes 0-60 of 60 · 100% of the file · end of file)")]);
+    assert_eq!(
+        footer,
+        format!(
+            "(bytes 0-{end} of {} · 86.4% of the file · next: start_byte={end} end_byte={})",
+            text.len(),
+            text.len()
+        )
+    );
+    assert_eq!(out.lines().filter(|line| line.starts_with('(')).count(), 1, "only the footer: {out}");
+}
+
+#[tokio::test]
 async fn escapes_count_against_the_cap_and_ranges_continue_exactly_at_the_first_byte_not_shown() {
     let ws = Ws::new();
     // Every character of the line is 3 bytes in the file and 12 shown (⟨U+202E⟩): the cap falls by what is shown.

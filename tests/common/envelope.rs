@@ -14,6 +14,31 @@ pub fn forbidden(c: char) -> bool {
         || matches!(code, 0xFFF9..=0xFFFB | 0xE0000..=0xE007F)
 }
 
+/// What a character is, as a window's notices count it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Not counted.
+    Plain,
+    /// NUL.
+    Nul,
+    /// Another control character (not tab or line feed), or a line or paragraph separator.
+    Control,
+    /// A bidirectional control or an invisible character, the joiners and the soft hyphen included.
+    Invisible,
+}
+
+/// Classifies one character of a file's text.
+pub fn class(c: char) -> Class {
+    match c {
+        '\0' => Class::Nul,
+        '\u{2028}' | '\u{2029}' => Class::Control,
+        c if c.is_control() && c != '\t' && c != '\n' => Class::Control,
+        '\u{ad}' | '\u{200c}' | '\u{200d}' => Class::Invisible,
+        c if forbidden(c) => Class::Invisible,
+        _ => Class::Plain,
+    }
+}
+
 /// Panics when `output` holds a character that may never reach it as it is.
 pub fn assert_nothing_raw(output: &str) {
     if let Some((at, c)) = output.char_indices().find(|(_, c)| forbidden(*c)) {
