@@ -1537,7 +1537,7 @@ fn check_nothing_forged(output: &str, meta: &agent_read::result::TextMeta) -> Re
     if let Some((at, c)) = output.char_indices().find(|(_, c)| envelope::forbidden(*c)) {
         return Err(TestCaseError::fail(format!("raw U+{:04X} at byte {at} of {output:?}", c as u32)));
     }
-    let lines: Vec<&str> = output.split(|c| matches!(c, '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{85}')).collect();
+    let lines: Vec<&str> = output.split(['\n', '\r', '\u{b}', '\u{c}', '\u{85}']).collect();
     if meta.total_lines.is_some_and(|t| t > 0) || meta.actual_range.is_some() {
         for line in &lines[..lines.len() - 1] {
             let prefix = line.split_once(": ").map_or("", |(prefix, _)| prefix);

@@ -154,7 +154,7 @@ fn a_40_page_pdf_is_read_in_whole_pages_and_next_pages_walks_it_to_the_end_exact
     // As many whole pages as fit: the next one would have passed the cap.
     let gutter_text: String = page_text(shown + 1).lines().map(|line| format!("│ {line}\n")).collect();
     let next_piece = format!("── page {} of 40 ──\n{gutter_text}\n", shown + 1);
-    assert!(out.len() + next_piece.len() > CAP - 512, "page {} would have fit: {} bytes shown", shown + 1, out.len());
+    assert!(out.len() + next_piece.len() > CAP - 768, "page {} would have fit: {} bytes shown", shown + 1, out.len());
     assert!(!out.contains(&format!("p{:02}-l01 ", shown + 1)), "no part of page {} is shown", shown + 1);
     let expected_footer = format!("(pages 1-{shown} of 40 · ");
     assert!(footer(out).starts_with(&expected_footer), "{}", footer(out));

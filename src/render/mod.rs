@@ -12,8 +12,9 @@ pub mod lines;
 pub use escape::one_line_name;
 pub use lines::LineRenderer;
 
-/// Bytes of the output cap kept free for the footer. Footers are short; this bounds even the longest one.
-pub const FOOTER_RESERVE: usize = 512;
+/// Bytes of the output cap kept free for the footer. Footers are short; this bounds even the longest one (a block
+/// window with a forced encoding, ten-digit numbers and every notice: see the test below).
+pub const FOOTER_RESERVE: usize = 768;
 
 /// What stands before every line of a document's own text in a rendering (a notebook's sources and outputs, a
 /// PDF's pages), so that the rendering's headers and notes — the tool's words, never behind it — cannot be imitated.
@@ -102,6 +103,29 @@ mod tests {
         assert_eq!(human_size(1024), "1.0 KiB");
         assert_eq!(human_size(1 << 30), "1.0 GiB");
         assert_eq!(human_size(50 * 1024 + 512), "50.5 KiB");
+    }
+
+    #[test]
+    fn the_longest_footer_fits_its_reserve() {
+        // Every notice a window can carry at once, with ten-digit numbers and the longest encoding name in a call.
+        let n = 1_000_000_000u64;
+        let mut footer = Footer::new(format!("block: lines {n}-{n} of {n} around line {n} (blank; read as line {n})"));
+        footer
+            .notice(format!("showing lines {n}-{n}"))
+            .notice(human_size(u64::MAX))
+            .notice("limit clamped to 1000000000")
+            .notice("output cap 1023.9 MiB reached")
+            .notice(format!("{n} long line(s) cut"))
+            .notice("decoded as x-mac-cyrillic (forced)")
+            .notice(format!("{n} invalid byte(s) shown as \u{FFFD}"))
+            .notice(format!("{n} NUL byte(s) in this window, shown as ␀"))
+            .notice(format!("{n} control character(s) escaped, first on line {n}"))
+            .notice(format!("{n} bidi/invisible character(s), first on line {n}"))
+            .notice("CR line endings (lines are split at LF only)")
+            .notice("no final newline")
+            .notice(format!("next: encoding=x-mac-cyrillic offset={n} limit={n}"));
+        let line = footer.finish(None, &format!("widen: encoding=x-mac-cyrillic mode=block anchor_line={n} limit={n}"));
+        assert!(line.len() < FOOTER_RESERVE, "{} bytes: {line}", line.len());
     }
 
     #[test]
