@@ -1057,6 +1057,19 @@ fn byte_range_start_inside_a_multibyte_character_moves_back() {
 }
 
 #[test]
+fn a_byte_range_over_crlf_line_breaks_leaves_their_cr_out_and_says_so() {
+    let ws = Ws::new();
+    ws.file("dos.txt", "a\r\nb\rc\r\n");
+    let v = ws.read("dos.txt", json!({"start_byte": 0, "end_byte": 8}));
+    assert_eq!(
+        output(&v),
+        "@0: a\n@3: b␍c\n(bytes 0-8 of 8 · 100% of the file · 2 CRLF line break(s), CR not shown · 1 control \
+         character(s) escaped, first at byte 4 · end of file)"
+    );
+    assert_eq!(text_meta(&v)["control_chars"], json!({"count": 1, "first_byte": 4}));
+}
+
+#[test]
 fn byte_range_end_past_the_file_is_clamped() {
     let ws = Ws::new();
     ws.file("hello.txt", "hello");
