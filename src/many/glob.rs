@@ -65,8 +65,8 @@ pub struct Found {
 /// Walks for the files `pattern` matches; an invalid pattern, or a base outside the roots, is an error.
 pub fn find(roots: &Roots, pattern: &str, budget: &mut WalkBudget<'_>) -> Result<Found, ReadError> {
     let split = Split::of(pattern)?;
-    bounds::check(&split.rest)
-        .map_err(|why| ReadError::invalid_param(format!("invalid glob `{pattern}`: {why}")).with_hint(GLOB_HINT))?;
+    // Checked with the request already (see `request::check_entry`); again here, where the glob is compiled.
+    bounds::check(&split.rest).map_err(|why| ReadError::invalid_param(format!("invalid glob: {why}")))?;
     let matcher = GlobBuilder::new(&split.rest)
         .literal_separator(true)
         .build()
@@ -84,6 +84,11 @@ pub fn find(roots: &Roots, pattern: &str, budget: &mut WalkBudget<'_>) -> Result
     let mut found = walk.run(walker(roots, root, &base, &split.rest), budget);
     found.files.sort();
     Ok(found)
+}
+
+/// The part of a glob entry that is compiled: from its first wildcard component on (`**/*.rs` of `src/**/*.rs`).
+pub fn pattern_part(entry: &str) -> Option<String> {
+    Split::of(entry).ok().map(|split| split.rest)
 }
 
 const GLOB_HINT: &str = "use `*` within a name, `**` across directories, `?`, `[abc]` or `{a,b}`, e.g. \"src/**/*.rs\"";
