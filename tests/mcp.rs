@@ -439,7 +439,7 @@ fn two_client_roots(root: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
 }
 
 #[tokio::test]
-async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_changes() {
+async fn roots_offered_by_the_client_narrow_the_command_line_roots_and_follow_changes() {
     let cli_root = workspace();
     let (first, second) = two_client_roots(cli_root.path());
     let not_a_dir = first.join("from_first.txt");
@@ -456,9 +456,20 @@ async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_c
     });
     let (server, _) = TokioChildProcess::builder(command).stderr(log_file).spawn().unwrap();
     let client = handler.serve(server).await.expect("initialize");
-    // The client's usable root replaces --root; the others are refused, each with a line saying why.
+    // The client's usable root narrows --root; the others are refused, each with a line saying why, and the model
+    // is told once, at the end of its next answer.
     let read = eventually(&client, "from_first.txt", true).await;
-    assert_eq!(read["output"], "1: first root\n(lines 1-1 of 1 · 11 B · end of file)");
+    let told = format!(
+        "1: first root\n(lines 1-1 of 1 · 11 B · end of file · client roots refused: {} (not an existing directory), \
+         {} (not an existing directory), https://example.com/repo (not a file:// URI); reading beneath the client's \
+         roots taken: {})",
+        uri(&not_a_dir),
+        uri(&missing),
+        first.canonicalize().unwrap().display()
+    );
+    assert_eq!(read["output"], told);
+    let again = eventually(&client, "from_first.txt", true).await;
+    assert!(!again["output"].as_str().unwrap().contains("client roots refused"), "{again}");
     assert_eq!(eventually(&client, "notes.txt", false).await["error_code"], "NOT_FOUND");
     // roots/list_changed: the server asks again and follows.
     *roots.lock().unwrap() = vec![uri(&second)];
@@ -916,5 +927,21 @@ async fn block_mode_and_read_many_work_in_a_budgeted_session() {
         words.split(' ').next().unwrap().parse().unwrap()
     };
     assert!(left(&many) < left(&text), "{many}");
+    client.cancel().await.unwrap();
+}
+
+/// A glob nested past any reason used to panic inside `globset` (answered `-32603` with the panic text): it is a
+/// tool error naming the limit, and the connection goes on.
+#[tokio::test]
+async fn a_glob_nested_past_the_bounds_is_a_tool_error_naming_the_limit() {
+    let dir = workspace();
+    let client = connect(dir.path()).await;
+    let nested = format!("src/{}a{}", "{".repeat(250), "}".repeat(250));
+    let result = call_tool(&client, "read_many", json!({ "paths": [nested] })).await;
+    assert_eq!(result.is_error, Some(true));
+    let structured = result.structured_content.expect("structuredContent");
+    assert_eq!(structured["error_code"], "INVALID_PARAM", "{structured}");
+    assert!(structured["error"].as_str().unwrap().contains("at most 8 levels are accepted"), "{structured}");
+    assert_eq!(call(&client, json!({"path": "notes.txt", "limit": 1})).await.is_error, Some(false));
     client.cancel().await.unwrap();
 }
