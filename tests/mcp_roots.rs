@@ -297,7 +297,7 @@ async fn a_root_link_swapped_to_lead_outside_never_reads_outside() {
     let swapper = std::thread::spawn(move || {
         let mut flips = 0u64;
         while !flag.load(std::sync::atomic::Ordering::Relaxed) {
-            let target = if flips % 2 == 0 { "sub" } else { "../outside" };
+            let target = if flips.is_multiple_of(2) { "sub" } else { "../outside" };
             let _ = std::fs::remove_file(ws.join("flip.new"));
             std::os::unix::fs::symlink(target, ws.join("flip.new")).unwrap();
             std::fs::rename(ws.join("flip.new"), ws.join("flip")).unwrap();
