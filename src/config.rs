@@ -109,7 +109,8 @@ pub struct Config {
     /// Which paths inside the roots may still not be read.
     #[serde(default)]
     pub policy: PolicyConfig,
-    /// File that receives one JSON line per read (time, root, path, outcome, bytes returned; never content).
+    /// File that receives one JSON line per read (time, root, path, outcome, bytes returned; never content), and one
+    /// per change of an MCP client's roots (who, which roots were asked, taken and refused).
     #[serde(default)]
     pub audit_log: Option<PathBuf>,
     /// Return PDFs whole, as a document attachment, for models that read PDFs natively (text is still extracted when

@@ -86,7 +86,8 @@ struct Cli {
     /// Deny what .gitignore/.ignore files inside the root ignore.
     #[arg(long, global = true)]
     respect_ignore: bool,
-    /// Append one JSON line per read (time, root, path, outcome, bytes; never content) to FILE.
+    /// Append one JSON line per read (time, root, path, outcome, bytes; never content), and per change of an MCP
+    /// client's roots, to FILE.
     #[arg(long, value_name = "FILE", global = true)]
     audit_log: Option<PathBuf>,
     /// Return PDFs whole, as a document attachment (for models that read PDFs natively).
