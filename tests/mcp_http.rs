@@ -3,65 +3,16 @@
 
 mod common;
 
+use common::http::HttpServer;
 use common::mcp::{
     RootsClient, assert_resources_and_prompts_are_not_served, call, call_tool, protocol_2026, text_of, workspace,
 };
 use rmcp::ServiceExt;
-use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::json;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-
-/// A running `agent-read mcp --http` child, killed when dropped.
-struct HttpServer {
-    child: Child,
-    url: String,
-}
-
-impl HttpServer {
-    /// Starts the server on a free loopback port and waits for the line that names its address.
-    fn start(root: &Path, extra: &[&str]) -> HttpServer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_agent-read"))
-            .args(["mcp", "--http", "127.0.0.1:0"])
-            .args(extra)
-            .arg("--root")
-            .arg(root)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn agent-read mcp --http");
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|word| word.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no address in the start-up line: {line:?}"))
-            .to_string();
-        // Keep draining standard error so the server never blocks on a full pipe.
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        HttpServer { child, url }
-    }
-
-    async fn connect(&self) -> RunningService<RoleClient, ()> {
-        ().serve(StreamableHttpClientTransport::from_uri(self.url.as_str())).await.expect("initialize over HTTP")
-    }
-
-    /// The `host:port` the server listens on.
-    fn authority(&self) -> &str {
-        self.url.trim_start_matches("http://").trim_end_matches("/mcp")
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use std::process::Command;
 
 /// The whole life of a client: schemas, a read, paging, a failure as a tool result. `served` is how the tool is
 /// described: with repeat-read notices in session mode, one-shot when stateless.
@@ -361,11 +312,12 @@ async fn ending_a_session_answers_204_and_the_session_is_gone() {
 #[tokio::test]
 async fn each_session_keeps_its_own_roots() {
     let cli_root = workspace();
-    let client_root = tempfile::tempdir().unwrap();
-    std::fs::write(client_root.path().join("mine.txt"), "the client's own\n").unwrap();
+    let client_root = cli_root.path().join("mine");
+    std::fs::create_dir(&client_root).unwrap();
+    std::fs::write(client_root.join("mine.txt"), "the client's own\n").unwrap();
     let server = HttpServer::start(cli_root.path(), &[]);
     let transport = StreamableHttpClientTransport::from_uri(server.url.as_str());
-    let with_roots = RootsClient::fixed(format!("file://{}", client_root.path().display()))
+    let with_roots = RootsClient::fixed(format!("file://{}", client_root.display()))
         .serve(transport)
         .await
         .expect("initialize with roots");
@@ -393,9 +345,11 @@ async fn clients_on_protocol_2026_07_28_give_their_roots_in_every_call_and_keep_
     use rmcp::ClientServiceExt;
     use std::sync::atomic::Ordering;
     let cli_root = workspace();
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    std::fs::write(a.path().join("a.txt"), "root a\n").unwrap();
-    std::fs::write(b.path().join("b.txt"), "root b\n").unwrap();
+    let (a, b) = (cli_root.path().join("a"), cli_root.path().join("b"));
+    for (dir, file, text) in [(&a, "a.txt", "root a\n"), (&b, "b.txt", "root b\n")] {
+        std::fs::create_dir(dir).unwrap();
+        std::fs::write(dir.join(file), text).unwrap();
+    }
     for flags in [&[][..], &["--stateless"][..]] {
         let server = HttpServer::start(cli_root.path(), flags);
         let connect = |root: &Path| {
@@ -404,7 +358,7 @@ async fn clients_on_protocol_2026_07_28_give_their_roots_in_every_call_and_keep_
             let asked = handler.asked.clone();
             async move { (handler.serve_with_lifecycle(transport, protocol_2026()).await.expect("discover"), asked) }
         };
-        let ((client_a, asked_a), (client_b, asked_b)) = tokio::join!(connect(a.path()), connect(b.path()));
+        let ((client_a, asked_a), (client_b, asked_b)) = tokio::join!(connect(&a), connect(&b));
         // The two clients' calls interleave: each await lets the other's go on.
         let reads = |client, own: &'static str, other: &'static str| async move {
             let mut results = Vec::new();

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub mod envelope;
+pub mod http;
 pub mod mcp;
 pub mod pdf;
 
