@@ -5,7 +5,7 @@
 use super::guard::Guard;
 use super::measure::probe_raw_streams;
 use super::stop::Stop;
-use super::text::page_text;
+use super::text::{PageView, page_text};
 use super::{Extracted, MAX_PDF_BYTES, PageSelection, PageText, PdfError, file_too_large, shorten};
 use lopdf::{Dictionary, Document, Object};
 use std::fs::File;
@@ -86,7 +86,8 @@ pub(super) fn extract_bytes(
     if page_count == 0 {
         return Err(PdfError::Malformed("it has no pages (its page tree is missing or broken)".to_string()));
     }
-    let mut guard = Guard::new(host == Host::Thread);
+    let view = PageView::install(&mut doc)?;
+    let mut guard = Guard::new();
     let mut pages = Vec::new();
     let mut gathered = 0usize;
     let mut complete = true;
@@ -98,9 +99,10 @@ pub(super) fn extract_bytes(
         stop.check()?;
         let Some(&page_id) = page_ids.get(&number) else { continue };
         guard.check_page(&doc, number, page_id, stop)?;
-        let (text, cut) = page_text(&doc, number, max_chars, stop)?;
-        gathered = gathered.saturating_add(text.chars().count());
-        pages.push(PageText { number, text, cut });
+        let page = page_text(&mut doc, &view, page_id, max_chars, stop)?;
+        gathered = gathered.saturating_add(page.text.chars().count());
+        let cut = page.cut;
+        pages.push(PageText { number, text: page.text, cut, capped: page.capped, skipped: page.skipped });
         if cut {
             complete = false;
             break;

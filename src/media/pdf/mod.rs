@@ -67,11 +67,13 @@
 //! exhaust the stack or memory, with `scan` reading content streams for it and `measure` sizing streams through the
 //! bounded decoders of `decode`. `stop` is the signal that ends work which ran out of time.
 
+mod batch;
 mod decode;
 mod extract;
 #[cfg(test)]
 pub(crate) mod fixtures;
 mod guard;
+mod lex;
 mod measure;
 mod pages;
 mod process;
@@ -95,22 +97,30 @@ use thread::in_thread;
 
 /// Largest PDF read, in bytes.
 pub const MAX_PDF_BYTES: u64 = 256 * 1024 * 1024;
+/// Most characters of text kept from one page: past them the page's text stops (and says so), in every mode.
+pub const MAX_PAGE_CHARS: usize = 1_000_000;
 /// Longest pause between two looks at a running extraction.
 const POLL_MAX: Duration = Duration::from_millis(10);
 /// Characters of a crash or failure reason passed on.
 const REASON_CHARS: usize = 200;
 
 /// One page's extracted text: trailing spaces cut from every line, at most two blank lines in a row, no blank lines
-/// at the start or end. A page longer than `max_chars` alone is cut there; a page the extractor fails on holds a
-/// bracketed note saying why (after any text gathered before the failure).
+/// at the start or end. A page longer than `max_chars` alone is cut there, and no page holds more than
+/// [`MAX_PAGE_CHARS`]; a page the extractor fails on holds a bracketed note saying why (after any text gathered before
+/// the failure).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageText {
     /// The page's 1-based number.
     pub number: u32,
     /// The page's text.
     pub text: String,
-    /// Whether the text stops at the extraction cap before the page's end (more text is on the page).
+    /// Whether the text stops at the extraction cap before the page's end (more text is on the page, readable with
+    /// a larger cap).
     pub cut: bool,
+    /// Whether the text stops at [`MAX_PAGE_CHARS`]: the rest of the page is not read, whatever the cap.
+    pub capped: bool,
+    /// Content operations of the page skipped for their size (past 16,384 tokens or 1 MiB: none that shows text).
+    pub skipped: usize,
 }
 
 /// What extraction gave: the document's page count and the text of the chosen pages, in order. Extraction stops early
