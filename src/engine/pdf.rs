@@ -12,7 +12,7 @@ use super::text::{self, Rendering};
 use crate::classify::{Codec, EncodingSource, TextFormat};
 use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
-use crate::media::pdf::{self, Extracted, Isolation, PageSelection, PdfError};
+use crate::media::pdf::{self, Extracted, Isolation, MAX_PAGE_CHARS, PageSelection, PageText, PdfError};
 use crate::render::{self, FOOTER_RESERVE, Footer, human_size};
 use crate::request::Window;
 use crate::result::{Attachment, AttachmentMeta, AttachmentResult, ReadResult, TextMeta, TextResult};
@@ -115,7 +115,7 @@ fn page_window(extracted: &Extracted, selection: &PageSelection, mut meta: TextM
     let mut shown = Vec::new();
     let mut cut = false;
     for page in &extracted.pages {
-        let piece = render_page(page.number, total, &page.text);
+        let piece = render_page(page, total);
         // A page the extractor cut is never shown as whole, even when what it gave fits.
         if output.len() + piece.len() > room || page.cut {
             if shown.is_empty() {
@@ -137,6 +137,9 @@ fn page_window(extracted: &Extracted, selection: &PageSelection, mut meta: TextM
     footer.notice_if(extracted.pages.iter().any(|p| p.text.trim().is_empty()), || {
         "pages without text may be scanned images".to_string()
     });
+    for notice in limit_notices(extracted.pages.iter().filter(|page| shown.contains(&page.number))) {
+        footer.notice(notice);
+    }
     output.truncate(output.trim_end().len());
     render::append_footer(&mut output, &footer.finish(next, "end of document"));
     meta.byte_cap_hit = cut || !rest.is_empty();
@@ -147,13 +150,41 @@ fn page_window(extracted: &Extracted, selection: &PageSelection, mut meta: TextM
     TextResult { output, meta }
 }
 
-fn render_page(number: u32, total: u32, text: &str) -> String {
-    let body = if text.trim().is_empty() { "(no text on this page)" } else { text.trim_end() };
-    format!("── page {number} of {total} ──\n{body}\n\n")
+/// A page under its header; one whose text stops at the per-page limit says so where it stops.
+fn render_page(page: &PageText, total: u32) -> String {
+    let number = page.number;
+    let body = if page.text.trim().is_empty() { "(no text on this page)" } else { page.text.trim_end() };
+    let capped = if page.capped { capped_marker(number) } else { String::new() };
+    format!("── page {number} of {total} ──\n{body}\n{capped}\n")
+}
+
+/// The line that ends a page whose text passes [`MAX_PAGE_CHARS`].
+fn capped_marker(number: u32) -> String {
+    format!(
+        "… [page {number} holds more text than the {MAX_PAGE_CHARS} characters read of a page; the rest is not shown]\n"
+    )
+}
+
+/// The footer notices of pages cut short by a limit of extraction: text past the per-page limit, operations skipped.
+fn limit_notices<'a>(pages: impl Iterator<Item = &'a PageText>) -> Vec<String> {
+    let mut notices = Vec::new();
+    for page in pages {
+        if page.capped {
+            notices
+                .push(format!("page {}: text stops at the per-page limit of {MAX_PAGE_CHARS} characters", page.number));
+        }
+        if page.skipped > 0 {
+            notices.push(format!(
+                "page {}: {} content operation(s) too large to read skipped (past 16384 tokens or 1 MiB)",
+                page.number, page.skipped
+            ));
+        }
+    }
+    notices
 }
 
 fn render_pages(extracted: &Extracted) -> String {
-    extracted.pages.iter().map(|page| render_page(page.number, extracted.page_count, &page.text)).collect()
+    extracted.pages.iter().map(|page| render_page(page, extracted.page_count)).collect()
 }
 
 /// The start of an oversized page, cut on a character boundary, with the call that reads all of it by lines.
@@ -189,6 +220,7 @@ fn spec_of(pages: &[u32]) -> String {
 
 fn line_mode_notices(extracted: &Extracted) -> Vec<String> {
     let mut notices = vec![format!("PDF: {} page(s)", extracted.page_count)];
+    notices.extend(limit_notices(extracted.pages.iter()));
     if !extracted.complete {
         let last = extracted.pages.last().map_or(0, |p| p.number);
         notices.push(format!("text stops at page {last} (extraction limit); choose later pages with pages="));
@@ -238,7 +270,8 @@ mod tests {
 
     #[test]
     fn an_oversized_page_is_cut_on_a_line_with_the_call_that_reads_it() {
-        let piece = render_page(3, 9, &"word ".repeat(100).repeat(50));
+        let page = PageText { number: 3, text: "word ".repeat(100).repeat(50), cut: false, capped: false, skipped: 0 };
+        let piece = render_page(&page, 9);
         let cut = cut_page(&piece, 3, 1000);
         assert!(cut.len() <= 1000, "{}", cut.len());
         assert!(cut.starts_with("── page 3 of 9 ──\n"));

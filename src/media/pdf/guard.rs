@@ -29,9 +29,27 @@ pub(super) struct Guard {
     reached: HashSet<ObjectId>,
     /// What each form's content holds (read once per form).
     scanned: HashMap<ObjectId, Rc<Scanned>>,
-    /// Forms checked under given resources (by address), with what drawing them takes: the height of the forms
-    /// nested inside them, and the parsed size of the costliest chain of forms from them down.
-    forms: HashMap<(ObjectId, usize), Drawn>,
+    /// Forms checked under given resources, with what drawing them takes: the height of the forms nested inside
+    /// them, and the parsed size of the costliest chain of forms from them down.
+    forms: HashMap<(ObjectId, Owner), Drawn>,
+}
+
+/// Which resources dictionary is meant, stable while the document gains objects (pages are loaded as they are read,
+/// so addresses would not be): the object it is, or the object that holds it directly.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Owner {
+    Itself(ObjectId),
+    HeldBy(ObjectId),
+}
+
+/// The resources dictionary of `holder` (the object `holder_id`), with who owns it.
+fn resources_of<'a>(doc: &'a Document, holder_id: ObjectId, holder: &'a Dictionary) -> Option<(&'a Dictionary, Owner)> {
+    let value = holder.get(b"Resources").ok()?;
+    let owner = match value {
+        Object::Reference(id) => Owner::Itself(*id),
+        _ => Owner::HeldBy(holder_id),
+    };
+    Some((dict_of(doc, Some(value))?, owner))
 }
 
 /// What drawing a form takes (see [`Guard::forms`]).
@@ -61,7 +79,7 @@ impl Guard {
     ) -> Result<(), PdfError> {
         let Ok(page) = doc.get_dictionary(page_id) else { return Ok(()) };
         // The chain pdf-extract climbs for inherited keys (Resources, MediaBox).
-        let mut chain = vec![page];
+        let mut chain = vec![(page_id, page)];
         let mut seen = HashSet::from([page_id]);
         let mut node = page;
         while let Ok(parent_id) = node.get(b"Parent").and_then(Object::as_reference) {
@@ -72,15 +90,15 @@ impl Guard {
             if chain.len() >= MAX_TREE_DEPTH {
                 return Err(PdfError::Malformed("its page tree is nested too deeply".to_string()));
             }
-            chain.push(parent);
+            chain.push((parent_id, parent));
             node = parent;
         }
         let mut roots: Vec<&Object> = page.get(b"Contents").into_iter().collect();
-        roots.extend(chain.iter().filter_map(|dict| dict.get(b"Resources").ok()));
+        roots.extend(chain.iter().filter_map(|(_, dict)| dict.get(b"Resources").ok()));
         self.measure_reachable(doc, roots, stop)?;
-        let resources = chain.iter().find_map(|dict| dict_of(doc, dict.get(b"Resources").ok()));
-        if let Some(resources) = resources
-            && self.check_forms(doc, resources, None, 0, stop)?.parsed > MAX_PARSED_BYTES
+        let resources = chain.iter().find_map(|&(id, dict)| resources_of(doc, id, dict));
+        if let Some((resources, owner)) = resources
+            && self.check_forms(doc, resources, owner, None, 0, stop)?.parsed > MAX_PARSED_BYTES
         {
             return Err(forms_too_large(number));
         }
@@ -122,6 +140,7 @@ impl Guard {
         &mut self,
         doc: &Document,
         resources: &Dictionary,
+        owner: Owner,
         names: Option<&HashSet<Vec<u8>>>,
         depth: usize,
         stop: &Stop,
@@ -135,8 +154,8 @@ impl Guard {
                 continue;
             }
             let Ok((Some(id), Object::Stream(form))) = doc.dereference(value) else { continue };
-            let inner = dict_of(doc, form.dict.get(b"Resources").ok()).unwrap_or(resources);
-            let key = (id, inner as *const Dictionary as usize);
+            let (inner, inner_owner) = resources_of(doc, id, &form.dict).unwrap_or((resources, owner));
+            let key = (id, inner_owner);
             let below = match self.forms.get(&key) {
                 Some(&below) => below,
                 None => {
@@ -147,7 +166,7 @@ impl Guard {
                     } else if depth + 1 >= MAX_FORM_DEPTH {
                         return Err(too_deep());
                     } else {
-                        self.check_forms(doc, inner, Some(&scanned.invoked), depth + 1, stop)?
+                        self.check_forms(doc, inner, inner_owner, Some(&scanned.invoked), depth + 1, stop)?
                     };
                     let below =
                         Drawn { height: nested.height, parsed: nested.parsed.saturating_add(scanned.parsed_bytes()) };

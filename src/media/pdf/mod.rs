@@ -73,6 +73,7 @@ mod extract;
 #[cfg(test)]
 pub(crate) mod fixtures;
 mod guard;
+mod lazy;
 mod lex;
 mod measure;
 mod pages;
@@ -82,6 +83,7 @@ mod stop;
 mod text;
 mod thread;
 mod worker;
+mod xref;
 
 pub use pages::PageSelection;
 pub use worker::worker_main;
