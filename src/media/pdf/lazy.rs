@@ -250,3 +250,6 @@ fn references(object: Option<&Object>, out: &mut Vec<ObjectId>) {
 fn followed(dict: &lopdf::Dictionary) -> impl Iterator<Item = &Object> {
     dict.iter().filter(|(key, _)| key.as_slice() != b"Parent" && key.as_slice() != b"P").map(|(_, value)| value)
 }
+
+#[cfg(test)]
+mod tests;
