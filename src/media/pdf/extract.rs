@@ -82,7 +82,7 @@ pub(super) fn extract_bytes(
     let from_header = &data[header..];
     if let Some(index) = read_index(from_header, stop)? {
         let lazily = Lazy::open(from_header, index, stop).and_then(|(lazy, doc)| {
-            let mut pages = Pages::Lazy(lazy);
+            let mut pages = Pages::Lazy(Box::new(lazy));
             extract_pages(doc, &mut pages, selection, max_chars, stop)
         });
         match lazily {
@@ -109,7 +109,7 @@ pub(super) fn extract_bytes(
 /// The pages of a document: listed by lopdf from a whole document, or found in one loaded as needed.
 enum Pages<'a> {
     Listed(BTreeMap<u32, ObjectId>),
-    Lazy(Lazy<'a>),
+    Lazy(Box<Lazy<'a>>),
 }
 
 impl Pages<'_> {

@@ -18,6 +18,9 @@ const MAX_SECTIONS: usize = 256;
 /// Bytes after `trailer` read for the trailer dictionary.
 const TRAILER_BYTES: usize = 64 * 1024;
 
+/// A section's entries and its trailer (a cross-reference stream's dictionary).
+type Section = (Vec<(u32, XrefEntry)>, Dictionary);
+
 /// Where every object lies, and the newest trailer.
 pub(super) struct Index {
     pub(super) xref: Xref,
@@ -100,11 +103,7 @@ fn start_of_last_section(data: &[u8]) -> Option<usize> {
 }
 
 /// The entries and trailer of the section at `offset`: a classic table or a cross-reference stream.
-fn read_section(
-    data: &[u8],
-    offset: usize,
-    stop: &Stop,
-) -> Result<Option<(Vec<(u32, XrefEntry)>, Dictionary)>, PdfError> {
+fn read_section(data: &[u8], offset: usize, stop: &Stop) -> Result<Option<Section>, PdfError> {
     let Some(rest) = data.get(offset..) else { return Ok(None) };
     let at = offset + rest.iter().take_while(|byte| byte.is_ascii_whitespace()).count();
     if data[at..].starts_with(b"xref") {
@@ -114,7 +113,7 @@ fn read_section(
 }
 
 /// A classic table from `at` (just past `xref`), and the trailer after it.
-fn read_table(data: &[u8], mut at: usize) -> Option<(Vec<(u32, XrefEntry)>, Dictionary)> {
+fn read_table(data: &[u8], mut at: usize) -> Option<Section> {
     let mut entries = Vec::new();
     loop {
         at += data.get(at..)?.iter().take_while(|byte| byte.is_ascii_whitespace()).count();
@@ -148,7 +147,7 @@ fn read_table(data: &[u8], mut at: usize) -> Option<(Vec<(u32, XrefEntry)>, Dict
 }
 
 /// A cross-reference stream at `at`: its entries, and its dictionary (which is the trailer).
-fn read_stream(data: &[u8], at: usize, stop: &Stop) -> Result<Option<(Vec<(u32, XrefEntry)>, Dictionary)>, PdfError> {
+fn read_stream(data: &[u8], at: usize, stop: &Stop) -> Result<Option<Section>, PdfError> {
     let mut at_header = at;
     let mut words = Words { data, at: &mut at_header };
     let header = (words.next().and_then(number::<u32>), words.next().and_then(number::<u16>), words.next());
