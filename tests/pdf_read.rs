@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::pdf::{Fixture, encrypted, pdf_of, show, zeros_zlib};
+use common::pdf::{
+    Fixture, encrypted, handmade, long_pdf, long_pdf_text, operator_flood, pdf_of, show, stream_object, zeros_zlib,
+};
 use common::{Ws, envelope, output, parse_one_json};
 use lopdf::{Dictionary, Stream, dictionary};
 use serde_json::{Value, json};
@@ -622,4 +624,142 @@ fn as_a_document_a_broken_pdf_is_an_error_never_an_attachment() {
     assert_eq!(result["ok"], false, "{result}");
     assert_eq!(result["error_code"], "BINARY");
     assert!(result.get("attachments").is_none());
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 7. Hostile content in bounded memory, and long documents read in proportion to the pages asked for
+// ---------------------------------------------------------------------------------------------------------------
+
+/// The address space the hostile PDFs below are read in (the binary and its PDF worker together).
+const SMALL_MEMORY: u64 = 256 << 20;
+
+/// The time budget of the reads below: what they prove is what they return and the memory they take (their speed is
+/// measured by `bench/pdf_long.sh`, in a release build), so a slow debug build on a busy machine must not fail them.
+const PATIENT_MS: &str = "120000";
+
+/// `read` with the binary's address space limited to [`SMALL_MEMORY`], and a patient time budget.
+fn read_in_small_memory(ws: &Ws, request: Value) -> Value {
+    let mut cmd = ws.cmd_with_memory_limit(SMALL_MEMORY);
+    cmd.args(["--timeout-ms", PATIENT_MS]).timeout(Duration::from_secs(180));
+    let out = cmd.write_stdin(request.to_string()).output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "request {request}; stderr: {stderr}");
+    parse_one_json(&out.stdout)
+}
+
+#[test]
+fn a_page_of_8_million_text_operators_is_read_in_256_mb_and_says_its_text_was_capped() {
+    let ws = Ws::new();
+    let flood = operator_flood(8_000_000, "a");
+    assert!(flood.len() < 150_000, "the fixture is {} bytes", flood.len());
+    ws.file("flood.pdf", &flood);
+    // The default read: the page starts, and is cut at the output cap with the call that reads it by lines.
+    let first = read_in_small_memory(&ws, json!({"path": "flood.pdf"}));
+    let out = pdf_text(&first);
+    assert!(out.starts_with("── page 1 of 1 ──\n│ aaaaaaaa"), "{}", &out[..out.len().min(200)]);
+    assert!(footer(out).contains("page 1 cut at the output cap"), "{}", footer(out));
+    // By lines: the page's text stops at the per-page limit — a line of a million characters — and both the page and
+    // the footer say so.
+    let by_lines = read_in_small_memory(&ws, json!({"path": "flood.pdf", "pages": "1", "offset": 2, "limit": 5}));
+    let out = pdf_text(&by_lines);
+    let lines = numbered_lines(out);
+    let marker = "… [page 1 holds more text than the 1000000 characters read of a page; the rest is not shown]";
+    assert_eq!(lines.len(), 2, "{}", footer(out));
+    assert_eq!(lines[1], (3, marker.to_string()));
+    let (shown, rest) = lines[0].1.split_once("⟨line truncated: ").expect("the long line is cut");
+    let more: usize = rest.split_once(" more bytes").and_then(|(n, _)| n.parse().ok()).expect("a byte count");
+    assert!(shown.bytes().all(|b| b == b'a'), "{shown}");
+    assert_eq!(shown.len() + more, 1_000_000);
+    assert!(footer(out).contains("page 1: text stops at the per-page limit of 1000000 characters"), "{}", footer(out));
+}
+
+#[test]
+fn other_operator_floods_are_read_in_256_mb_too() {
+    let ws = Ws::new();
+    let page = |content: &[u8], contents: &str| {
+        handmade(&[
+            b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 /MediaBox [0 0 612 792] >>".to_vec(),
+            format!("<< /Type /Page /Parent 2 0 R /Contents {contents} /Resources << /Font << /F1 5 0 R >> >> >>")
+                .into_bytes(),
+            stream_object("", content),
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+        ])
+    };
+    // The same stream of 100,000 operators drawn 80 times over: 8 million, read one stream at a time.
+    let mut repeated = b"BT /F1 12 Tf 72 720 Td ".to_vec();
+    repeated.extend("(b) Tj ".repeat(100_000).as_bytes());
+    repeated.extend(b"ET");
+    let contents = format!("[{}]", "4 0 R ".repeat(80));
+    // Saved graphics states nested a million deep, then text.
+    let mut nested = "q ".repeat(1_000_000).into_bytes();
+    nested.extend(show("deep inside"));
+    // One TJ array of two million elements (skipped), then text.
+    let mut array = b"BT /F1 12 Tf 72 720 Td [".to_vec();
+    array.extend("(c) -1 ".repeat(1_000_000).as_bytes());
+    array.extend(b"] TJ 0 -20 Td (after the array) Tj ET");
+    ws.file("repeated.pdf", page(&repeated, &contents));
+    ws.file("nested.pdf", page(&nested, "4 0 R"));
+    ws.file("array.pdf", page(&array, "4 0 R"));
+
+    let out = read_in_small_memory(&ws, json!({"path": "repeated.pdf"}));
+    assert!(pdf_text(&out).starts_with("── page 1 of 1 ──\n│ bbbbbbbb"), "{}", footer(output(&out)));
+    assert!(footer(output(&out)).contains("page 1 cut at the output cap"), "{}", footer(output(&out)));
+    let out = read_in_small_memory(&ws, json!({"path": "nested.pdf"}));
+    assert_eq!(split_pages(pdf_text(&out)), [(1, 1, "deep inside".to_string())]);
+    let out = read_in_small_memory(&ws, json!({"path": "array.pdf"}));
+    assert_eq!(split_pages(pdf_text(&out)), [(1, 1, "after the array".to_string())]);
+    let notice = "page 1: 1 content operation(s) too large to read skipped (past 16384 tokens or 1 MiB)";
+    assert!(footer(pdf_text(&out)).contains(notice), "{}", footer(pdf_text(&out)));
+}
+
+/// `read_with` and a patient time budget.
+fn read_patiently(ws: &Ws, path: &str, fields: Value) -> Value {
+    let mut request = json!({ "path": path });
+    if let (Some(obj), Value::Object(extra)) = (request.as_object_mut(), fields) {
+        obj.extend(extra);
+    }
+    let mut cmd = ws.cmd();
+    cmd.args(["--timeout-ms", PATIENT_MS]).timeout(Duration::from_secs(180));
+    let out = cmd.write_stdin(request.to_string()).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "request {request}; stderr: {}", String::from_utf8_lossy(&out.stderr));
+    parse_one_json(&out.stdout)
+}
+
+#[test]
+fn a_20000_page_pdf_shows_its_first_pages_and_any_page_asked_for() {
+    let ws = Ws::new();
+    ws.file("long.pdf", long_pdf(20_000));
+    let first = read_patiently(&ws, "long.pdf", json!({}));
+    let pages = split_pages(pdf_text(&first));
+    assert!(pages.len() > 100, "{} pages shown", pages.len());
+    for (index, (number, total, text)) in pages.iter().enumerate() {
+        assert_eq!((*number, *total, text.as_str()), (index as u32 + 1, 20_000, long_pdf_text(*number).as_str()));
+    }
+    let next = format!("{}-20000", pages.len() + 1);
+    assert_eq!(first["meta"]["next_pages"], next);
+    for (asked, expected) in [("1-100", (1..=100).collect::<Vec<u32>>()), ("19990,20000", vec![19_990, 20_000])] {
+        let result = read_patiently(&ws, "long.pdf", json!({"pages": asked}));
+        let pages = split_pages(pdf_text(&result));
+        let numbers: Vec<u32> = pages.iter().map(|(number, _, _)| *number).collect();
+        assert_eq!(numbers, expected, "pages {asked}");
+        assert!(pages.iter().all(|(number, _, text)| *text == long_pdf_text(*number)), "pages {asked}");
+    }
+}
+
+#[test]
+fn a_100000_page_pdf_reads_pages_1_to_100_and_pages_near_its_end() {
+    let ws = Ws::new();
+    ws.file("longer.pdf", long_pdf(100_000));
+    let first = read_patiently(&ws, "longer.pdf", json!({"pages": "1-100"}));
+    assert_eq!(first["meta"]["page_count"], 100_000);
+    let pages = split_pages(pdf_text(&first));
+    assert_eq!(pages.len(), 100);
+    assert!(pages.iter().enumerate().all(|(index, (number, total, text))| {
+        *number == index as u32 + 1 && *total == 100_000 && *text == long_pdf_text(*number)
+    }));
+    let last = read_patiently(&ws, "longer.pdf", json!({"pages": "99998-"}));
+    let expected: Vec<(u32, u32, String)> = (99_998..=100_000).map(|n| (n, 100_000, long_pdf_text(n))).collect();
+    assert_eq!(split_pages(pdf_text(&last)), expected);
+    assert!(footer(pdf_text(&last)).ends_with(" · end of document)"), "{}", footer(pdf_text(&last)));
 }
