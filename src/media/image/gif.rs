@@ -4,7 +4,9 @@
 //! The frame's own size comes from its image descriptor, read before any of its pixels: a frame larger than its
 //! screen is decoded (and clipped), so the pixel limit applies to the larger of the two.
 
-use super::decode::{Decode, Failure, Input, METADATA_BYTES, ROWS_BETWEEN_CHECKS, check, into_image, resampler_failure};
+use super::decode::{
+    Decode, Failure, Input, METADATA_BYTES, ROWS_BETWEEN_CHECKS, check, into_image, resampler_failure,
+};
 use super::resample::{Region, Resampler, RowOrder, Size};
 use crate::budget::Budget;
 use gif::{ColorOutput, DecodeOptions, Decoder, MemoryLimit};
@@ -98,7 +100,7 @@ impl Decode for GifImage<'_> {
                 return Err(Failure::Corrupt("its image data ends before the frame's last row".into()));
             }
             resampler.add_row(top + row, left, 1, &line);
-            if (count as u32 + 1) % ROWS_BETWEEN_CHECKS == 0 {
+            if (count as u32 + 1).is_multiple_of(ROWS_BETWEEN_CHECKS) {
                 check(budget)?;
             }
         }

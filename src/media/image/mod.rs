@@ -32,7 +32,7 @@ use crate::result::{Attachment, AttachmentMeta, AttachmentResult};
 use base64::Engine;
 use image::{DynamicImage, ImageFormat};
 use std::borrow::Cow;
-use std::io::{Cursor, Read};
+use std::io::{Cursor, Read, Seek, SeekFrom};
 
 /// Largest image file read, in bytes.
 pub const MAX_IMAGE_FILE_BYTES: u64 = 256 * 1024 * 1024;
@@ -66,8 +66,11 @@ fn read_with(image: ImageFile<'_>, limits: &Limits, pool: &MemoryPool) -> Result
     let ImageFile { file, kind, mut meta, budget } = image;
     let path = meta.path.clone();
     if meta.size_bytes > MAX_IMAGE_FILE_BYTES {
-        let why =
-            format!("the file is {} (at most {} is read)", human_size(meta.size_bytes), human_size(MAX_IMAGE_FILE_BYTES));
+        let why = format!(
+            "the file is {} (at most {} is read)",
+            human_size(meta.size_bytes),
+            human_size(MAX_IMAGE_FILE_BYTES)
+        );
         return Err(too_large(&path, why));
     }
     // A file small enough to go out as its own bytes is read whole first, so that what is attached is what was
@@ -103,9 +106,11 @@ fn read_with(image: ImageFile<'_>, limits: &Limits, pool: &MemoryPool) -> Result
     Ok(AttachmentResult { output, attachments: vec![attachment], meta })
 }
 
-fn read_all(file: &std::fs::File, size: u64) -> std::io::Result<Vec<u8>> {
+/// The file's `size` bytes from its start (no more, should it have grown since: the reservation counted `size`).
+fn read_all(mut file: &std::fs::File, size: u64) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.take(MAX_IMAGE_FILE_BYTES).read_to_end(&mut bytes)?;
+    file.seek(SeekFrom::Start(0))?;
+    file.take(size).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 
@@ -254,3 +259,6 @@ fn too_large(path: &str, why: String) -> ReadError {
     ReadError::new(ErrorCode::TooLarge, format!("{path}: image too large to return: {why}"))
         .with_hint("this image cannot be attached; describe it from its name or ask the user for a smaller copy")
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,7 +5,9 @@
 //! resampler. Interlaced (Adam7) images deliver every pixel in seven sparse passes; the resampler then keeps sums
 //! for every output pixel instead of one row.
 
-use super::decode::{Decode, Failure, Input, METADATA_BYTES, ROWS_BETWEEN_CHECKS, check, into_image, resampler_failure};
+use super::decode::{
+    Decode, Failure, Input, METADATA_BYTES, ROWS_BETWEEN_CHECKS, check, into_image, resampler_failure,
+};
 use super::resample::{Region, Resampler, RowOrder, Size};
 use crate::budget::Budget;
 use image::DynamicImage;
@@ -83,8 +85,8 @@ impl Decode for PngImage<'_> {
         let order = self.order();
         let mut reader = self.decoder.read_info().map_err(failure)?;
         let channels = reader.output_color_type().0.samples();
-        let mut resampler =
-            Resampler::new(Region::whole(self.size), out, channels, order).map_err(|_| resampler_failure(self.size, out))?;
+        let mut resampler = Resampler::new(Region::whole(self.size), out, channels, order)
+            .map_err(|_| resampler_failure(self.size, out))?;
         if order == RowOrder::Any {
             interlaced_rows(&mut reader, &mut resampler, self.size, budget)?;
         } else {
@@ -92,7 +94,7 @@ impl Decode for PngImage<'_> {
             while let Some(row) = reader.next_row().map_err(failure)? {
                 resampler.add_row(y, 0, 1, row.data());
                 y += 1;
-                if y % ROWS_BETWEEN_CHECKS == 0 {
+                if y.is_multiple_of(ROWS_BETWEEN_CHECKS) {
                     check(budget)?;
                 }
             }
@@ -121,7 +123,7 @@ fn interlaced_rows(
         let (x0, dx, y0, dy) = ADAM7[pass];
         resampler.add_row(y0 + line * dy, x0, dx, row.data());
         rows += 1;
-        if rows % ROWS_BETWEEN_CHECKS == 0 {
+        if rows.is_multiple_of(ROWS_BETWEEN_CHECKS) {
             check(budget)?;
         }
     }

@@ -76,7 +76,7 @@ pub enum RowOrder {
 /// Why a resampler cannot be made.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ResampleError {
-    /// The output is empty, larger than the region, or the region is empty.
+    /// The output is empty or larger than the region, or pixels are not of 1 to 4 samples.
     BadSize,
     /// One output pixel would average so many source pixels that its sums could overflow.
     BlockTooLarge,
@@ -97,8 +97,9 @@ pub struct Resampler {
 enum State {
     /// Output = region: samples are placed as they come.
     Copy { pixels: Vec<u8> },
-    /// Sums for the output row being built; rows above it are final.
-    Rolling { pixels: Vec<u8>, sums: Vec<u32>, row: u32 },
+    /// For the output row being built, each source column's sums down the rows seen so far; rows above it are
+    /// final. Summing down first keeps the per-row work one add a sample; across is summed once an output row.
+    Rolling { pixels: Vec<u8>, columns: Vec<u32>, row: u32 },
     /// Sums for every output pixel, divided at the end.
     Scattered { sums: Vec<u32> },
 }
@@ -107,7 +108,7 @@ impl Resampler {
     /// A resampler averaging `region` of a source into `out` pixels of `channels` 8-bit samples each.
     pub fn new(region: Region, out: Size, channels: usize, order: RowOrder) -> Result<Resampler, ResampleError> {
         let Region { size: source, .. } = region;
-        if out.pixels() == 0 || out.width > source.width || out.height > source.height || channels == 0 {
+        if out.pixels() == 0 || out.width > source.width || out.height > source.height || !(1..=4).contains(&channels) {
             return Err(ResampleError::BadSize);
         }
         let column_starts = starts(source.width, out.width);
@@ -120,8 +121,8 @@ impl Resampler {
         let state = if out == source {
             State::Copy { pixels: vec![0; pixel_bytes] }
         } else if order == RowOrder::TopDown {
-            let sums = vec![0; out.width as usize * channels];
-            State::Rolling { pixels: vec![0; pixel_bytes], sums, row: 0 }
+            let columns = vec![0; source.width as usize * channels];
+            State::Rolling { pixels: vec![0; pixel_bytes], columns, row: 0 }
         } else {
             State::Scattered { sums: vec![0; pixel_bytes] }
         };
@@ -134,7 +135,7 @@ impl Resampler {
         let pixels = out.pixels() * channels;
         let sums = match order {
             _ if out == region.size => 0,
-            RowOrder::TopDown => u64::from(out.width) * channels * 4,
+            RowOrder::TopDown => u64::from(region.size.width) * channels * 4,
             RowOrder::Any => pixels * 4,
         };
         pixels + sums + (u64::from(out.width) + u64::from(out.height) + 2) * 4
@@ -151,27 +152,25 @@ impl Resampler {
         let Some(row) = y.checked_sub(self.region.y).filter(|&row| row < self.region.size.height) else { return };
         let out_row = owner(&self.row_starts, row);
         let channels = self.channels;
-        let width = self.out.width as usize;
-        let (first, skip) = first_inside(x0, step.max(1), self.region.x);
+        let width = self.out.width as usize * channels;
+        let step = step.max(1);
+        let (first, skip) = first_inside(x0, step, self.region.x);
         let samples = samples.get(skip * channels..).unwrap_or_default();
-        let columns = ColumnWalk { starts: &self.column_starts, x: first, step: step.max(1), limit: self.region.size.width };
+        let run = Run { x: first, step, limit: self.region.size.width, channels };
         match &mut self.state {
-            State::Copy { pixels } => {
-                let line = &mut pixels[row as usize * width * channels..][..width * channels];
-                place(line, columns, samples, channels);
-            }
-            State::Rolling { pixels, sums, row: current } => {
+            State::Copy { pixels } => place(&mut pixels[row as usize * width..][..width], run, samples),
+            State::Rolling { pixels, columns, row: current } => {
                 if out_row > *current {
-                    finish_row(sums, pixels, *current, &self.column_starts, &self.row_starts, channels);
+                    finish_row(columns, pixels, *current, &self.column_starts, &self.row_starts, channels);
                     *current = out_row;
                 }
                 if out_row == *current {
-                    accumulate(sums, columns, samples, channels);
+                    add_down(columns, run, samples);
                 }
             }
             State::Scattered { sums } => {
-                let line = &mut sums[out_row as usize * width * channels..][..width * channels];
-                accumulate(line, columns, samples, channels);
+                let line = &mut sums[out_row as usize * width..][..width];
+                accumulate(line, &self.column_starts, run, samples);
             }
         }
     }
@@ -181,8 +180,8 @@ impl Resampler {
         let channels = self.channels;
         match self.state {
             State::Copy { pixels } => pixels,
-            State::Rolling { mut pixels, mut sums, row } => {
-                finish_row(&mut sums, &mut pixels, row, &self.column_starts, &self.row_starts, channels);
+            State::Rolling { mut pixels, mut columns, row } => {
+                finish_row(&mut columns, &mut pixels, row, &self.column_starts, &self.row_starts, channels);
                 pixels
             }
             State::Scattered { sums } => {
@@ -190,7 +189,14 @@ impl Resampler {
                 let mut pixels = vec![0; sums.len()];
                 for (row, (sums, line)) in sums.chunks_exact(width).zip(pixels.chunks_exact_mut(width)).enumerate() {
                     let rows = span(&self.row_starts, row);
-                    divide(sums, line, &self.column_starts, rows, channels);
+                    for (o, (sums, pixel)) in
+                        sums.chunks_exact(channels).zip(line.chunks_exact_mut(channels)).enumerate()
+                    {
+                        let count = u64::from(span(&self.column_starts, o)) * u64::from(rows);
+                        for (value, &sum) in pixel.iter_mut().zip(sums) {
+                            *value = mean(u64::from(sum), count);
+                        }
+                    }
                 }
                 pixels
             }
@@ -222,97 +228,113 @@ fn first_inside(x0: u32, step: u32, left: u32) -> (u32, usize) {
     (x0 + skipped * step - left, skipped as usize)
 }
 
-/// A source column (relative to the region) and the output column holding it.
-struct Column {
-    source: u32,
-    out: u32,
-}
-
-/// The columns `x`, `x + step`, … inside the region, with their output columns, found without dividing.
-struct ColumnWalk<'a> {
-    starts: &'a [u32],
+/// The source columns `x`, `x + step`, … (relative to the region, below `limit`) a row's samples belong to.
+#[derive(Clone, Copy)]
+struct Run {
     x: u32,
     step: u32,
     limit: u32,
+    channels: usize,
 }
 
-impl Iterator for ColumnWalk<'_> {
-    type Item = Column;
-
-    fn next(&mut self) -> Option<Column> {
-        if self.x >= self.limit {
-            return None;
-        }
-        let source = self.x;
-        let out = owner(self.starts, source);
-        self.x = self.x.saturating_add(self.step);
-        Some(Column { source, out })
+impl Run {
+    /// How many of the row's pixels fall inside the region.
+    fn count(self, samples: &[u8]) -> usize {
+        let inside = self.limit.saturating_sub(self.x).div_ceil(self.step) as usize;
+        inside.min(samples.len() / self.channels)
     }
 }
 
-/// Copies each delivered pixel to its place in an output row (output = region).
-fn place(line: &mut [u8], columns: ColumnWalk<'_>, samples: &[u8], channels: usize) {
-    if columns.step == 1 {
-        let fit = (columns.limit.saturating_sub(columns.x) as usize).min(samples.len() / channels) * channels;
-        if fit == 0 {
-            return;
-        }
-        line[columns.x as usize * channels..][..fit].copy_from_slice(&samples[..fit]);
+/// Copies a row's pixels to their columns of `line` (one sample per column and channel).
+fn place(line: &mut [u8], run: Run, samples: &[u8]) {
+    let (count, channels) = (run.count(samples), run.channels);
+    if count == 0 {
         return;
     }
-    for (column, pixel) in columns.zip(samples.chunks_exact(channels)) {
-        line[column.source as usize * channels..][..channels].copy_from_slice(pixel);
+    let start = run.x as usize * channels;
+    if run.step == 1 {
+        line[start..start + count * channels].copy_from_slice(&samples[..count * channels]);
+        return;
+    }
+    let stride = run.step as usize * channels;
+    for (index, pixel) in samples.chunks_exact(channels).take(count).enumerate() {
+        line[start + index * stride..][..channels].copy_from_slice(pixel);
     }
 }
 
-/// Adds each delivered pixel's samples to its output column's sums.
-fn accumulate(sums: &mut [u32], columns: ColumnWalk<'_>, samples: &[u8], channels: usize) {
-    if columns.step == 1 {
-        return accumulate_contiguous(sums, columns, samples, channels);
+/// Adds a row's samples to the sums of their columns (one sum per column and channel).
+fn add_down(columns: &mut [u32], run: Run, samples: &[u8]) {
+    let (count, channels) = (run.count(samples), run.channels);
+    if count == 0 {
+        return;
     }
-    for (column, pixel) in columns.zip(samples.chunks_exact(channels)) {
-        let sums = &mut sums[column.out as usize * channels..][..channels];
-        for (sum, &sample) in sums.iter_mut().zip(pixel) {
+    let start = run.x as usize * channels;
+    if run.step == 1 {
+        // Every decoded sample passes here once: plain indexing keeps it cheap in unoptimised (test) builds too,
+        // where iterator adapters are not inlined; optimised, it vectorises the same.
+        let (columns, samples) = (&mut columns[start..start + count * channels], &samples[..count * channels]);
+        let mut index = 0;
+        while index < samples.len() {
+            columns[index] += u32::from(samples[index]);
+            index += 1;
+        }
+        return;
+    }
+    let stride = run.step as usize * channels;
+    for (index, pixel) in samples.chunks_exact(channels).take(count).enumerate() {
+        for (sum, &sample) in columns[start + index * stride..][..channels].iter_mut().zip(pixel) {
             *sum += u32::from(sample);
         }
     }
 }
 
-/// [`accumulate`] for a run of adjacent pixels: each output column sums one slice.
-fn accumulate_contiguous(sums: &mut [u32], columns: ColumnWalk<'_>, samples: &[u8], channels: usize) {
-    let pixels = samples.len() / channels;
-    let end = columns.x.saturating_add(u32::try_from(pixels).unwrap_or(u32::MAX)).min(columns.limit);
-    let mut x = columns.x;
-    while x < end {
-        let out = owner(columns.starts, x) as usize;
-        let stop = columns.starts[out + 1].min(end);
-        let slice = &samples[(x - columns.x) as usize * channels..(stop - columns.x) as usize * channels];
-        let sums = &mut sums[out * channels..][..channels];
-        for pixel in slice.chunks_exact(channels) {
-            for (sum, &sample) in sums.iter_mut().zip(pixel) {
-                *sum += u32::from(sample);
-            }
+/// Adds each of a row's pixels to the sums of its output column, walking the output columns alongside.
+fn accumulate(sums: &mut [u32], column_starts: &[u32], run: Run, samples: &[u8]) {
+    let (count, channels) = (run.count(samples), run.channels);
+    if count == 0 {
+        return;
+    }
+    let mut out = owner(column_starts, run.x) as usize;
+    for (index, pixel) in samples.chunks_exact(channels).take(count).enumerate() {
+        let x = run.x + index as u32 * run.step;
+        while x >= column_starts[out + 1] {
+            out += 1;
         }
-        x = stop;
+        for (sum, &sample) in sums[out * channels..][..channels].iter_mut().zip(pixel) {
+            *sum += u32::from(sample);
+        }
     }
 }
 
-/// Writes output row `row` from its sums and clears them.
-fn finish_row(sums: &mut [u32], pixels: &mut [u8], row: u32, columns: &[u32], rows: &[u32], channels: usize) {
-    let width = sums.len();
+/// Writes output row `row` from its columns' sums, and clears them for the next.
+fn finish_row(columns: &mut [u32], pixels: &mut [u8], row: u32, column_starts: &[u32], rows: &[u32], channels: usize) {
+    let width = (column_starts.len() - 1) * channels;
     let line = &mut pixels[row as usize * width..][..width];
-    divide(sums, line, columns, span(rows, row as usize), channels);
-    sums.fill(0);
-}
-
-/// Rounded means: each sum divided by the number of source pixels in its block.
-fn divide(sums: &[u32], line: &mut [u8], columns: &[u32], rows: u32, channels: usize) {
-    for (o, (sums, pixel)) in sums.chunks_exact(channels).zip(line.chunks_exact_mut(channels)).enumerate() {
-        let count = u64::from(span(columns, o)) * u64::from(rows);
-        for (value, &sum) in pixel.iter_mut().zip(sums) {
-            *value = ((u64::from(sum) + count / 2) / count).min(255) as u8;
+    let rows = u64::from(span(rows, row as usize));
+    for (o, pixel) in line.chunks_exact_mut(channels).enumerate() {
+        let (first, end) = (column_starts[o] as usize * channels, column_starts[o + 1] as usize * channels);
+        let count = (end - first) as u64 / channels as u64 * rows;
+        // Indexed for the same reason as in `add_down`: this reads every column sum once an output row.
+        let mut sums = [0u64; 4];
+        let mut index = first;
+        while index < end {
+            let mut channel = 0;
+            while channel < channels {
+                sums[channel] += u64::from(columns[index + channel]);
+                channel += 1;
+            }
+            index += channels;
+        }
+        for (value, &sum) in pixel.iter_mut().zip(&sums) {
+            *value = mean(sum, count);
         }
     }
+    columns.fill(0);
+}
+
+/// The rounded mean of `count` samples adding up to `sum`.
+fn mean(sum: u64, count: u64) -> u8 {
+    ((sum + count / 2) / count).min(255) as u8
 }
 
 #[cfg(test)]

@@ -63,7 +63,8 @@ impl Decode for WebPImage<'_> {
     }
 
     fn decode(mut self: Box<Self>, out: Size, budget: &Budget) -> Result<DynamicImage, Failure> {
-        let bytes = self.decoder.output_buffer_size().ok_or_else(|| Failure::TooLarge("its canvas is too large".into()))?;
+        let bytes =
+            self.decoder.output_buffer_size().ok_or_else(|| Failure::TooLarge("its canvas is too large".into()))?;
         let mut pixels = vec![0u8; bytes];
         self.decoder.read_image(&mut pixels).map_err(Failure::from_decoder)?;
         check(budget)?;
