@@ -13,6 +13,12 @@ use gif::{ColorOutput, DecodeOptions, Decoder, MemoryLimit};
 use image::DynamicImage;
 use std::num::NonZeroU64;
 
+/// What the decoder may spend on extensions (XMP, ICC) beside the pixels.
+const METADATA_LIMIT: NonZeroU64 = match NonZeroU64::new(METADATA_BYTES) {
+    Some(bytes) => bytes,
+    None => NonZeroU64::MIN,
+};
+
 /// GIF output is always RGBA.
 const CHANNELS: usize = 4;
 
@@ -40,7 +46,7 @@ impl<'a> GifImage<'a> {
     pub fn open(input: Input<'a>) -> Result<GifImage<'a>, Failure> {
         let mut options = DecodeOptions::new();
         options.set_color_output(ColorOutput::RGBA);
-        options.set_memory_limit(MemoryLimit::Bytes(NonZeroU64::MIN.saturating_add(METADATA_BYTES - 1)));
+        options.set_memory_limit(MemoryLimit::Bytes(METADATA_LIMIT));
         let mut decoder = options.read_info(input).map_err(Failure::from_decoder)?;
         let screen = Size::new(u32::from(decoder.width()), u32::from(decoder.height()));
         let first = decoder.next_frame_info().map_err(Failure::from_decoder)?;

@@ -81,7 +81,7 @@ fn read_with(image: ImageFile<'_>, limits: &Limits, pool: &MemoryPool) -> Result
         None
     };
     let input = Input::new(file, held.as_deref()).map_err(|e| ReadError::from_io(&e, &path))?;
-    let decoder = decode::open(kind, input, meta.size_bytes).map_err(|f| failure(&path, kind, f))?;
+    let decoder = guarded(|| decode::open(kind, input, meta.size_bytes)).map_err(|f| failure(&path, kind, f))?;
     let size = decoder.size();
     (meta.original_width, meta.original_height) = (Some(size.width), Some(size.height));
     check_pixels(&path, decoder.decoded_size())?;
@@ -90,7 +90,7 @@ fn read_with(image: ImageFile<'_>, limits: &Limits, pool: &MemoryPool) -> Result
     let needed = decoder.peak_bytes(out) + encode_bytes(out, decoder.channels(), limits) + held_bytes;
     let _reservation = pool.reserve(needed, budget).map_err(|refusal| refused(&path, size, refusal))?;
     budget.check().map_err(|e| ReadError::from_io(&e, &path))?;
-    let decoded = decoder.decode(out, budget).map_err(|f| failure(&path, kind, f))?;
+    let decoded = guarded(|| decoder.decode(out, budget)).map_err(|f| failure(&path, kind, f))?;
     budget.check().map_err(|e| ReadError::from_io(&e, &path))?;
     let (attachment, scale) = match held {
         Some(bytes) if out == size => (attachment(kind.mime(), &bytes, size.width, size.height), None),
@@ -104,6 +104,13 @@ fn read_with(image: ImageFile<'_>, limits: &Limits, pool: &MemoryPool) -> Result
     meta.scale = scale.map(|s| (s * 10_000.0).round() / 10_000.0);
     let output = describe(kind, &meta, &attachment);
     Ok(AttachmentResult { output, attachments: vec![attachment], meta })
+}
+
+/// Runs a decoder's step. Decoders are other projects' code reading hostile bytes: should one panic, that is this
+/// image's failure, reported as such, not the read's or the process's.
+fn guarded<T>(step: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(step))
+        .unwrap_or_else(|_| Err(Failure::Corrupt("its decoder failed on it".into())))
 }
 
 /// The file's `size` bytes from its start (no more, should it have grown since: the reservation counted `size`).

@@ -480,3 +480,10 @@ fn a_read_waiting_on_memory_other_reads_hold_is_refused_as_busy_and_then_goes_th
     assert_eq!(read.meta.original_width, Some(400));
     assert_eq!(pool.held(), 0, "the read gave its memory back");
 }
+
+#[test]
+fn a_decoder_that_panics_fails_the_image_not_the_read() {
+    let failed = super::guarded::<()>(|| panic!("a decoder bug reached by hostile bytes"));
+    let Err(decode::Failure::Corrupt(reason)) = failed else { panic!("{failed:?}") };
+    assert_eq!(reason, "its decoder failed on it");
+}
