@@ -8,7 +8,7 @@ Each case runs once to warm up, then RUNS times; wall time is the median, peak R
 
 AGENT_READ_BIN is the binary measured (default: target/release/agent-read); AGENT_READ_BEFORE, when set, names
 another build (e.g. one from before a change) measured the same way in the same run, side by side.
-The files are written once under bench/data/images/ by `cargo run --release --example bench_images`.
+The files are written once under bench/data/images/ by `cargo run --example bench_images`.
 """
 import json
 import os
@@ -84,7 +84,8 @@ def measure(run):
 
 
 def main():
-    subprocess.run(["cargo", "run", "--release", "--quiet", "--example", "bench_images", "--", DATA], check=True)
+    # The files are written once by an example (a debug build: its codecs are optimised even there).
+    subprocess.run(["cargo", "run", "--quiet", "--example", "bench_images", "--", DATA], check=True)
     for i in range(1, 7):
         copy = os.path.join(DATA, f"claim-{i}.png")
         if not os.path.exists(copy):

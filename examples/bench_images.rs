@@ -1,7 +1,7 @@
 //! Writes the image benchmark's files (bench/images.sh): photo-like pictures that compress as photographs do, and
 //! the small PNG of the finding that declares 11,000 × 11,000 pixels.
 //!
-//! Usage: cargo run --release --example bench_images -- DIR
+//! Usage: cargo run --example bench_images -- DIR
 //! Writes DIR/photo-8000x6000.png, DIR/photo-6000x4000.jpg and DIR/claims-11000x11000.png, each unless present.
 
 use image::codecs::jpeg::JpegEncoder;

@@ -49,13 +49,15 @@ impl Decode for WebPImage<'_> {
         let pixels = self.size.pixels();
         let macroblocks = u64::from(self.size.width.div_ceil(16) * 16) * u64::from(self.size.height.div_ceil(16) * 16);
         // Luma and two quarter-size chroma planes for a lossy frame; an alpha plane decoded as 32-bit pixels, then
-        // kept as 8; a lossless frame decoded as 32-bit pixels; an animation's frame and canvas beside them.
+        // kept as 8; a lossless frame decoded straight into the output when it has alpha, else as 32-bit pixels
+        // first (and a margin for its transforms' small images); an animation's frame and canvas beside them.
         let lossy = macroblocks * 3 / 2;
         let decoder = match (self.animated, self.lossy, self.alpha) {
             (true, _, _) => lossy + pixels * 13,
             (false, true, true) => lossy + pixels * 5,
             (false, true, false) => lossy,
-            (false, false, _) => pixels * 8,
+            (false, false, true) => pixels,
+            (false, false, false) => pixels * 5,
         };
         let full = pixels * self.channels() as u64;
         let resampler = Resampler::bytes_needed(Region::whole(self.size), out, self.channels(), RowOrder::TopDown);
