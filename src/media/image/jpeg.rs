@@ -8,6 +8,7 @@ use super::resample::{Region, Resampler, RowOrder, Size};
 use crate::budget::Budget;
 use image::DynamicImage;
 use jpeg_decoder::{CodingProcess, Decoder, ImageInfo, PixelFormat};
+use std::io::{self, Read, Seek, SeekFrom};
 
 /// The scales the decoder offers, in eighths: 1/8, 1/4, 1/2.
 const REDUCED_SCALES: [u32; 3] = [1, 2, 4];
@@ -22,7 +23,9 @@ pub struct JpegImage<'a> {
 
 impl<'a> JpegImage<'a> {
     /// Reads the markers up to the frame header, which gives the size, the components and the coding process.
-    pub fn open(input: Input<'a>, file_bytes: u64) -> Result<JpegImage<'a>, Failure> {
+    pub fn open(mut input: Input<'a>, file_bytes: u64) -> Result<JpegImage<'a>, Failure> {
+        check_profile_segments(&mut input)?;
+        input.seek(SeekFrom::Start(0)).map_err(Failure::from_decoder)?;
         let mut decoder = Decoder::new(input);
         decoder.read_info().map_err(Failure::from_decoder)?;
         let info = decoder.info().ok_or_else(|| Failure::Corrupt("it has no frame header".into()))?;
@@ -46,6 +49,59 @@ impl<'a> JpegImage<'a> {
         let fits = |eighths| scaled(size, eighths).width >= out.width && scaled(size, eighths).height >= out.height;
         REDUCED_SCALES.into_iter().find(|&eighths| fits(eighths)).unwrap_or(8)
     }
+}
+
+/// The decoder keeps every ICC profile segment it meets, and it meets those before the frame header while reading
+/// only the header, that is, before the read has reserved memory: their total is checked first, walking the
+/// segments (a marker and a length each) up to the frame header. Anything malformed is left to the decoder.
+fn check_profile_segments(input: &mut Input<'_>) -> Result<(), Failure> {
+    let profiles = profile_bytes_before_frame(input).map_err(Failure::from_decoder)?;
+    if profiles <= METADATA_BYTES {
+        return Ok(());
+    }
+    Err(Failure::TooLarge(format!(
+        "its ICC profile segments hold more than the {} MiB a read decodes beside the pixels",
+        METADATA_BYTES >> 20
+    )))
+}
+
+/// Bytes of ICC profile segments (APP2 `ICC_PROFILE`) before the frame header; counting stops once past the limit.
+fn profile_bytes_before_frame(input: &mut Input<'_>) -> io::Result<u64> {
+    input.seek(SeekFrom::Start(0))?;
+    let mut profiles = 0u64;
+    let mut byte = [0u8; 1];
+    while profiles <= METADATA_BYTES {
+        // A marker: 0xFF (fill bytes repeat it), then its code.
+        if input.read(&mut byte)? == 0 || byte[0] != 0xFF {
+            return Ok(profiles);
+        }
+        let marker = loop {
+            input.read_exact(&mut byte)?;
+            if byte[0] != 0xFF {
+                break byte[0];
+            }
+        };
+        match marker {
+            0xD8 | 0x01 | 0xD0..=0xD7 => continue,
+            0xC0..=0xCF if !matches!(marker, 0xC4 | 0xC8 | 0xCC) => return Ok(profiles),
+            0xDA | 0xD9 | 0x00 => return Ok(profiles),
+            _ => {}
+        }
+        let mut length = [0u8; 2];
+        input.read_exact(&mut length)?;
+        let payload = u64::from(u16::from_be_bytes(length)).saturating_sub(2);
+        let mut tag = [0u8; 12];
+        let tagged = marker == 0xE2 && payload >= 12;
+        if tagged {
+            input.read_exact(&mut tag)?;
+            if &tag == b"ICC_PROFILE\0" {
+                profiles += payload;
+            }
+        }
+        let rest = payload - if tagged { 12 } else { 0 };
+        input.seek(SeekFrom::Current(rest as i64))?;
+    }
+    Ok(profiles)
 }
 
 /// `size` decoded at `eighths`/8, as the decoder rounds it (up).

@@ -487,3 +487,26 @@ fn a_decoder_that_panics_fails_the_image_not_the_read() {
     let Err(decode::Failure::Corrupt(reason)) = failed else { panic!("{failed:?}") };
     assert_eq!(reason, "its decoder failed on it");
 }
+
+#[test]
+fn icc_profile_segments_past_the_metadata_bound_are_refused_before_the_decoder_keeps_them() {
+    // The decoder keeps every ICC segment while reading the header alone: 100 of 60 KB (6 MB) before the frame.
+    let small = image_jpeg(&DynamicImage::ImageRgb8(image::RgbImage::new(16, 16)));
+    let segment: Vec<u8> = [&[0xFF, 0xE2, 0xEA, 0x62][..], b"ICC_PROFILE\0", &[1, 100], &[0; 60_000 - 14]].concat();
+    assert_eq!(segment.len() - 2, 0xEA62);
+    let mut bytes = small[..2].to_vec();
+    for _ in 0..100 {
+        bytes.extend_from_slice(&segment);
+    }
+    bytes.extend_from_slice(&small[2..]);
+    let refused = decode::open(ImageType::Jpeg, Input::Memory(Cursor::new(&bytes)), bytes.len() as u64).err();
+    let Some(decode::Failure::TooLarge(why)) = refused else { panic!("{refused:?}") };
+    assert_eq!(why, "its ICC profile segments hold more than the 4 MiB a read decodes beside the pixels");
+    // Ten of them (600 KB) are a large but ordinary profile: read.
+    let mut bytes = small[..2].to_vec();
+    for _ in 0..10 {
+        bytes.extend_from_slice(&segment);
+    }
+    bytes.extend_from_slice(&small[2..]);
+    assert_eq!(streamed(&bytes, ImageType::Jpeg, 16).dimensions(), (16, 16));
+}
