@@ -537,8 +537,11 @@ fn truncated_gif_and_webp_cannot_be_decoded() {
 fn a_png_header_claiming_20000_square_is_too_large_to_decode() {
     let bytes = png_header_only(20_000, 20_000, 100);
     let message = corrupt_error("huge.png", &bytes, "TOO_LARGE");
-    assert!(message.starts_with("huge.png: image too large to return: 20000×20000 pixels would take "), "{message}");
-    assert!(message.contains("to decode"), "{message}");
+    assert_eq!(
+        message,
+        "huge.png: image too large to return: 20000×20000 pixels (400000000) is more than the 134217728 pixels \
+         (11585×11585) a read decodes"
+    );
 }
 
 #[test]
@@ -670,4 +673,187 @@ fn a_windowed_request_for_an_image_says_the_window_does_not_apply() {
     );
     let plain = ws.request(&serde_json::json!({"path": "chart.png"}));
     assert!(!output(&plain).contains("do not apply"), "{}", output(&plain));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Memory: a pixel limit from the header, for every format; one budget shared by concurrent reads; downscaling
+// while decoding, checked under a hard limit on the child's address space.
+// ---------------------------------------------------------------------------------------------------------------
+
+/// The pixel limit as messages state it.
+const PIXEL_LIMIT: &str = "is more than the 134217728 pixels (11585×11585) a read decodes";
+
+/// A PNG of `width` × `height` RGB pixels, each row one colour from `colour(y)`, written a row at a time (the
+/// test never holds it whole either; whole-row fills keep an unoptimised build quick).
+fn streamed_png(width: u32, height: u32, colour: impl Fn(u32) -> [u8; 3]) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Balanced);
+    let mut writer = encoder.write_header().expect("header");
+    let mut stream = writer.stream_writer().expect("stream");
+    for y in 0..height {
+        stream.write_all(&colour(y).repeat(width as usize)).expect("row");
+    }
+    stream.finish().expect("finish");
+    writer.finish().expect("finish");
+    out
+}
+
+/// A lossless WebP header (`VP8L`) claiming `width` × `height`, with no image data behind it.
+fn webp_header_only(width: u32, height: u32) -> Vec<u8> {
+    let bits = (width - 1) | (height - 1) << 14;
+    let mut vp8l = vec![0x2F];
+    vp8l.extend_from_slice(&bits.to_le_bytes());
+    vp8l.extend_from_slice(&[0; 11]);
+    let mut file = b"RIFF".to_vec();
+    file.extend_from_slice(&(4 + 8 + vp8l.len() as u32).to_le_bytes());
+    file.extend_from_slice(b"WEBPVP8L");
+    file.extend_from_slice(&(vp8l.len() as u32).to_le_bytes());
+    file.extend_from_slice(&vp8l);
+    file
+}
+
+/// A GIF whose logical screen is `screen` but whose first frame's descriptor claims `frame`, with a 2-colour
+/// palette and a few bytes of image data.
+fn gif_claiming(screen: (u16, u16), frame: (u16, u16)) -> Vec<u8> {
+    let mut bytes = b"GIF89a".to_vec();
+    bytes.extend_from_slice(&screen.0.to_le_bytes());
+    bytes.extend_from_slice(&screen.1.to_le_bytes());
+    bytes.extend_from_slice(&[0x80, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF]);
+    bytes.extend_from_slice(&[0x2C, 0, 0, 0, 0]);
+    bytes.extend_from_slice(&frame.0.to_le_bytes());
+    bytes.extend_from_slice(&frame.1.to_le_bytes());
+    bytes.extend_from_slice(&[0, 2, 2, 0x4C, 0x01, 0, 0x3B]);
+    bytes
+}
+
+/// A JPEG whose frame header is made to claim `width` × `height`.
+fn jpeg_claiming(width: u16, height: u16) -> Vec<u8> {
+    let mut bytes = jpeg(&gradient(16, 16));
+    let sof = bytes.windows(2).position(|m| m == [0xFF, 0xC0]).expect("baseline frame header");
+    bytes[sof + 5..sof + 7].copy_from_slice(&height.to_be_bytes());
+    bytes[sof + 7..sof + 9].copy_from_slice(&width.to_be_bytes());
+    bytes
+}
+
+#[test]
+fn every_format_is_refused_past_the_pixel_limit_from_its_header_naming_pixels_and_limit() {
+    let cases = [
+        ("wide.png", png_header_only(60_000, 3_000, 100), "60000×3000 pixels (180000000)"),
+        ("huge.jpg", jpeg_claiming(65_000, 65_000), "65000×65000 pixels (4225000000)"),
+        ("huge.webp", webp_header_only(16_383, 16_383), "16383×16383 pixels (268402689)"),
+        ("huge.gif", gif_claiming((65_535, 65_535), (1, 1)), "65535×65535 pixels (4294836225)"),
+        // A 1 × 1 screen whose first frame claims 60,000 × 60,000: the frame is what would be decoded.
+        ("frame.gif", gif_claiming((1, 1), (60_000, 60_000)), "60000×60000 pixels (3600000000)"),
+    ];
+    for (name, bytes, pixels) in cases {
+        let message = corrupt_error(name, &bytes, "TOO_LARGE");
+        assert_eq!(message, format!("{name}: image too large to return: {pixels} {PIXEL_LIMIT}"));
+    }
+}
+
+#[test]
+fn an_image_whose_decode_alone_needs_more_than_all_image_reads_share_is_too_large() {
+    // 11,000² is within the pixel limit, but WebP is decoded whole: 11,000² × 4 bytes and the decoder's own.
+    let ws = Ws::new();
+    ws.file("wide.webp", webp_header_only(11_000, 11_000));
+    let (v, took) = ws.json_with("wide.webp", None);
+    assert!(took < QUICK, "refused from the header, without decoding: {took:?}");
+    let message = error(&v, "TOO_LARGE");
+    assert!(message.starts_with("wide.webp: image too large to return: 11000×11000 pixels need "), "{message}");
+    assert!(message.ends_with(", more than the 384.0 MiB all image reads share"), "{message}");
+    assert!(v["hint"].as_str().is_some_and(|h| h.contains("fewer pixels")), "{v}");
+}
+
+/// A `pre_exec` hook limiting the child's address space to `bytes` (Linux): an allocation past it fails and the
+/// process aborts — a bound a memory test can rely on, unlike timing.
+#[cfg(target_os = "linux")]
+fn address_space_limit(bytes: u64) -> impl FnMut() -> std::io::Result<()> + Send + Sync + 'static {
+    move || {
+        let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+        // SAFETY: setrlimit only reads the struct it is given; it is async-signal-safe, as a pre-exec hook must be.
+        if unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) } == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+}
+
+/// Runs `cmd` under [`address_space_limit`].
+#[cfg(target_os = "linux")]
+fn limit_address_space(cmd: &mut std::process::Command, bytes: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the hook runs in the child between fork and exec and calls only setrlimit.
+    unsafe { cmd.pre_exec(address_space_limit(bytes)) };
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn six_concurrent_mcp_reads_of_a_small_png_claiming_11000_square_stay_within_1_gib() {
+    // The finding: six such reads took the server to 2.8 GB (363 MB of RGB each, decoded whole). Under a 1 GiB
+    // address space (threads' reserved stacks and arenas included) the server must answer all six and go on.
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    let ws = Ws::new();
+    let claim = streamed_png(11_000, 11_000, |_| [0, 0, 0]);
+    assert!(claim.len() < 1_000_000, "a small file: {} bytes", claim.len());
+    for i in 1..=6 {
+        ws.file(&format!("huge-{i}.png"), &claim);
+    }
+    ws.file("notes.txt", "still here\n");
+    // Six 121-megapixel decodes at once are slow in a debug build on a busy machine: time is not what is tested.
+    let config = ws.config("slow.toml", "[limits]\ntimeout_ms = 600000\n");
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-read")).configure(|cmd| {
+        cmd.arg("mcp").arg("--root").arg(&ws.root).arg("--config").arg(&config);
+        // SAFETY: as in `limit_address_space`.
+        unsafe { cmd.pre_exec(address_space_limit(1 << 30)) };
+    });
+    let client = ().serve(TokioChildProcess::new(command).expect("spawn")).await.expect("initialize");
+    let mut reads = tokio::task::JoinSet::new();
+    for i in 1..=6 {
+        let peer = client.peer().clone();
+        let Value::Object(arguments) = json!({"path": format!("huge-{i}.png")}) else { unreachable!() };
+        reads.spawn(async move { peer.call_tool(CallToolRequestParams::new("read").with_arguments(arguments)).await });
+    }
+    while let Some(answer) = reads.join_next().await {
+        let result = answer.expect("task").expect("the server answers (it did not run out of memory)");
+        let text = common::mcp::text_of(&result);
+        assert_eq!(result.is_error, Some(false), "{text}");
+        assert!(text.starts_with("PNG image · 11000×11000 · "), "{text}");
+        assert!(text.contains(" → downscaled to 2000×2000, PNG "), "{text}");
+    }
+    let after = common::mcp::call(&client, json!({"path": "notes.txt"})).await;
+    assert_eq!(after.is_error, Some(false), "the server goes on answering");
+    client.cancel().await.expect("shut down");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_8000_by_6000_png_and_a_6000_by_4000_jpeg_are_read_in_a_fraction_of_their_full_size_pixels() {
+    // Their pixels alone are 144 MB and 72 MB; read within a 160 MiB address space (code, threads and the
+    // downscaled output included), they must be decoded downscaled.
+    let ws = Ws::new();
+    ws.file("photo.png", streamed_png(8000, 6000, |y| [(y / 24) as u8, 40, 200]));
+    let mut rows = vec![0u8; 6000 * 4000 * 3];
+    for (y, row) in rows.chunks_exact_mut(6000 * 3).enumerate() {
+        row.fill((y / 16) as u8);
+    }
+    ws.file("photo.jpg", jpeg(&DynamicImage::ImageRgb8(RgbImage::from_raw(6000, 4000, rows).expect("size"))));
+    let config = ws.config("slow.toml", "[limits]\ntimeout_ms = 300000\n");
+    for (name, kind, size) in [("photo.png", "PNG", "8000×6000"), ("photo.jpg", "JPEG", "6000×4000")] {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"));
+        cmd.current_dir(&ws.root).arg("--root").arg(&ws.root).arg("--config").arg(&config).arg(name).arg("--json");
+        limit_address_space(&mut cmd, 160 << 20);
+        let out = cmd.output().expect("run");
+        assert_eq!(out.status.code(), Some(0), "{name}: stderr: {}", String::from_utf8_lossy(&out.stderr));
+        let v = parse_one_json(&out.stdout);
+        let a = attachment(&v);
+        assert!(output(&v).starts_with(&format!("{kind} image · {size} · ")), "{}", shown(&v));
+        assert_eq!(a["width"], 2000, "{}", shown(&v));
+    }
 }

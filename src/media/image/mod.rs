@@ -1,0 +1,271 @@
+//! Images as attachments: PNG, JPEG, GIF and WebP, told by their magic bytes (never by the file name).
+//!
+//! Every image is decoded once — that is the only proof it is not truncated or corrupt, and a broken attachment
+//! makes model APIs reject every later turn. An image within the limits goes out as its own bytes; a larger one is
+//! downscaled to the maximum side, re-encoded, and its description gives the scale, so the model can map
+//! coordinates back to the original.
+//!
+//! Memory is bounded before any pixel is allocated, from the header alone:
+//! - an image of more than [`MAX_DECODE_PIXELS`] pixels is refused (for a GIF, its first frame counts too);
+//! - the decode averages down *while* decoding where the format allows — PNG row by row, JPEG at 1/2, 1/4 or 1/8
+//!   scale, GIF line by line — so a huge image never holds its full-size pixels (WebP is decoded whole);
+//! - each read reserves an upper bound of what it will hold from one budget the whole process shares
+//!   ([`memory`]), waiting while other image reads hold it, and is refused when it cannot have it.
+
+mod decode;
+mod gif;
+mod jpeg;
+pub mod memory;
+mod png;
+mod resample;
+mod webp;
+
+use self::decode::{Failure, Input};
+use self::memory::{MemoryPool, Refusal};
+use self::resample::Size;
+use crate::budget::Budget;
+use crate::classify::ImageType;
+use crate::config::Limits;
+use crate::error::{ErrorCode, ReadError};
+use crate::render::human_size;
+use crate::result::{Attachment, AttachmentMeta, AttachmentResult};
+use base64::Engine;
+use image::{DynamicImage, ImageFormat};
+use std::borrow::Cow;
+use std::io::{Cursor, Read, Seek, SeekFrom};
+
+/// Largest image file read, in bytes.
+pub const MAX_IMAGE_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Most pixels a read decodes (2^27: 11,585 × 11,585, or a 134-megapixel photo). Memory does not grow with the
+/// pixels where the decode streams; time does.
+pub const MAX_DECODE_PIXELS: u64 = 1 << 27;
+
+/// Each retry when a re-encoded image is still over the byte limit shrinks it by this factor.
+const SHRINK_STEP: f64 = 0.75;
+
+/// An image file, opened and named.
+pub struct ImageFile<'a> {
+    /// The open file.
+    pub file: &'a std::fs::File,
+    /// Its type, from the magic bytes.
+    pub kind: ImageType,
+    /// Base envelope: path, size, mtime.
+    pub meta: AttachmentMeta,
+    /// When the read must stop.
+    pub budget: &'a Budget,
+}
+
+/// Reads an image as one attachment, downscaled and re-encoded when over the limits; a corrupt image is an error.
+pub fn read(image: ImageFile<'_>, limits: &Limits) -> Result<AttachmentResult, ReadError> {
+    read_with(image, limits, MemoryPool::shared())
+}
+
+/// [`read`], reserving memory from `pool`.
+fn read_with(image: ImageFile<'_>, limits: &Limits, pool: &MemoryPool) -> Result<AttachmentResult, ReadError> {
+    let ImageFile { file, kind, mut meta, budget } = image;
+    let path = meta.path.clone();
+    if meta.size_bytes > MAX_IMAGE_FILE_BYTES {
+        let why = format!(
+            "the file is {} (at most {} is read)",
+            human_size(meta.size_bytes),
+            human_size(MAX_IMAGE_FILE_BYTES)
+        );
+        return Err(too_large(&path, why));
+    }
+    // A file small enough to go out as its own bytes is read whole first, so that what is attached is what was
+    // decoded; a larger one is decoded from the file as it is read.
+    let held = if meta.size_bytes <= limits.max_image_bytes {
+        Some(read_all(file, meta.size_bytes).map_err(|e| ReadError::from_io(&e, &path))?)
+    } else {
+        None
+    };
+    let input = Input::new(file, held.as_deref()).map_err(|e| ReadError::from_io(&e, &path))?;
+    let decoder = guarded(|| decode::open(kind, input, meta.size_bytes)).map_err(|f| failure(&path, kind, f))?;
+    let size = decoder.size();
+    (meta.original_width, meta.original_height) = (Some(size.width), Some(size.height));
+    check_pixels(&path, decoder.decoded_size())?;
+    let out = size.fit_within(limits.max_image_side);
+    let held_bytes = held.as_ref().map_or(0, |bytes| bytes.len() as u64);
+    let needed = decoder.peak_bytes(out) + encode_bytes(out, decoder.channels(), limits) + held_bytes;
+    let _reservation = pool.reserve(needed, budget).map_err(|refusal| refused(&path, size, refusal))?;
+    budget.check().map_err(|e| ReadError::from_io(&e, &path))?;
+    let decoded = guarded(|| decoder.decode(out, budget)).map_err(|f| failure(&path, kind, f))?;
+    budget.check().map_err(|e| ReadError::from_io(&e, &path))?;
+    let (attachment, scale) = match held {
+        Some(bytes) if out == size => (attachment(kind.mime(), &bytes, size.width, size.height), None),
+        _ => {
+            let (encoded, mime, w, h) = shrink(decoded, kind, limits, budget, &path)?;
+            meta.reencoded = true;
+            let scale = f64::from(w) / f64::from(size.width);
+            (attachment(mime, &encoded, w, h), (w != size.width || h != size.height).then_some(scale))
+        }
+    };
+    meta.scale = scale.map(|s| (s * 10_000.0).round() / 10_000.0);
+    let output = describe(kind, &meta, &attachment);
+    Ok(AttachmentResult { output, attachments: vec![attachment], meta })
+}
+
+/// Runs a decoder's step. Decoders are other projects' code reading hostile bytes: should one panic, that is this
+/// image's failure, reported as such, not the read's or the process's.
+fn guarded<T>(step: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(step))
+        .unwrap_or_else(|_| Err(Failure::Corrupt("its decoder failed on it".into())))
+}
+
+/// The file's `size` bytes from its start (no more, should it have grown since: the reservation counted `size`).
+fn read_all(mut file: &std::fs::File, size: u64) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.seek(SeekFrom::Start(0))?;
+    file.take(size).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// An upper bound of what re-encoding an `out`-sized image holds beside it: an RGB copy for JPEG, the encoded
+/// bytes, their base64, and copies smaller still when a retry shrinks it.
+fn encode_bytes(out: Size, channels: usize, limits: &Limits) -> u64 {
+    out.pixels() * (channels as u64 + 3) + limits.max_image_bytes * 2
+}
+
+/// Refuses an image with more pixels than a read decodes.
+fn check_pixels(path: &str, decoded: Size) -> Result<(), ReadError> {
+    let pixels = decoded.pixels();
+    if pixels <= MAX_DECODE_PIXELS {
+        return Ok(());
+    }
+    let why = format!(
+        "{}×{} pixels ({pixels}) is more than the {MAX_DECODE_PIXELS} pixels (11585×11585) a read decodes",
+        decoded.width, decoded.height
+    );
+    Err(ReadError::new(ErrorCode::TooLarge, format!("{path}: image too large to return: {why}")).with_hint(format!(
+        "this image cannot be attached; ask the user for a copy of at most {MAX_DECODE_PIXELS} pixels, or describe it from its name"
+    )))
+}
+
+/// The error for memory that could not be reserved: too much for the whole budget, or held by other reads.
+fn refused(path: &str, size: Size, refusal: Refusal) -> ReadError {
+    let pixels = format!("{}×{} pixels", size.width, size.height);
+    match refusal {
+        Refusal::TooLargeAlone { needed, capacity } => too_large(
+            path,
+            format!(
+                "{pixels} need {} of memory to decode and re-encode, more than the {} all image reads share",
+                human_size(needed),
+                human_size(capacity)
+            ),
+        )
+        .with_hint("this image cannot be attached; ask the user for a copy with fewer pixels, or describe it from its name"),
+        Refusal::Busy { needed, held, capacity, waited } => ReadError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "{path}: image not decoded now: the server is busy with other images ({pixels} need {} of memory; other image reads hold {} of the {} they share, and it waited {:.1} s)",
+                human_size(needed),
+                human_size(held),
+                human_size(capacity),
+                waited.as_secs_f64()
+            ),
+        )
+        .with_hint("the image alone fits: read it again once the other image reads have finished"),
+        Refusal::Stopped(error) => ReadError::from_io(&error, path),
+    }
+}
+
+fn failure(path: &str, kind: ImageType, failure: Failure) -> ReadError {
+    match failure {
+        Failure::Corrupt(reason) => corrupt(path, kind, &reason),
+        Failure::TooLarge(why) => too_large(path, why),
+        Failure::Stopped(error) => ReadError::from_io(&error, path),
+    }
+}
+
+/// Re-encodes the decoded image, shrinking it further (from the decoded pixels each time) until the bytes fit.
+fn shrink(
+    decoded: DynamicImage,
+    kind: ImageType,
+    limits: &Limits,
+    budget: &Budget,
+    path: &str,
+) -> Result<(Vec<u8>, &'static str, u32, u32), ReadError> {
+    let longest = decoded.width().max(decoded.height());
+    let mut side = longest;
+    for _ in 0..8 {
+        budget.check().map_err(|e| ReadError::from_io(&e, path))?;
+        let scaled = if side < longest { Cow::Owned(decoded.thumbnail(side, side)) } else { Cow::Borrowed(&decoded) };
+        for format in encodings(kind, &scaled) {
+            let (encoded, mime) = encode(&scaled, format).map_err(|e| corrupt(path, kind, &e))?;
+            if encoded.len() as u64 <= limits.max_image_bytes {
+                return Ok((encoded, mime, scaled.width(), scaled.height()));
+            }
+        }
+        side = ((f64::from(side) * SHRINK_STEP) as u32).max(1);
+    }
+    Err(too_large(path, format!("no downscaled version fits in {}", human_size(limits.max_image_bytes))))
+}
+
+/// The encodings to try, best first: JPEG stays JPEG; others go out as PNG (transparency, sharp edges), then — when
+/// opaque and the PNG is still too big — as JPEG, which is far smaller for photographs.
+fn encodings(kind: ImageType, image: &DynamicImage) -> Vec<ImageFormat> {
+    match kind {
+        ImageType::Jpeg => vec![ImageFormat::Jpeg],
+        _ if image.color().has_alpha() => vec![ImageFormat::Png],
+        _ => vec![ImageFormat::Png, ImageFormat::Jpeg],
+    }
+}
+
+fn encode(image: &DynamicImage, format: ImageFormat) -> Result<(Vec<u8>, &'static str), String> {
+    let mut out = Cursor::new(Vec::new());
+    if format == ImageFormat::Jpeg {
+        let rgb = DynamicImage::ImageRgb8(image.to_rgb8());
+        let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85);
+        rgb.write_with_encoder(encoder).map_err(|e| e.to_string())?;
+        return Ok((out.into_inner(), "image/jpeg"));
+    }
+    image.write_to(&mut out, ImageFormat::Png).map_err(|e| e.to_string())?;
+    Ok((out.into_inner(), "image/png"))
+}
+
+fn attachment(mime: &str, bytes: &[u8], width: u32, height: u32) -> Attachment {
+    Attachment {
+        mime: mime.to_string(),
+        data: base64::engine::general_purpose::STANDARD.encode(bytes),
+        width: Some(width),
+        height: Some(height),
+        size_bytes: bytes.len() as u64,
+    }
+}
+
+/// `PNG image · 9600×6000 · 12.3 MB → downscaled to 2000×1250 (scale 0.2083; …) · PNG 1.9 MB`.
+fn describe(kind: ImageType, meta: &AttachmentMeta, attachment: &Attachment) -> String {
+    let (w, h) = (meta.original_width.unwrap_or(0), meta.original_height.unwrap_or(0));
+    let mut text = format!("{} image · {w}×{h} · {}", kind.name(), human_size(meta.size_bytes));
+    let (aw, ah) = (attachment.width.unwrap_or(0), attachment.height.unwrap_or(0));
+    let sent = human_size(attachment.size_bytes);
+    let sent_type = if attachment.mime == "image/jpeg" { "JPEG" } else { "PNG" };
+    match meta.scale {
+        Some(scale) => text.push_str(&format!(
+            " → downscaled to {aw}×{ah}, {sent_type} {sent} (scale {scale}: divide coordinates in it by {scale} to map them to the original)"
+        )),
+        None if meta.reencoded => text.push_str(&format!(" → re-encoded as {sent_type} {sent} to fit the size limit")),
+        None => {}
+    }
+    if kind == ImageType::Gif {
+        text.push_str(" · animated GIFs show their first frame");
+    }
+    text
+}
+
+fn corrupt(path: &str, kind: ImageType, reason: &str) -> ReadError {
+    ReadError::new(
+        ErrorCode::Binary,
+        format!("{path}: a {} image that cannot be decoded ({reason}); it is truncated or corrupt", kind.name()),
+    )
+    .with_hint("the file is not a usable image; do not retry it")
+}
+
+fn too_large(path: &str, why: String) -> ReadError {
+    ReadError::new(ErrorCode::TooLarge, format!("{path}: image too large to return: {why}"))
+        .with_hint("this image cannot be attached; describe it from its name or ask the user for a smaller copy")
+}
+
+#[cfg(test)]
+mod tests;
