@@ -1798,3 +1798,40 @@ fn http_only_flags_need_http() {
             .stderr(predicates::str::contains("--http"));
     }
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Requests (issue 24): a key named twice is refused, a byte-order mark is skipped.
+// ---------------------------------------------------------------------------------------------------------------
+
+#[test]
+fn a_key_named_twice_on_standard_input_is_refused_naming_it_and_nothing_is_read() {
+    let ws = Ws::new();
+    ws.file("a.txt", "harmless\n").file("notes.txt", "notes\n");
+    for (text, key) in [
+        (r#"{"path": "notes.txt", "path": "a.txt"}"#, "path"),
+        (r#"{"path": "a.txt", "limit": 1, "limit": 2}"#, "limit"),
+        (r#"{"path": "notes.txt", "p\u0061th": "a.txt"}"#, "path"),
+        ("\u{feff}{\"path\": \"notes.txt\", \"path\": \"a.txt\"}", "path"),
+    ] {
+        let v = ws.request_text(text);
+        let message = assert_error(&v, "INVALID_PARAM");
+        assert!(!output(&v).contains("harmless") && !output(&v).contains("notes\n"), "{text}: {v}");
+        assert!(message.starts_with(&format!("the key `{key}` appears more than once")), "{text}: {message}");
+    }
+    let many = ws.cmd().arg("many").write_stdin(r#"{"paths": ["notes.txt"], "paths": ["a.txt"]}"#).output().unwrap();
+    let v = parse_one_json(&many.stdout);
+    let message = assert_error(&v, "INVALID_PARAM");
+    assert!(message.starts_with("the key `paths` appears more than once in the request"), "{message}");
+}
+
+#[test]
+fn a_byte_order_mark_before_a_stdin_request_is_skipped() {
+    let ws = Ws::new();
+    ws.file("a.txt", "alpha\n");
+    let v = ws.request_text("\u{feff}{\"path\": \"a.txt\"}");
+    assert_eq!(output(&v), "1: alpha\n(lines 1-1 of 1 · 6 B · end of file)");
+    let many = ws.cmd().arg("many").write_stdin("\u{feff}{\"paths\": [\"a.txt\"]}").output().unwrap();
+    let v = parse_one_json(&many.stdout);
+    assert_eq!(v["ok"], true, "{v}");
+    assert!(output(&v).starts_with("==> a.txt <==\n1: alpha\n"), "{v}");
+}
