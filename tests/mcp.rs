@@ -916,3 +916,55 @@ async fn block_mode_and_read_many_work_in_a_budgeted_session() {
     assert!(left(&many) < left(&text), "{many}");
     client.cancel().await.unwrap();
 }
+
+/// A key named twice anywhere in a message is refused, never resolved to one of its values: in a call's arguments as
+/// a tool error the model sees (`INVALID_PARAM` naming the key), anywhere else as `-32600` naming it; a notification
+/// that names one twice is dropped; and serving goes on.
+#[test]
+fn a_key_named_twice_in_a_message_is_refused_naming_it_and_serving_goes_on() {
+    let dir = workspace();
+    let call = |id: u32, params: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#).into_bytes()
+    };
+    let mut lines: Vec<Vec<u8>> = vec![
+        initialize_request("raw", json!({})).to_string().into(),
+        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec(),
+    ];
+    lines.extend([
+        call(2, r#"{"name":"read","arguments":{"path":".env","path":"notes.txt"}}"#),
+        call(3, r#"{"name":"read","arguments":{"path":"notes.txt","pa\u0074h":"src/main.rs"}}"#),
+        call(4, r#"{"name":"read_many","arguments":{"paths":["notes.txt"],"limit":1,"limit":30}}"#),
+        call(5, r#"{"name":"read","name":"read_many","arguments":{"path":"notes.txt"}}"#),
+        call(6, r#"{"name":"read","arguments":{"path":".env"},"arguments":{"path":"notes.txt"}}"#),
+        br#"{"jsonrpc":"2.0","id":7,"id":8,"method":"ping"}"#.to_vec(),
+        br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"requestId":10}}"#.to_vec(),
+        [&b"\xEF\xBB\xBF"[..], &call(11, r#"{"name":"read","arguments":{"path":"src/main.rs","path":"notes.txt"}}"#)]
+            .concat(),
+        call(12, r#"{"name":"read","arguments":{"path":"src/main.rs"}}"#),
+    ]);
+    let stdout = serve_lines_from_a_file(dir.path(), &lines);
+    let answers: Vec<Value> = stdout.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let answer = |id: Value| {
+        answers.iter().find(|a| a["id"] == id).unwrap_or_else(|| panic!("no answer for {id}: {stdout}")).clone()
+    };
+    for (id, key) in [(2, "path"), (3, "path"), (4, "limit"), (11, "path")] {
+        let result = &answer(json!(id))["result"];
+        assert_eq!(result["isError"], true, "{id}: {result}");
+        assert_eq!(result["structuredContent"]["error_code"], "INVALID_PARAM", "{id}: {result}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        let expected = format!("INVALID_PARAM: the key `{key}` appears more than once in the arguments;");
+        assert!(text.starts_with(&expected), "{id}: {text}");
+        assert!(!text.contains("line 1") && !text.contains("fn main"), "nothing was read: {text}");
+    }
+    for (id, key, place) in
+        [(json!(5), "name", "`params`"), (json!(6), "arguments", "`params`"), (Value::Null, "id", "the message")]
+    {
+        let error = &answer(id.clone())["error"];
+        assert_eq!(error["code"], -32600, "{id}: {error}");
+        let expected = format!("invalid request: the key `{key}` appears more than once in {place};");
+        assert!(error["message"].as_str().unwrap().starts_with(&expected), "{id}: {error}");
+    }
+    let served = answer(json!(12));
+    assert_eq!(served["result"]["content"][0]["text"], "1: fn main() {}\n(lines 1-1 of 1 · 13 B · end of file)");
+    assert_eq!(answers.len(), 9, "the initialize, four tool errors, three protocol errors, the call: {stdout}");
+}

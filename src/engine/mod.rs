@@ -275,7 +275,7 @@ impl Reader {
     pub fn read_json_cancellable(&self, request: &Value, cancel: &Cancel) -> ReadResult {
         match ReadRequest::from_json(request) {
             Ok(request) => self.read_cancellable(&request, cancel),
-            Err(error) => self.rejected(error),
+            Err(error) => self.refuse(error),
         }
     }
 
@@ -283,11 +283,13 @@ impl Reader {
     pub fn read_json_str(&self, request: &str) -> ReadResult {
         match ReadRequest::from_json_str(request) {
             Ok(request) => self.read(&request),
-            Err(error) => self.rejected(error),
+            Err(error) => self.refuse(error),
         }
     }
 
-    fn rejected(&self, error: ReadError) -> ReadResult {
+    /// The answer to a request refused before it could be read (a face found it malformed, say: a key named twice in
+    /// text only the face saw): `error` clipped like any read's, and audited as a rejected request.
+    pub fn refuse(&self, error: ReadError) -> ReadResult {
         let result = ReadResult::Error(clip(error, &self.limits));
         self.audit(&ReadRequest::default(), &Trace::default(), &result);
         result

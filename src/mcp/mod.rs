@@ -23,6 +23,7 @@
 //! each session (each call, on protocol 2026-07-28) has its own roots: one client's roots never widen another's.
 
 mod client_roots;
+mod duplicates;
 pub mod http;
 mod http_edges;
 mod idle_trim;
@@ -36,6 +37,7 @@ mod stdio;
 use agent_read::tool::{self, SchemaFormat, Served};
 use agent_read::{Cancel, Config, ReadResult, Reader, Session, SessionSettings};
 use client_roots::InCall;
+use duplicates::DuplicateArgument;
 use rmcp::model::{
     self, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult,
     Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResourceContents, ServerCapabilities,
@@ -415,6 +417,10 @@ impl ServerHandler for ReadServer {
     ) -> Result<CallToolResponse, ErrorData> {
         // The time budget counts from here: waiting for the client's roots or for a reader is spent from it.
         let arrived = Instant::now();
+        if let Some(DuplicateArgument(duplicate)) = duplicate_argument(&context) {
+            let refused = self.session.refuse(duplicate.refusal("the arguments"));
+            return tool_result(&refused, &self.session).map(Into::into);
+        }
         if self.sessions_required && outside_a_session(&context) {
             return Err(ErrorData::invalid_request(
                 "this server keeps a token budget (--budget-tokens), which needs a session, and this call has none: \
@@ -455,6 +461,13 @@ impl ServerHandler for ReadServer {
         };
         Ok(result.into())
     }
+}
+
+/// The mark a transport put on a call whose arguments name a key twice (see [`duplicates`]): in the request's own
+/// extensions over stdio, in those of its HTTP request over HTTP.
+fn duplicate_argument(context: &RequestContext<RoleServer>) -> Option<DuplicateArgument> {
+    let over_http = context.extensions.get::<axum::http::request::Parts>().map(|parts| &parts.extensions);
+    over_http.and_then(|extensions| extensions.get::<DuplicateArgument>()).or_else(|| context.extensions.get()).cloned()
 }
 
 /// Whether an HTTP request came without a session: rmcp then serves it on its own (protocol 2026-07-28, or any

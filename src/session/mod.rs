@@ -155,6 +155,11 @@ impl Session {
         }
     }
 
+    /// The answer to a request refused before it could be read (see [`Reader::refuse`]), counted like any answer.
+    pub fn refuse(&self, error: crate::error::ReadError) -> ReadResult {
+        self.account(self.reader().refuse(error), None)
+    }
+
     /// Reads one request until done or until `cancel` is given, recording it.
     pub fn read_cancellable(&self, request: &ReadRequest, cancel: &Cancel) -> ReadResult {
         let reader = self.reader();
