@@ -230,6 +230,11 @@ fn a_request_before_initialize_is_told_to_send_initialize_first_and_a_stray_noti
 /// Runs `agent-read mcp` rooted at `root` with `lines` (one message each) in a file as its standard input; returns
 /// what it wrote to standard output.
 fn serve_lines_from_a_file(root: &Path, lines: &[Vec<u8>]) -> String {
+    serve_lines_with_env(root, lines, &[])
+}
+
+/// [`serve_lines_from_a_file`] with `env` added to the server's environment.
+fn serve_lines_with_env(root: &Path, lines: &[Vec<u8>], env: &[(&str, &str)]) -> String {
     let input = root.join("requests.jsonl");
     std::fs::write(&input, lines.iter().flat_map(|line| line.iter().copied().chain([b'\n'])).collect::<Vec<u8>>())
         .unwrap();
@@ -237,6 +242,7 @@ fn serve_lines_from_a_file(root: &Path, lines: &[Vec<u8>]) -> String {
         .arg("mcp")
         .arg("--root")
         .arg(root)
+        .envs(env.iter().copied())
         .stdin(std::fs::File::open(&input).unwrap())
         .output()
         .expect("run agent-read mcp");
@@ -967,4 +973,50 @@ fn a_key_named_twice_in_a_message_is_refused_naming_it_and_serving_goes_on() {
     let served = answer(json!(12));
     assert_eq!(served["result"]["content"][0]["text"], "1: fn main() {}\n(lines 1-1 of 1 · 13 B · end of file)");
     assert_eq!(answers.len(), 9, "the initialize, four tool errors, three protocol errors, the call: {stdout}");
+}
+
+/// A bug (a panic, made on purpose by a debug build's test switch) ends the call it hits, never the server: in a
+/// read, a tool error `INTERNAL`; in the server's own handling of a call, `-32603`; neither says a word of the panic,
+/// and the calls after it are served.
+#[test]
+fn a_panic_ends_the_call_it_hits_without_a_word_of_it_and_serving_goes_on() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("boom.txt"), "TOKEN=secret\n").unwrap();
+    let call = |id: u32, tool: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
+    let lines: Vec<Vec<u8>> = [
+        initialize_request("raw", json!({})),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call(2, "read", json!({"path": "boom.txt"})),
+        call(3, "read_many", json!({"paths": ["boom.txt", "src/main.rs"]})),
+        call(4, "read", json!({"path": "notes.txt", "limit": 1})),
+    ]
+    .iter()
+    .map(|message| message.to_string().into_bytes())
+    .collect();
+    let answers = |point: &str| -> Vec<Value> {
+        let stdout = serve_lines_with_env(dir.path(), &lines, &[("AGENT_READ_TEST_PANIC", point)]);
+        assert!(!stdout.contains("test panic"), "{stdout}");
+        stdout.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    };
+    let answer = |all: &[Value], id: u32| all.iter().find(|a| a["id"] == id).cloned().expect("an answer");
+    let in_a_read = answers("read:boom.txt");
+    let read = &answer(&in_a_read, 2)["result"];
+    assert_eq!(
+        (read["isError"].as_bool(), read["structuredContent"]["error_code"].as_str()),
+        (Some(true), Some("INTERNAL"))
+    );
+    let many = answer(&in_a_read, 3)["result"]["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(
+        many.contains("==> boom.txt <==\nINTERNAL: an internal error") && many.contains("1: fn main() {}"),
+        "{many}"
+    );
+    assert!(!serde_json::to_string(&in_a_read).unwrap().contains("TOKEN"), "{in_a_read:?}");
+    let fine = answer(&in_a_read, 4)["result"]["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(fine.starts_with("1: line 1\n"), "{fine}");
+    let in_the_server = answers("mcp:boom.txt");
+    let error = &answer(&in_the_server, 2)["error"];
+    assert_eq!(error["code"], -32603, "{error}");
+    assert_eq!(error["message"], "internal error: a bug in agent-read ended this call; the server goes on serving");
+    let fine = answer(&in_the_server, 4)["result"]["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(fine.starts_with("1: line 1\n"), "{fine}");
 }

@@ -23,9 +23,15 @@ struct HttpServer {
 impl HttpServer {
     /// Starts the server on a free loopback port and waits for the line that names its address.
     fn start(root: &Path, extra: &[&str]) -> HttpServer {
+        HttpServer::start_with_env(root, extra, &[])
+    }
+
+    /// [`HttpServer::start`] with `env` added to the server's environment.
+    fn start_with_env(root: &Path, extra: &[&str], env: &[(&str, &str)]) -> HttpServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_agent-read"))
             .args(["mcp", "--http", "127.0.0.1:0"])
             .args(extra)
+            .envs(env.iter().copied())
             .arg("--root")
             .arg(root)
             .stdin(Stdio::null())
@@ -557,5 +563,32 @@ async fn a_key_named_twice_in_a_body_is_refused_naming_it() {
         // The server goes on serving.
         let fine = post(&call(9, r#"{"name":"read","arguments":{"path":"src/main.rs"}}"#));
         assert!(fine.contains("1: fn main() {}") && !fine.contains(r#""isError":true"#), "{mode:?}: {fine}");
+    }
+}
+
+/// A bug (a panic, made on purpose by a debug build's test switch) ends the call it hits over HTTP too, without a
+/// word of it, and the server goes on: in a read a tool error `INTERNAL`, in the server's own handling `-32603`.
+#[tokio::test]
+async fn a_panic_ends_the_call_it_hits_and_the_server_goes_on() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("boom.txt"), "TOKEN=secret\n").unwrap();
+    let call = |id: u32, path: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"read","arguments":{{"path":"{path}"}}}}}}"#
+        )
+    };
+    for (point, said) in [
+        ("read:boom.txt", r#""error_code":"INTERNAL""#),
+        ("mcp:boom.txt", r#""code":-32603,"message":"internal error: a bug in agent-read ended this call"#),
+    ] {
+        let server = HttpServer::start_with_env(dir.path(), &["--stateless"], &[("AGENT_READ_TEST_PANIC", point)]);
+        let post = |body: &str| raw_post(server.authority(), server.authority(), body);
+        for _ in 0..2 {
+            let answer = post(&call(2, "boom.txt"));
+            assert!(answer.starts_with("HTTP/1.1 200") && answer.contains(said), "{point}: {answer}");
+            assert!(!answer.contains("TOKEN") && !answer.contains("test panic"), "{point}: {answer}");
+        }
+        let fine = post(&call(3, "src/main.rs"));
+        assert!(fine.contains("1: fn main() {}") && !fine.contains(r#""isError":true"#), "{point}: {fine}");
     }
 }

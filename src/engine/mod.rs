@@ -18,6 +18,7 @@ use crate::budget::{Budget, Cancel};
 use crate::classify::Codec;
 use crate::config::{Config, ConfigError, Limits, MIN_OUTPUT_BYTES};
 use crate::error::{ErrorCode, MAX_MESSAGE_BYTES, ReadError};
+use crate::panics;
 use crate::policy::{Denial, Policy, absolute_of};
 use crate::request::{ReadRequest, Window};
 use crate::resolve::{Handle, Opened, Resolved, Roots};
@@ -202,7 +203,9 @@ impl Reader {
         bounds: &Bounds<'_>,
     ) -> Option<(ReadResult, Option<Seen>)> {
         let mut trace = Trace::default();
-        let result = match self.try_read(request, cancel, bounds, &mut trace) {
+        // A bug ends this read only (see `panics`); what the trace gathered before it still goes to the audit log.
+        let tried = panics::caught(|| self.try_read(request, cancel, bounds, &mut trace));
+        let result = match tried.unwrap_or_else(|internal| Err(Stop::Failed(internal))) {
             Ok(result) => result,
             Err(Stop::Failed(error)) => ReadResult::Error(clip(error, bounds.limits)),
             Err(Stop::WouldWait) => return None,
@@ -420,6 +423,7 @@ impl Reader {
         request: file::FileRequest<'_>,
         bounds: &Bounds<'_>,
     ) -> Result<ReadResult, Stop> {
+        panics::test_point("read", &target.shown);
         let content = file::classify(target, &request)?;
         if bounds.without_waiting && !file::head_suffices(target, &content, &request) {
             return Err(Stop::WouldWait);

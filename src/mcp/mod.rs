@@ -247,7 +247,13 @@ impl ReadServer {
             output
         })
         .await
-        .map_err(|e| ErrorData::internal_error(format!("the {tool} task failed: {e}"), None))
+        .map_err(|e| match e.is_panic() {
+            // Its message is the panic's: never shown.
+            true => internal_error(),
+            false => {
+                ErrorData::internal_error(format!("the {tool} task was stopped: the server is shutting down"), None)
+            }
+        })
     }
 }
 
@@ -410,11 +416,33 @@ impl ServerHandler for ReadServer {
         complete(model::CompleteRequestParams) -> model::CompleteResult = "completion/complete";
     }
 
+    /// Serves one call; a panic in it (a bug: the reader catches its own) ends this call only, as `-32603` without a
+    /// word of the panic, and the server goes on (see `agent_read::panics`).
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        use futures_util::FutureExt;
+        let call = std::panic::AssertUnwindSafe(self.serve_call(request, context));
+        call.catch_unwind().await.unwrap_or_else(|_| Err(internal_error()))
+    }
+}
+
+/// The `-32603` that stands for a caught panic.
+fn internal_error() -> ErrorData {
+    ErrorData::internal_error("internal error: a bug in agent-read ended this call; the server goes on serving", None)
+}
+
+impl ReadServer {
+    /// Serves one `tools/call` (see [`ServerHandler::call_tool`]).
+    async fn serve_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let path = request.arguments.as_ref().and_then(|arguments| arguments.get("path")).and_then(Value::as_str);
+        agent_read::panics::test_point("mcp", path.unwrap_or_default());
         // The time budget counts from here: waiting for the client's roots or for a reader is spent from it.
         let arrived = Instant::now();
         if let Some(DuplicateArgument(duplicate)) = duplicate_argument(&context) {
