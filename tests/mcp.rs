@@ -1020,3 +1020,93 @@ fn a_panic_ends_the_call_it_hits_without_a_word_of_it_and_serving_goes_on() {
     let fine = answer(&in_the_server, 4)["result"]["content"][0]["text"].as_str().unwrap().to_string();
     assert!(fine.starts_with("1: line 1\n"), "{fine}");
 }
+
+/// A field of `/proc/PID/status` in bytes (`VmHWM`: the peak resident set; `VmRSS`: the current one).
+fn proc_status_bytes(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|line| line.starts_with(field)).unwrap_or_else(|| panic!("no {field}: {status}"));
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+/// Backpressure: a client that writes thousands of calls and reads no answer leaves the server small — it stops
+/// taking requests while answers wait to be written, so the client's writes block — and once the client reads, every
+/// call is answered: nothing is lost.
+#[test]
+fn a_client_that_reads_no_answer_is_made_to_wait_and_then_gets_every_answer() {
+    use std::io::{BufRead, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const CALLS: usize = 2000;
+    const PEAK_LIMIT: u64 = 96 << 20;
+    let dir = workspace();
+    // Each call reads a different window of some 260 lines of 100 bytes (never a repeat, which would be answered
+    // by a one-line notice): about 55 KB of answer each (the text travels twice), 110 MB in all.
+    let lines: String = (1..=600).map(|i| format!("line {i:06} {}\n", "x".repeat(88))).collect();
+    let offset = |call: usize| call % 300 + 1;
+    std::fs::write(dir.path().join("big.log"), lines).unwrap();
+    let mut child = spawn_piped(dir.path());
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let written = std::sync::Arc::new(AtomicUsize::new(0));
+    let writer = std::thread::spawn({
+        let written = written.clone();
+        move || {
+            writeln!(stdin, "{}", initialize_request("silent", json!({}))).unwrap();
+            writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+            for i in 0..CALLS {
+                let arguments = json!({"path": "big.log", "offset": offset(i), "limit": 250 + i / 300});
+                let call = json!({"jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
+                                  "params": {"name": "read", "arguments": arguments}});
+                writeln!(stdin, "{call}").unwrap();
+                written.store(i + 1, Ordering::SeqCst);
+            }
+            stdin
+        }
+    });
+    // Until the writes block (or all went through), then until the server's memory settles.
+    let settled = |sample: &dyn Fn() -> u64| {
+        let (mut last, mut still) = (sample(), 0);
+        for _ in 0..480 {
+            std::thread::sleep(std::time::Duration::from_millis(250));
+            let now = sample();
+            still = if now.abs_diff(last) < (1 << 20) { still + 1 } else { 0 };
+            last = now;
+            if still >= 8 {
+                return;
+            }
+        }
+    };
+    settled(&|| written.load(Ordering::SeqCst) as u64);
+    settled(&|| proc_status_bytes(pid, "VmRSS:"));
+    let peak = proc_status_bytes(pid, "VmHWM:");
+    let taken = written.load(Ordering::SeqCst);
+    // Now read: every call is answered. (Answers are scanned, not parsed: 400 MB of JSON is slow in a debug build.)
+    let (answered, reading) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut ids = std::collections::HashSet::new();
+        for line in std::io::BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            let id = line.strip_prefix(r#"{"jsonrpc":"2.0","id":"#).and_then(|rest| rest.split(',').next());
+            let id: u64 = id.and_then(|id| id.parse().ok()).unwrap_or_else(|| panic!("no id: {line:.200}"));
+            let window = format!(r#""text":"{}: line "#, offset(id.saturating_sub(2) as usize));
+            let read = line.contains(&window) && !line.contains(r#""isError":true"#);
+            assert!(read || id == 1, "{line:.300}");
+            ids.insert(id);
+            if ids.len() == CALLS + 1 {
+                break;
+            }
+        }
+        let _ = answered.send(ids);
+    });
+    let ids = reading.recv_timeout(std::time::Duration::from_secs(300));
+    let stdin = writer.join().unwrap();
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    let ids = ids.expect("every answer within the time");
+    assert_eq!(ids, (1..=CALLS as u64 + 1).collect(), "every call answered once");
+    assert!(taken < CALLS, "the server took all {CALLS} calls while none of their answers was read");
+    assert!(peak < PEAK_LIMIT, "peak resident memory {} MiB with answers unread", peak >> 20);
+}
