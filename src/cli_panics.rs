@@ -27,13 +27,21 @@ pub fn install_hook() {
         if std::env::var_os(REPORT_VAR).is_some_and(|value| value == "1") {
             return rust_report(info);
         }
-        let place = info.location().map(|at| format!(" at {}:{}", at.file(), at.line())).unwrap_or_default();
+        let place = info.location().map(|at| format!(" at {}:{}", last_components(at.file()), at.line()));
+        let place = place.unwrap_or_default();
         let _ = writeln!(
             std::io::stderr(),
             "agent-read: internal error (a bug){place}: the request it hit was answered without its details; set \
              {REPORT_VAR}=1 to see them"
         );
     }));
+}
+
+/// The last three components of a source path (`globset-0.4.19/src/glob.rs`, `src/engine/mod.rs`): where in which
+/// crate, without the directories of the machine that built it.
+fn last_components(file: &str) -> &str {
+    let cut = file.rmatch_indices('/').nth(2).map_or(0, |(at, _)| at + 1);
+    &file[cut..]
 }
 
 /// Runs `run`, ending as `cli`'s face promises should it panic.
@@ -60,4 +68,17 @@ fn answer_internal(cli: &Cli) -> ExitCode {
     }
     let _ = writeln!(std::io::stderr(), "{}", result.output());
     ExitCode::from(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_is_placed_by_crate_and_file_without_the_builders_directories() {
+        let registry = "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/globset-0.4.19/src/glob.rs";
+        assert_eq!(last_components(registry), "globset-0.4.19/src/glob.rs");
+        assert_eq!(last_components("src/engine/mod.rs"), "src/engine/mod.rs");
+        assert_eq!(last_components("src/main.rs"), "src/main.rs");
+    }
 }
