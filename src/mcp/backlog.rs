@@ -5,7 +5,8 @@
 //! 472 MB). The [`Backlog`] counts what is owed, and the server stops where it is too much:
 //!
 //! - the transport reads no further request while [`MAX_UNANSWERED`] requests await their answer (received, neither
-//!   answered in full nor cancelled), or while answers of [`MAX_UNWRITTEN_BYTES`] or more wait to be written;
+//!   answered in full nor cancelled) or those requests hold [`MAX_UNANSWERED_BYTES`] (a waiting request keeps its
+//!   arguments, and a line may hold 16 MiB), or while answers of [`MAX_UNWRITTEN_BYTES`] or more wait to be written;
 //! - a read does not start while those answers wait (checked once it has its slot, so at most the slots' worth of
 //!   reads run past the bound), so that requests already taken do not pile up answers too.
 //!
@@ -16,13 +17,16 @@
 
 use super::ReadServer;
 use rmcp::model::RequestId;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 /// Requests that may await their answer before the server stops reading.
 pub(super) const MAX_UNANSWERED: usize = 256;
+
+/// Bytes (as received) of the requests awaiting their answer before the server stops reading.
+pub(super) const MAX_UNANSWERED_BYTES: usize = 32 << 20;
 
 /// Bytes of answers that may wait to be written (or be in the making) before the server stops reading and starts
 /// no read.
@@ -41,8 +45,10 @@ struct Shared {
 
 #[derive(Debug, Default)]
 struct State {
-    /// Requests received whose answers are not yet written in full (nor the requests cancelled).
-    unanswered: HashSet<RequestId>,
+    /// Requests received whose answers are not yet written in full (nor the requests cancelled), with their sizes.
+    unanswered: HashMap<RequestId, usize>,
+    /// The sum of those sizes.
+    unanswered_bytes: usize,
     /// Bytes of encoded answers not yet written.
     unwritten_bytes: usize,
     /// Room held for answers in the making, by request, until the answer is encoded (or the request cancelled).
@@ -59,7 +65,15 @@ struct State {
 
 impl State {
     fn room_for_requests(&self) -> bool {
-        self.unanswered.len() < MAX_UNANSWERED && self.unwritten_bytes < MAX_UNWRITTEN_BYTES
+        self.unanswered.len() < MAX_UNANSWERED
+            && self.unanswered_bytes < MAX_UNANSWERED_BYTES
+            && self.unwritten_bytes < MAX_UNWRITTEN_BYTES
+    }
+
+    fn answered(&mut self, id: &RequestId) {
+        if let Some(bytes) = self.unanswered.remove(id) {
+            self.unanswered_bytes -= bytes;
+        }
     }
 
     /// Whether an answer of `bytes` for `id` fits beside what is owed (always, when nothing else is).
@@ -97,16 +111,19 @@ impl State {
 }
 
 impl Backlog {
-    /// Notes a request received.
-    pub fn taken(&self, id: RequestId) {
-        self.state().unanswered.insert(id);
+    /// Notes a request of `bytes` received.
+    pub fn taken(&self, id: RequestId, bytes: usize) {
+        let mut state = self.state();
+        state.answered(&id);
+        state.unanswered.insert(id, bytes);
+        state.unanswered_bytes += bytes;
     }
 
     /// Notes that the request `id` is owed nothing more: its answer is written, or it was cancelled.
     pub fn settled(&self, id: &RequestId) {
         let mut state = self.state();
         state.release(id);
-        state.unanswered.remove(id);
+        state.answered(id);
         drop(state);
         self.0.settled.notify_waiters();
     }
@@ -207,7 +224,7 @@ impl Drop for Queued {
         let mut state = self.backlog.state();
         state.unwritten_bytes -= self.bytes;
         if let Some(id) = &self.answers {
-            state.unanswered.remove(id);
+            state.answered(id);
         }
         drop(state);
         self.backlog.0.settled.notify_waiters();
@@ -279,7 +296,7 @@ mod tests {
     async fn reading_stops_at_the_bound_of_unanswered_requests_and_resumes_as_they_settle() {
         let backlog = Backlog::default();
         for n in 0..MAX_UNANSWERED as i64 {
-            backlog.taken(id(n));
+            backlog.taken(id(n), 100);
         }
         assert!(!ready(backlog.room_for_requests()).await);
         let waiting = tokio::spawn({
@@ -288,9 +305,23 @@ mod tests {
         });
         drop(backlog.queued(100, Some(id(0))));
         tokio::time::timeout(Duration::from_secs(5), waiting).await.expect("woken").unwrap();
-        backlog.taken(id(0));
+        backlog.taken(id(0), 100);
         backlog.settled(&id(1));
         assert!(ready(backlog.room_for_requests()).await, "a cancelled request settles too");
+    }
+
+    #[tokio::test]
+    async fn reading_stops_while_the_requests_awaiting_answers_are_too_big() {
+        let backlog = Backlog::default();
+        backlog.taken(id(1), MAX_UNANSWERED_BYTES / 2);
+        assert!(ready(backlog.room_for_requests()).await);
+        backlog.taken(id(2), MAX_UNANSWERED_BYTES / 2);
+        assert!(!ready(backlog.room_for_requests()).await);
+        backlog.taken(id(2), 10);
+        assert!(ready(backlog.room_for_requests()).await, "an id taken again counts once");
+        backlog.taken(id(3), MAX_UNANSWERED_BYTES);
+        backlog.settled(&id(3));
+        assert!(ready(backlog.room_for_requests()).await);
     }
 
     #[tokio::test]

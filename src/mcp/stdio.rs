@@ -8,8 +8,8 @@
 //! Answers a client is owed are buffered before they are written, so that a receive cancelled half-way (rmcp polls
 //! it beside its other work) loses none and tears none.
 //!
-//! What the client is owed is bounded (see [`super::backlog`]): while too many requests await their answers, or too
-//! many bytes of answers wait to be written, no further line is read.
+//! What the client is owed is bounded (see [`super::backlog`]): while too many requests (or bytes of them) await
+//! their answers, or too many bytes of answers wait to be written, no further line is read.
 //!
 //! After an answer, the transport may watch its input for a moment before it sleeps (see [`super::lookout`]).
 //!
@@ -298,10 +298,11 @@ where
                 }
             }
             let decoded = malformed::decode(&self.line, Framing::Line);
+            let received = self.line.len();
             self.line.clear();
             match decoded {
                 Decoded::Message(JsonRpcMessage::Request(request)) => {
-                    self.backlog.taken(request.id.clone());
+                    self.backlog.taken(request.id.clone(), received);
                     let last_answer = self.output.try_lock().ok().and_then(|output| output.answered_at);
                     self.lookout.request_arrived(last_answer, Instant::now());
                     // Checked until serving starts only: the check reads the request's `_meta`.
