@@ -35,6 +35,10 @@ use tokio::sync::{Mutex, watch};
 /// The longest line read as a message (16 MiB, rmcp's own bound); a longer one is dropped and answered.
 pub(super) const MAX_LINE_BYTES: usize = 16 << 20;
 
+/// The largest first guess of an answer's size (see [`LineTransport::last_answer_len`]): an image's answer is no
+/// reason to give every answer after it megabytes.
+const MAX_GUESSED_ANSWER: usize = 256 << 10;
+
 /// A line-delimited JSON-RPC transport over `R` (the client's messages) and `W` (the server's).
 pub(super) struct LineTransport<R, W> {
     input: BufReader<R>,
@@ -249,7 +253,7 @@ where
             JsonRpcMessage::Error(error) => error.id.clone(),
             JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
         };
-        let mut bytes = Vec::with_capacity(self.last_answer_len);
+        let mut bytes = Vec::with_capacity(self.last_answer_len.min(MAX_GUESSED_ANSWER));
         let encoded = encode_into(&mut bytes, &item).map(|()| bytes);
         drop(item);
         self.last_answer_len = encoded.as_ref().map_or(0, Vec::len);
