@@ -3,14 +3,15 @@
 
 The client writes N calls (each a different window of some 260 lines of 100 bytes: about 55 KB of answer, never a
 repeat that a one-line notice would answer), reading nothing, until its writes have not moved for STALL seconds (the
-server stopped taking requests) or all went through; it waits SETTLE seconds, then reads every answer and checks that
-each call got one. The reference, in the same run and on the same binary, is a client that reads while it writes:
+server stopped taking requests) or all went through; it waits until the server's resident memory has not moved for
+STALL seconds (the server has done all it would do for a client that never reads), then reads every answer and checks
+that each call got one. The reference, in the same run and on the same binary, is a client that reads while it writes:
 the memory a server needs for the same calls when nobody holds its answers back.
 
 Peak RSS is GNU time's (`/usr/bin/time -v`, "Maximum resident set size") of the server process; medians of REPS.
 
 Usage: bench/stdio_backpressure.py [LABEL=BINARY ...]   (default: ours=target/release/agent-read)
-Environment: N=4000 REPS=3 STALL=2 SETTLE=2
+Environment: N=4000 REPS=3 STALL=2
 Only the standard library is used.
 """
 import json
@@ -26,7 +27,28 @@ import time
 N = int(os.environ.get("N", "4000"))
 REPS = int(os.environ.get("REPS", "3"))
 STALL = float(os.environ.get("STALL", "2"))
-SETTLE = float(os.environ.get("SETTLE", "2"))
+
+
+def server_rss(time_pid):
+    """VmRSS in bytes of the server, GNU time's child."""
+    try:
+        with open(f"/proc/{time_pid}/task/{time_pid}/children") as children:
+            pid = children.read().split()[0]
+        with open(f"/proc/{pid}/status") as status:
+            return int(re.search(r"VmRSS:\s+(\d+)", status.read()).group(1)) * 1024
+    except (OSError, IndexError, AttributeError):
+        return 0
+
+
+def until_still(sample):
+    """Waits until `sample()` has not moved (by 1 MiB) for STALL seconds, at most two minutes."""
+    last, still, waited = sample(), 0.0, 0.0
+    while still < STALL and waited < 120:
+        time.sleep(0.25)
+        waited += 0.25
+        now = sample()
+        still = still + 0.25 if abs(now - last) < (1 << 20) else 0.0
+        last = now
 
 
 def call(i):
@@ -73,12 +95,8 @@ def run(binary, root, read_as_it_goes):
     if read_as_it_goes:
         reader.start()
     else:
-        last, still = -1, 0.0
-        while still < STALL and written[0] < N:
-            time.sleep(0.25)
-            still = still + 0.25 if written[0] == last else 0.0
-            last = written[0]
-        time.sleep(SETTLE)
+        until_still(lambda: written[0] << 20)
+        until_still(lambda: server_rss(server.pid))
         reader.start()
     taken = written[0]
     reader.join()
@@ -112,7 +130,8 @@ def main():
           f"client read | time to every answer |")
     print("|---|---|---|---|---|")
     for label, mode, peak, taken, took in rows:
-        print(f"| {label} | {mode} | {peak:.1f} MiB | {taken:.0f} | {took:.1f} s |")
+        shown = f"{taken:.0f}" if "no answer" in mode else "—"
+        print(f"| {label} | {mode} | {peak:.1f} MiB | {shown} | {took:.1f} s |")
 
 
 if __name__ == "__main__":
