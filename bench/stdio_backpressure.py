@@ -10,7 +10,8 @@ the memory a server needs for the same calls when nobody holds its answers back.
 
 Peak RSS is GNU time's (`/usr/bin/time -v`, "Maximum resident set size") of the server process; medians of REPS.
 
-Usage: bench/stdio_backpressure.py [LABEL=BINARY ...]   (default: ours=target/release/agent-read)
+Usage: bench/stdio_backpressure.py [LABEL=BINARY ...]   (default: ours=target/release/agent-read; run
+`cargo build --release` first)
 Environment: N=4000 REPS=3 STALL=2
 Only the standard library is used.
 """
