@@ -34,6 +34,8 @@ pub enum ErrorCode {
     Cancelled,
     /// Any other input/output failure.
     IoError,
+    /// A bug in agent-read (a panic) ended the request; nothing of it is shown.
+    Internal,
 }
 
 impl ErrorCode {
@@ -52,6 +54,7 @@ impl ErrorCode {
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::IoError => "IO_ERROR",
+            ErrorCode::Internal => "INTERNAL",
         }
     }
 }

@@ -28,6 +28,7 @@ pub mod engine;
 pub mod error;
 pub mod many;
 pub mod media;
+pub mod panics;
 pub mod policy;
 pub mod render;
 pub mod request;

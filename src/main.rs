@@ -11,8 +11,10 @@
 //!
 //! Exit status: 0 when a result was printed (for JSON output, errors included), 1 when a plain-text read failed
 //! (the error went to standard error), 2 for a usage or configuration error. `mcp`: 0 when the client ends the
-//! session, 1 when serving failed after start, 2 when it cannot be served as configured.
+//! session, 1 when serving failed after start, 2 when it cannot be served as configured. A bug (a panic) ends a read
+//! as an `INTERNAL` error under the same rules (see `cli_panics`).
 
+mod cli_panics;
 mod many_cli;
 mod mcp;
 
@@ -184,15 +186,21 @@ fn main() -> ExitCode {
         return ExitCode::from(u8::try_from(agent_read::media::pdf::worker_main(&rest)).unwrap_or(1));
     }
     let cli = Cli::parse();
+    cli_panics::install_hook();
+    cli_panics::caught(&cli, || run(&cli))
+}
+
+/// Runs what `cli` asks for.
+fn run(cli: &Cli) -> ExitCode {
     if let Some(Mode::Many(args)) = &cli.command {
-        return many_cli::run(&cli, args);
+        return many_cli::run(cli, args);
     }
     if cli.schema || cli.schema_format.is_some() {
         let format = cli.schema_format.as_deref().and_then(SchemaFormat::parse).unwrap_or(SchemaFormat::Plain);
         let text = serde_json::to_string_pretty(&tool::definition(format)).unwrap_or_default();
         return print_stdout(&text, ExitCode::SUCCESS);
     }
-    let config = match build_config(&cli) {
+    let config = match build_config(cli) {
         Ok(config) => config,
         Err(message) => return usage_error(&message),
     };
@@ -231,7 +239,7 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(&e.to_string()),
     };
     match cli.path.clone() {
-        Some(path) => read_path(&reader, &cli, path),
+        Some(path) => read_path(&reader, cli, path),
         None if cli.has_request_flags() => usage_error(
             "--offset, --limit, --start-byte, --end-byte, --pages, --encoding, --mode and --anchor-line need a PATH",
         ),
@@ -288,6 +296,7 @@ fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
         // One read per process: there is no session to repeat a read in.
         reread: false,
     };
+    agent_read::panics::test_point("cli", &request.path);
     print_result(reader.read(&request), cli.json)
 }
 

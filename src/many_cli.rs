@@ -38,6 +38,13 @@ pub struct ManyArgs {
     schema_format: Option<String>,
 }
 
+impl ManyArgs {
+    /// Whether the answer is JSON: asked with `--json`, or for a request on standard input.
+    pub fn answers_in_json(&self) -> bool {
+        self.json || self.paths.is_empty()
+    }
+}
+
 /// Runs `agent-read many`.
 pub fn run(cli: &Cli, args: &ManyArgs) -> ExitCode {
     let format = args.schema_format.as_deref().or(cli.schema_format.as_deref());
@@ -69,6 +76,7 @@ pub fn run(cli: &Cli, args: &ManyArgs) -> ExitCode {
         return print_json(&result);
     }
     let request = ReadManyRequest { paths: args.paths.clone(), limit: args.limit, max_files: args.max_files };
+    agent_read::panics::test_point("cli", request.paths.first().map_or("", String::as_str));
     let result = reader.read_many(&request);
     if args.json {
         return print_json(&result);

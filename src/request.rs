@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 mod block;
+pub mod duplicates;
 
 pub use block::{BlockWindow, ReadMode};
 
@@ -116,16 +117,17 @@ impl ReadRequest {
         ReadRequest { path: path.into(), ..Default::default() }
     }
 
-    /// Parses untrusted JSON text; malformed JSON and every field problem are `INVALID_PARAM`.
+    /// Parses untrusted JSON text; malformed JSON, a key named twice and every field problem are `INVALID_PARAM`.
+    /// A UTF-8 byte-order mark before the JSON is skipped.
     pub fn from_json_str(text: &str) -> Result<Self, ReadError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            ReadError::invalid_param(format!("the request is not valid JSON: {e}"))
-                .with_hint(r#"send one JSON object, e.g. {"path": "src/main.rs", "offset": 1, "limit": 200}"#)
-        })?;
-        Self::from_json(&value)
+        let example = r#"send one JSON object, e.g. {"path": "src/main.rs", "offset": 1, "limit": 200}"#;
+        Self::from_json(&parse_untrusted(text, example)?)
     }
 
     /// Parses an untrusted JSON value, naming the field and the valid form on any problem.
+    ///
+    /// A parsed [`Value`] has already lost a key named twice in one object (serde_json keeps the last): a caller
+    /// holding the text should pass it to [`ReadRequest::from_json_str`], or check it with [`duplicates::first`].
     pub fn from_json(value: &Value) -> Result<Self, ReadError> {
         let Value::Object(map) = value else {
             return Err(ReadError::invalid_param(format!(
@@ -204,6 +206,20 @@ impl ReadRequest {
             return byte_window(self.start_byte, self.end_byte);
         }
         line_window(self.offset, self.limit, limits).map(Window::Lines)
+    }
+}
+
+/// Untrusted JSON text as a value: a UTF-8 byte-order mark before it skipped (JSON lets a reader ignore one), and
+/// malformed JSON or a key named twice in one object refused as `INVALID_PARAM`, with `example` as the next step for
+/// the former.
+pub(crate) fn parse_untrusted(text: &str, example: &str) -> Result<Value, ReadError> {
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+    let value = serde_json::from_str(text).map_err(|e| {
+        ReadError::invalid_param(format!("the request is not valid JSON: {e}")).with_hint(example.to_string())
+    })?;
+    match duplicates::first(text.as_bytes()) {
+        Some(duplicate) => Err(duplicate.refusal("the request")),
+        None => Ok(value),
     }
 }
 
@@ -412,6 +428,34 @@ mod tests {
         assert!(message(json!({"path": "a", "file_path": "b"})).contains("same field"));
         assert!(message(json!([1])).contains("must be a JSON object, not an array"));
         assert!(ReadRequest::from_json_str("{").unwrap_err().message.contains("not valid JSON"));
+    }
+
+    #[test]
+    fn a_key_named_twice_is_refused_naming_it_wherever_it_is() {
+        for (text, key) in [
+            (r#"{"path": ".env", "path": "a.txt"}"#, "path"),
+            (r#"{"path": "a.txt", "offset": 1, "offset": 5}"#, "offset"),
+            (r#"{"path": "a.txt", "pa\u0074h": ".env"}"#, "path"),
+            (r#"{"path": ".env", "path": null}"#, "path"),
+        ] {
+            let error = ReadRequest::from_json_str(text).unwrap_err();
+            assert_eq!(error.code, crate::error::ErrorCode::InvalidParam, "{text}");
+            let expected = format!("the key `{key}` appears more than once in the request;");
+            assert!(error.message.starts_with(&expected), "{text}: {}", error.message);
+            assert_eq!(error.hint.as_deref(), Some("send each key once"));
+        }
+        // Malformed JSON is still named as such, whatever it repeats.
+        let broken = ReadRequest::from_json_str(r#"{"path": "a", "path": "#).unwrap_err();
+        assert!(broken.message.contains("not valid JSON"), "{}", broken.message);
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_json_is_skipped() {
+        let request = ReadRequest::from_json_str("\u{feff}{\"path\": \"a.txt\"}").unwrap();
+        assert_eq!(request, ReadRequest::new("a.txt"));
+        // Only one, and only before the JSON.
+        assert!(ReadRequest::from_json_str("\u{feff}\u{feff}{\"path\": \"a\"}").is_err());
+        assert!(ReadRequest::from_json_str("{\"path\": \"a\"}\u{feff}").is_err());
     }
 
     #[test]

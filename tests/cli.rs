@@ -1820,3 +1820,87 @@ fn http_only_flags_need_http() {
             .stderr(predicates::str::contains("--http"));
     }
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Requests (issue 24): a key named twice is refused, a byte-order mark is skipped.
+// ---------------------------------------------------------------------------------------------------------------
+
+#[test]
+fn a_key_named_twice_on_standard_input_is_refused_naming_it_and_nothing_is_read() {
+    let ws = Ws::new();
+    ws.file("a.txt", "harmless\n").file("notes.txt", "notes\n");
+    for (text, key) in [
+        (r#"{"path": "notes.txt", "path": "a.txt"}"#, "path"),
+        (r#"{"path": "a.txt", "limit": 1, "limit": 2}"#, "limit"),
+        (r#"{"path": "notes.txt", "p\u0061th": "a.txt"}"#, "path"),
+        ("\u{feff}{\"path\": \"notes.txt\", \"path\": \"a.txt\"}", "path"),
+    ] {
+        let v = ws.request_text(text);
+        let message = assert_error(&v, "INVALID_PARAM");
+        assert!(!output(&v).contains("harmless") && !output(&v).contains("notes\n"), "{text}: {v}");
+        assert!(message.starts_with(&format!("the key `{key}` appears more than once")), "{text}: {message}");
+    }
+    let many = ws.cmd().arg("many").write_stdin(r#"{"paths": ["notes.txt"], "paths": ["a.txt"]}"#).output().unwrap();
+    let v = parse_one_json(&many.stdout);
+    let message = assert_error(&v, "INVALID_PARAM");
+    assert!(message.starts_with("the key `paths` appears more than once in the request"), "{message}");
+}
+
+#[test]
+fn a_byte_order_mark_before_a_stdin_request_is_skipped() {
+    let ws = Ws::new();
+    ws.file("a.txt", "alpha\n");
+    let v = ws.request_text("\u{feff}{\"path\": \"a.txt\"}");
+    assert_eq!(output(&v), "1: alpha\n(lines 1-1 of 1 · 6 B · end of file)");
+    let many = ws.cmd().arg("many").write_stdin("\u{feff}{\"paths\": [\"a.txt\"]}").output().unwrap();
+    let v = parse_one_json(&many.stdout);
+    assert_eq!(v["ok"], true, "{v}");
+    assert!(output(&v).starts_with("==> a.txt <==\n1: alpha\n"), "{v}");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// A bug (a panic, made on purpose by a debug build's test switch) ends the read it hits as INTERNAL, nothing more.
+// ---------------------------------------------------------------------------------------------------------------
+
+/// The operator's one line on standard error: where, never the panic's message.
+fn assert_one_quiet_line(stderr: &[u8]) {
+    let stderr = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|line| line.starts_with("agent-read: internal error")).collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(!stderr.contains("test panic") && !stderr.contains("TOKEN"), "{stderr}");
+}
+
+#[test]
+fn a_panic_in_a_read_is_one_json_internal_error_that_names_nothing_of_it() {
+    let ws = Ws::new();
+    ws.file("boom.txt", "TOKEN=secret\n").file("a.txt", "alpha\n");
+    for (point, args, stdin) in [
+        ("read:boom.txt", &[][..], r#"{"path": "boom.txt"}"#),
+        ("read:boom.txt", &["boom.txt", "--json"][..], ""),
+        ("cli:boom.txt", &["boom.txt", "--json"][..], ""),
+        ("many:boom.txt", &["many"][..], r#"{"paths": ["boom.txt"]}"#),
+        ("cli:boom.txt", &["many", "boom.txt", "--json"][..], ""),
+    ] {
+        let out = ws.cmd().env("AGENT_READ_TEST_PANIC", point).args(args).write_stdin(stdin).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{point} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let v = parse_one_json(&out.stdout);
+        let message = assert_error(&v, "INTERNAL");
+        assert!(message.starts_with("an internal error (a bug in agent-read) ended this request"), "{message}");
+        assert!(!v.to_string().contains("TOKEN") && !v.to_string().contains("panic"), "{v}");
+        assert_one_quiet_line(&out.stderr);
+    }
+    // In plain text, the error goes to standard error and the exit status is a failed read's.
+    let out = ws.cmd().env("AGENT_READ_TEST_PANIC", "cli:boom.txt").arg("boom.txt").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("INTERNAL: an internal error"), "{out:?}");
+    assert_one_quiet_line(&out.stderr);
+    // Other files read as ever under the same switch; the operator may ask for Rust's own report.
+    let fine = ws.cmd().env("AGENT_READ_TEST_PANIC", "read:boom.txt").write_stdin(r#"{"path": "a.txt"}"#).output();
+    assert_eq!(output(&parse_one_json(&fine.unwrap().stdout)), "1: alpha\n(lines 1-1 of 1 · 6 B · end of file)");
+    let mut report = ws.cmd();
+    let report = report.env("AGENT_READ_TEST_PANIC", "read:boom.txt").env("AGENT_READ_PANIC_REPORT", "1");
+    let report = report.arg("boom.txt");
+    let report = report.output().unwrap();
+    assert!(String::from_utf8_lossy(&report.stderr).contains("test panic at read"), "{report:?}");
+}

@@ -289,15 +289,23 @@ enum Expect {
     Range,
     /// A well-formed request: whatever the file system says, never `INVALID_PARAM` for a file.
     Valid,
+    /// A request for what only a PDF has (`pages`) on paths that are none: refused, with `INVALID_PARAM` once the
+    /// file is known, or first with what its path meets (`DENIED`, `NOT_FOUND`, …).
+    Refused,
 }
 
 fn expect_json(value: &Value) -> Expect {
     let Value::Object(map) = value else { return Expect::Param };
     let mut request = ReadRequest::default();
     let mut paths = 0;
+    let mut pdf_only = false;
     for (key, val) in map {
         // `pages` is a field (of PDFs): null is no value, as for every field; anything else on this text is wrong.
         if key == "pages" && val.is_null() {
+            continue;
+        }
+        if key == "pages" {
+            pdf_only = true;
             continue;
         }
         if !FIELD_NAMES.contains(&key.as_str()) {
@@ -330,7 +338,10 @@ fn expect_json(value: &Value) -> Expect {
     if paths != 1 {
         return Expect::Param;
     }
-    expect_request(&request)
+    match expect_request(&request) {
+        Expect::Valid if pdf_only => Expect::Refused,
+        expect => expect,
+    }
 }
 
 fn expect_request(r: &ReadRequest) -> Expect {
@@ -366,6 +377,9 @@ fn check_expectation(expect: Expect, result: &ReadResult, byte_mode: bool) -> Re
     match expect {
         Expect::Param => prop_assert_eq!(code, Some(ErrorCode::InvalidParam), "{:?}", result.output()),
         Expect::Range => prop_assert_eq!(code, Some(ErrorCode::InvalidRange), "{:?}", result.output()),
+        Expect::Refused => {
+            prop_assert!(code.is_some(), "a PDF's field on a file that is none was read: {:?}", result.output())
+        }
         Expect::Valid => {
             // The INVALID_PARAMs a well-formed request can meet: a byte range on a directory, and a name longer than
             // the file system allows (ENAMETOOLONG, which only the open can tell).
@@ -619,10 +633,11 @@ fn check_request_text(fx: &RequestFixture, input: RequestText, tally: &Tally) ->
     }
     // What the text means, decided without the parser under test.
     let parsed: Option<Value> = serde_json::from_str(&text).ok();
+    let twice = serde_json::from_str::<KeysOnce>(&text).is_err();
     let byte_mode = parsed
         .as_ref()
         .is_some_and(|v| ["start_byte", "end_byte"].iter().any(|k| v.get(*k).is_some_and(|x| !x.is_null())));
-    let expect = parsed.as_ref().map_or(Expect::Param, expect_json);
+    let expect = if twice { Expect::Param } else { parsed.as_ref().map_or(Expect::Param, expect_json) };
     check_expectation(expect, &from_text, byte_mode)?;
     if let Some(value) = value {
         // The same request as a value gives the same answer. (Only the outcome is compared: serde_json's text
@@ -636,6 +651,61 @@ fn check_request_text(fx: &RequestFixture, input: RequestText, tally: &Tally) ->
         }
     }
     Ok(())
+}
+
+/// JSON in which no object names a key twice: the oracle's own check, apart from the library's (a text that names
+/// one twice must be refused, whichever value a reader would keep).
+struct KeysOnce;
+
+impl<'de> serde::Deserialize<'de> for KeysOnce {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(KeysOnceVisitor)
+    }
+}
+
+struct KeysOnceVisitor;
+
+impl<'de> serde::de::Visitor<'de> for KeysOnceVisitor {
+    type Value = KeysOnce;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<KeysOnce, A::Error> {
+        let mut seen = BTreeSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!("`{key}` twice")));
+            }
+            map.next_value::<KeysOnce>()?;
+        }
+        Ok(KeysOnce)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<KeysOnce, A::Error> {
+        while seq.next_element::<KeysOnce>()?.is_some() {}
+        Ok(KeysOnce)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<KeysOnce, E> {
+        Ok(KeysOnce)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<KeysOnce, E> {
+        Ok(KeysOnce)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<KeysOnce, E> {
+        Ok(KeysOnce)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<KeysOnce, E> {
+        Ok(KeysOnce)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<KeysOnce, E> {
+        Ok(KeysOnce)
+    }
+    fn visit_unit<E>(self) -> Result<KeysOnce, E> {
+        Ok(KeysOnce)
+    }
 }
 
 fn fx_leaks(result: &ReadResult) -> bool {

@@ -230,6 +230,11 @@ fn a_request_before_initialize_is_told_to_send_initialize_first_and_a_stray_noti
 /// Runs `agent-read mcp` rooted at `root` with `lines` (one message each) in a file as its standard input; returns
 /// what it wrote to standard output.
 fn serve_lines_from_a_file(root: &Path, lines: &[Vec<u8>]) -> String {
+    serve_lines_with_env(root, lines, &[])
+}
+
+/// [`serve_lines_from_a_file`] with `env` added to the server's environment.
+fn serve_lines_with_env(root: &Path, lines: &[Vec<u8>], env: &[(&str, &str)]) -> String {
     let input = root.join("requests.jsonl");
     std::fs::write(&input, lines.iter().flat_map(|line| line.iter().copied().chain([b'\n'])).collect::<Vec<u8>>())
         .unwrap();
@@ -237,6 +242,7 @@ fn serve_lines_from_a_file(root: &Path, lines: &[Vec<u8>]) -> String {
         .arg("mcp")
         .arg("--root")
         .arg(root)
+        .envs(env.iter().copied())
         .stdin(std::fs::File::open(&input).unwrap())
         .output()
         .expect("run agent-read mcp");
@@ -944,4 +950,192 @@ async fn a_glob_nested_past_the_bounds_is_a_tool_error_naming_the_limit() {
     assert!(structured["error"].as_str().unwrap().contains("at most 8 levels are accepted"), "{structured}");
     assert_eq!(call(&client, json!({"path": "notes.txt", "limit": 1})).await.is_error, Some(false));
     client.cancel().await.unwrap();
+}
+
+/// A key named twice anywhere in a message is refused, never resolved to one of its values: in a call's arguments as
+/// a tool error the model sees (`INVALID_PARAM` naming the key), anywhere else as `-32600` naming it; a notification
+/// that names one twice is dropped; and serving goes on.
+#[test]
+fn a_key_named_twice_in_a_message_is_refused_naming_it_and_serving_goes_on() {
+    let dir = workspace();
+    let call = |id: u32, params: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#).into_bytes()
+    };
+    let mut lines: Vec<Vec<u8>> = vec![
+        initialize_request("raw", json!({})).to_string().into(),
+        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec(),
+    ];
+    lines.extend([
+        call(2, r#"{"name":"read","arguments":{"path":".env","path":"notes.txt"}}"#),
+        call(3, r#"{"name":"read","arguments":{"path":"notes.txt","pa\u0074h":"src/main.rs"}}"#),
+        call(4, r#"{"name":"read_many","arguments":{"paths":["notes.txt"],"limit":1,"limit":30}}"#),
+        call(5, r#"{"name":"read","name":"read_many","arguments":{"path":"notes.txt"}}"#),
+        call(6, r#"{"name":"read","arguments":{"path":".env"},"arguments":{"path":"notes.txt"}}"#),
+        br#"{"jsonrpc":"2.0","id":7,"id":8,"method":"ping"}"#.to_vec(),
+        br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"requestId":10}}"#.to_vec(),
+        [&b"\xEF\xBB\xBF"[..], &call(11, r#"{"name":"read","arguments":{"path":"src/main.rs","path":"notes.txt"}}"#)]
+            .concat(),
+        call(12, r#"{"name":"read","arguments":{"path":"src/main.rs"}}"#),
+    ]);
+    let stdout = serve_lines_from_a_file(dir.path(), &lines);
+    let answers: Vec<Value> = stdout.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let answer = |id: Value| {
+        answers.iter().find(|a| a["id"] == id).unwrap_or_else(|| panic!("no answer for {id}: {stdout}")).clone()
+    };
+    for (id, key) in [(2, "path"), (3, "path"), (4, "limit"), (11, "path")] {
+        let result = &answer(json!(id))["result"];
+        assert_eq!(result["isError"], true, "{id}: {result}");
+        assert_eq!(result["structuredContent"]["error_code"], "INVALID_PARAM", "{id}: {result}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        let expected = format!("INVALID_PARAM: the key `{key}` appears more than once in the arguments;");
+        assert!(text.starts_with(&expected), "{id}: {text}");
+        assert!(!text.contains("line 1") && !text.contains("fn main"), "nothing was read: {text}");
+    }
+    for (id, key, place) in
+        [(json!(5), "name", "`params`"), (json!(6), "arguments", "`params`"), (Value::Null, "id", "the message")]
+    {
+        let error = &answer(id.clone())["error"];
+        assert_eq!(error["code"], -32600, "{id}: {error}");
+        let expected = format!("invalid request: the key `{key}` appears more than once in {place};");
+        assert!(error["message"].as_str().unwrap().starts_with(&expected), "{id}: {error}");
+    }
+    let served = answer(json!(12));
+    assert_eq!(served["result"]["content"][0]["text"], "1: fn main() {}\n(lines 1-1 of 1 · 13 B · end of file)");
+    assert_eq!(answers.len(), 9, "the initialize, four tool errors, three protocol errors, the call: {stdout}");
+}
+
+/// A bug (a panic, made on purpose by a debug build's test switch) ends the call it hits, never the server: in a
+/// read, a tool error `INTERNAL`; in the server's own handling of a call, `-32603`; neither says a word of the panic,
+/// and the calls after it are served.
+#[test]
+fn a_panic_ends_the_call_it_hits_without_a_word_of_it_and_serving_goes_on() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("boom.txt"), "TOKEN=secret\n").unwrap();
+    let call = |id: u32, tool: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
+    let lines: Vec<Vec<u8>> = [
+        initialize_request("raw", json!({})),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call(2, "read", json!({"path": "boom.txt"})),
+        call(3, "read_many", json!({"paths": ["boom.txt", "src/main.rs"]})),
+        call(4, "read", json!({"path": "notes.txt", "limit": 1})),
+    ]
+    .iter()
+    .map(|message| message.to_string().into_bytes())
+    .collect();
+    let answers = |point: &str| -> Vec<Value> {
+        let stdout = serve_lines_with_env(dir.path(), &lines, &[("AGENT_READ_TEST_PANIC", point)]);
+        assert!(!stdout.contains("test panic"), "{stdout}");
+        stdout.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    };
+    let answer = |all: &[Value], id: u32| all.iter().find(|a| a["id"] == id).cloned().expect("an answer");
+    let in_a_read = answers("read:boom.txt");
+    let read = &answer(&in_a_read, 2)["result"];
+    assert_eq!(
+        (read["isError"].as_bool(), read["structuredContent"]["error_code"].as_str()),
+        (Some(true), Some("INTERNAL"))
+    );
+    let many = answer(&in_a_read, 3)["result"]["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(
+        many.contains("==> boom.txt <==\nINTERNAL: an internal error") && many.contains("1: fn main() {}"),
+        "{many}"
+    );
+    assert!(!serde_json::to_string(&in_a_read).unwrap().contains("TOKEN"), "{in_a_read:?}");
+    let fine = answer(&in_a_read, 4)["result"]["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(fine.starts_with("1: line 1\n"), "{fine}");
+    let in_the_server = answers("mcp:boom.txt");
+    let error = &answer(&in_the_server, 2)["error"];
+    assert_eq!(error["code"], -32603, "{error}");
+    assert_eq!(error["message"], "internal error: a bug in agent-read ended this call; the server goes on serving");
+    let fine = answer(&in_the_server, 4)["result"]["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(fine.starts_with("1: line 1\n"), "{fine}");
+}
+
+/// A field of `/proc/PID/status` in bytes (`VmHWM`: the peak resident set; `VmRSS`: the current one).
+fn proc_status_bytes(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|line| line.starts_with(field)).unwrap_or_else(|| panic!("no {field}: {status}"));
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+/// Backpressure: a client that writes thousands of calls and reads no answer leaves the server small — it stops
+/// taking requests while answers wait to be written, so the client's writes block — and once the client reads, every
+/// call is answered: nothing is lost.
+#[test]
+fn a_client_that_reads_no_answer_is_made_to_wait_and_then_gets_every_answer() {
+    use std::io::{BufRead, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const CALLS: usize = 2000;
+    const PEAK_LIMIT: u64 = 96 << 20;
+    let dir = workspace();
+    // Each call reads a different window of some 260 lines of 100 bytes (never a repeat, which would be answered
+    // by a one-line notice): about 55 KB of answer each (the text travels twice), 110 MB in all.
+    let lines: String = (1..=600).map(|i| format!("line {i:06} {}\n", "x".repeat(88))).collect();
+    let offset = |call: usize| call % 300 + 1;
+    std::fs::write(dir.path().join("big.log"), lines).unwrap();
+    let mut child = spawn_piped(dir.path());
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let written = std::sync::Arc::new(AtomicUsize::new(0));
+    let writer = std::thread::spawn({
+        let written = written.clone();
+        move || {
+            writeln!(stdin, "{}", initialize_request("silent", json!({}))).unwrap();
+            writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+            for i in 0..CALLS {
+                let arguments = json!({"path": "big.log", "offset": offset(i), "limit": 250 + i / 300});
+                let call = json!({"jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
+                                  "params": {"name": "read", "arguments": arguments}});
+                writeln!(stdin, "{call}").unwrap();
+                written.store(i + 1, Ordering::SeqCst);
+            }
+            stdin
+        }
+    });
+    // Until the writes block (or all went through), then until the server's memory settles.
+    let settled = |sample: &dyn Fn() -> u64| {
+        let (mut last, mut still) = (sample(), 0);
+        for _ in 0..480 {
+            std::thread::sleep(std::time::Duration::from_millis(250));
+            let now = sample();
+            still = if now.abs_diff(last) < (1 << 20) { still + 1 } else { 0 };
+            last = now;
+            if still >= 8 {
+                return;
+            }
+        }
+    };
+    settled(&|| written.load(Ordering::SeqCst) as u64);
+    settled(&|| proc_status_bytes(pid, "VmRSS:"));
+    let peak = proc_status_bytes(pid, "VmHWM:");
+    let taken = written.load(Ordering::SeqCst);
+    // Now read: every call is answered. (Answers are scanned, not parsed: 400 MB of JSON is slow in a debug build.)
+    let (answered, reading) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut ids = std::collections::HashSet::new();
+        for line in std::io::BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            let id = line.strip_prefix(r#"{"jsonrpc":"2.0","id":"#).and_then(|rest| rest.split(',').next());
+            let id: u64 = id.and_then(|id| id.parse().ok()).unwrap_or_else(|| panic!("no id: {line:.200}"));
+            let window = format!(r#""text":"{}: line "#, offset(id.saturating_sub(2) as usize));
+            let read = line.contains(&window) && !line.contains(r#""isError":true"#);
+            assert!(read || id == 1, "{line:.300}");
+            ids.insert(id);
+            if ids.len() == CALLS + 1 {
+                break;
+            }
+        }
+        let _ = answered.send(ids);
+    });
+    let ids = reading.recv_timeout(std::time::Duration::from_secs(300));
+    let stdin = writer.join().unwrap();
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    let ids = ids.expect("every answer within the time");
+    assert_eq!(ids, (1..=CALLS as u64 + 1).collect(), "every call answered once");
+    assert!(taken < CALLS, "the server took all {CALLS} calls while none of their answers was read");
+    assert!(peak < PEAK_LIMIT, "peak resident memory {} MiB with answers unread", peak >> 20);
 }

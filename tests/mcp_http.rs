@@ -448,3 +448,95 @@ async fn sigterm_ends_the_server_and_its_open_sessions() {
     };
     assert!(exit.success(), "{exit:?}");
 }
+
+/// A key named twice is refused over HTTP as over stdio: in a call's arguments as a tool error naming it (the body
+/// still holds both keys when the server reads it, before rmcp keeps the last), anywhere else in the message `400`
+/// with `-32600` naming it; in either mode.
+#[tokio::test]
+async fn a_key_named_twice_in_a_body_is_refused_naming_it() {
+    let dir = workspace();
+    for mode in [&["--stateless"][..], &[]] {
+        let server = HttpServer::start(dir.path(), mode);
+        let session = match mode.is_empty() {
+            true => {
+                let initialized = raw_post(server.authority(), server.authority(), INITIALIZE);
+                let id = initialized.lines().find_map(|line| {
+                    line.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| line[15..].trim().to_string())
+                });
+                format!("Mcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-06-18\r\n", id.expect("a session"))
+            }
+            false => String::new(),
+        };
+        let post = |body: &str| raw_post_with(server.authority(), server.authority(), &session, body);
+        let call =
+            |id: u32, params: &str| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#);
+        for (body, key) in [
+            (call(2, r#"{"name":"read","arguments":{"path":".env","path":"notes.txt"}}"#), "path"),
+            (
+                format!(
+                    "\u{feff}{}",
+                    call(3, r#"{"name":"read","arguments":{"path":"notes.txt","p\u0061th":".env"}}"#)
+                ),
+                "path",
+            ),
+            (call(4, r#"{"name":"read_many","arguments":{"paths":[".env"],"paths":["notes.txt"]}}"#), "paths"),
+        ] {
+            let answer = post(&body);
+            assert!(answer.starts_with("HTTP/1.1 200"), "{mode:?} {body}: {answer}");
+            let said = format!("INVALID_PARAM: the key `{key}` appears more than once in the arguments;");
+            assert!(answer.contains(&said) && answer.contains(r#""isError":true"#), "{mode:?} {body}: {answer}");
+            assert!(!answer.contains("line 1") && !answer.contains("do-not-show"), "nothing was read: {answer}");
+        }
+        for (body, id, key) in [
+            (call(5, r#"{"name":"read","name":"read_many","arguments":{"path":"notes.txt"}}"#), Some(5), "name"),
+            (
+                call(6, r#"{"name":"read","arguments":{"path":".env"},"arguments":{"path":"notes.txt"}}"#),
+                Some(6),
+                "arguments",
+            ),
+            (r#"{"jsonrpc":"2.0","id":7,"id":8,"method":"ping"}"#.to_string(), None, "id"),
+            (
+                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"requestId":2}}"#.into(),
+                None,
+                "requestId",
+            ),
+        ] {
+            let answer = post(&body);
+            assert!(answer.starts_with("HTTP/1.1 400"), "{mode:?} {body}: {answer}");
+            assert!(answer.contains(r#""code":-32600"#), "{answer}");
+            assert!(answer.contains(&format!("the key `{key}` appears more than once")), "{answer}");
+            assert_eq!(answer.contains(r#""id":"#), id.is_some(), "{answer}");
+            assert!(id.is_none_or(|id| answer.contains(&format!(r#""id":{id}"#))), "{answer}");
+        }
+        // The server goes on serving.
+        let fine = post(&call(9, r#"{"name":"read","arguments":{"path":"src/main.rs"}}"#));
+        assert!(fine.contains("1: fn main() {}") && !fine.contains(r#""isError":true"#), "{mode:?}: {fine}");
+    }
+}
+
+/// A bug (a panic, made on purpose by a debug build's test switch) ends the call it hits over HTTP too, without a
+/// word of it, and the server goes on: in a read a tool error `INTERNAL`, in the server's own handling `-32603`.
+#[tokio::test]
+async fn a_panic_ends_the_call_it_hits_and_the_server_goes_on() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("boom.txt"), "TOKEN=secret\n").unwrap();
+    let call = |id: u32, path: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"read","arguments":{{"path":"{path}"}}}}}}"#
+        )
+    };
+    for (point, said) in [
+        ("read:boom.txt", r#""error_code":"INTERNAL""#),
+        ("mcp:boom.txt", r#""code":-32603,"message":"internal error: a bug in agent-read ended this call"#),
+    ] {
+        let server = HttpServer::start_with_env(dir.path(), &["--stateless"], &[("AGENT_READ_TEST_PANIC", point)]);
+        let post = |body: &str| raw_post(server.authority(), server.authority(), body);
+        for _ in 0..2 {
+            let answer = post(&call(2, "boom.txt"));
+            assert!(answer.starts_with("HTTP/1.1 200") && answer.contains(said), "{point}: {answer}");
+            assert!(!answer.contains("TOKEN") && !answer.contains("test panic"), "{point}: {answer}");
+        }
+        let fine = post(&call(3, "src/main.rs"));
+        assert!(fine.contains("1: fn main() {}") && !fine.contains(r#""isError":true"#), "{point}: {fine}");
+    }
+}

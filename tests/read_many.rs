@@ -250,3 +250,39 @@ fn glob_matches_whose_names_are_not_utf8_are_skipped_saying_why() {
     let reason = v["skipped"][0]["reason"].as_str().unwrap();
     assert!(reason.starts_with("1 match(es) not read: their names are not valid UTF-8"), "{reason}");
 }
+
+/// Makes `levels` nested folders named `name` beneath `dir`, each created relative to the one before (no path
+/// beyond PATH_MAX is ever spelled), and writes `file` at the bottom.
+fn nest_beyond_path_max(dir: &std::path::Path, name: &str, levels: usize, file: &str) {
+    use rustix::fs::{CWD, Mode, OFlags, mkdirat, openat};
+    let folder = OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let mut here = openat(CWD, dir, folder, Mode::empty()).expect("open the top folder");
+    for _ in 0..levels {
+        mkdirat(&here, name, Mode::from_raw_mode(0o755)).expect("mkdirat");
+        here = openat(&here, name, folder, Mode::empty()).expect("open the folder just made");
+    }
+    openat(&here, file, OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC, Mode::from_raw_mode(0o644)).expect("file");
+}
+
+#[test]
+fn a_glob_whose_match_lies_beyond_path_max_says_the_walk_stopped_and_why() {
+    let ws = Ws::new();
+    ws.file("near/shallow.txt", "near\n");
+    nest_beyond_path_max(&ws.root.join("near"), &"d".repeat(200), 25, "deep.txt");
+    for pattern in ["**/deep.txt", "near/**/*.txt"] {
+        let v = ws.many_json(&[pattern]);
+        assert_eq!(v["meta"]["walk_stopped_early"], true, "{pattern}: {v}");
+        let reasons: Vec<&str> =
+            v["skipped"].as_array().unwrap().iter().map(|s| s["reason"].as_str().unwrap()).collect();
+        assert!(!reasons.contains(&"the glob matched no file"), "{pattern}: {reasons:?}");
+        let stopped = reasons.iter().find(|r| r.starts_with("the walk stopped at "));
+        let stopped = stopped.unwrap_or_else(|| panic!("{pattern}: no reason names the stop: {reasons:?}"));
+        assert!(stopped.contains("longer than the system allows (4096 bytes, PATH_MAX)"), "{stopped}");
+        assert!(output(&v).contains(stopped), "the model sees it too: {v}");
+    }
+    let v = ws.many_json(&["**/deep.txt"]);
+    assert_eq!(v["skipped"][0]["reason"], "the glob matched no file it could reach", "{v}");
+    // What can be reached is still read.
+    let v = ws.many_json(&["near/**/*.txt"]);
+    assert_eq!(file_paths(&v), ["near/shallow.txt"], "{v}");
+}

@@ -19,6 +19,7 @@ use crate::budget::{Budget, Cancel};
 use crate::classify::Codec;
 use crate::config::{Config, ConfigError, Limits, MIN_OUTPUT_BYTES};
 use crate::error::{ErrorCode, MAX_MESSAGE_BYTES, ReadError};
+use crate::panics;
 use crate::policy::{Denial, Policy};
 use crate::request::{ReadRequest, Window};
 use crate::resolve::{Handle, Opened, Resolved, Roots};
@@ -205,7 +206,9 @@ impl Reader {
         bounds: &Bounds<'_>,
     ) -> Option<(ReadResult, Option<Seen>)> {
         let mut trace = Trace::default();
-        let result = match self.try_read(request, cancel, bounds, &mut trace) {
+        // A bug ends this read only (see `panics`); what the trace gathered before it still goes to the audit log.
+        let tried = panics::caught(|| self.try_read(request, cancel, bounds, &mut trace));
+        let result = match tried.unwrap_or_else(|internal| Err(Stop::Failed(internal))) {
             Ok(result) => result,
             Err(Stop::Failed(error)) => ReadResult::Error(clip(error, bounds.limits)),
             Err(Stop::WouldWait) => return None,
@@ -277,7 +280,7 @@ impl Reader {
     pub fn read_json_cancellable(&self, request: &Value, cancel: &Cancel) -> ReadResult {
         match ReadRequest::from_json(request) {
             Ok(request) => self.read_cancellable(&request, cancel),
-            Err(error) => self.rejected(error),
+            Err(error) => self.refuse(error),
         }
     }
 
@@ -285,11 +288,13 @@ impl Reader {
     pub fn read_json_str(&self, request: &str) -> ReadResult {
         match ReadRequest::from_json_str(request) {
             Ok(request) => self.read(&request),
-            Err(error) => self.rejected(error),
+            Err(error) => self.refuse(error),
         }
     }
 
-    fn rejected(&self, error: ReadError) -> ReadResult {
+    /// The answer to a request refused before it could be read (a face found it malformed, say: a key named twice in
+    /// text only the face saw): `error` clipped like any read's, and audited as a rejected request.
+    pub fn refuse(&self, error: ReadError) -> ReadResult {
         let result = ReadResult::Error(clip(error, &self.limits));
         self.audit(&ReadRequest::default(), &Trace::default(), &result);
         result
@@ -420,6 +425,7 @@ impl Reader {
         request: file::FileRequest<'_>,
         bounds: &Bounds<'_>,
     ) -> Result<ReadResult, Stop> {
+        panics::test_point("read", &target.shown);
         let content = file::classify(target, &request)?;
         if bounds.without_waiting && !file::head_suffices(target, &content, &request) {
             return Err(Stop::WouldWait);

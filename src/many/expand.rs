@@ -46,7 +46,7 @@ pub struct Expansion {
     pub skipped: Vec<Skip>,
     /// Glob matches withheld by the policy.
     pub withheld: u64,
-    /// Whether a walk stopped before its end.
+    /// Whether a walk stopped before its end, or could not enter part of the tree.
     pub walk_stopped: bool,
 }
 
@@ -133,14 +133,19 @@ impl Expander<'_> {
             );
             state.out.skipped.push(skip(matched + 1, reason, None, tally.over));
         }
+        let complete = found.stopped.is_none() && found.unwalked.is_empty();
         if matched == 0 {
-            state.out.skipped.push(skip(0, "the glob matched no file".to_string(), None, 0));
+            let reason = if complete { "the glob matched no file" } else { "the glob matched no file it could reach" };
+            state.out.skipped.push(skip(0, reason.to_string(), None, 0));
         }
         if let Some(why) = found.stopped {
             let reason = format!("{why}; matches beyond it are missing: narrow the glob");
             state.out.skipped.push(skip(matched + 2, reason, None, 0));
-            state.out.walk_stopped = true;
         }
+        for (n, why) in found.unwalked.into_iter().enumerate() {
+            state.out.skipped.push(skip(matched + 4 + n, why, None, 0));
+        }
+        state.out.walk_stopped |= !complete;
     }
 
     /// Keeps a glob's matches in order: once each, not refused by the policy, up to `max_files`.

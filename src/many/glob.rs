@@ -60,6 +60,8 @@ pub struct Found {
     pub files: Vec<Match>,
     /// Why the walk stopped before the end, when it did.
     pub stopped: Option<String>,
+    /// Parts of the tree the walk could not enter, each kind once with its count (their matches are missing).
+    pub unwalked: Vec<String>,
 }
 
 /// Walks for the files `pattern` matches; an invalid pattern, or a base outside the roots, is an error.
@@ -162,8 +164,13 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn run(&self, walker: ignore::Walk, budget: &mut WalkBudget<'_>) -> Found {
+    fn run(
+        &self,
+        walker: impl IntoIterator<Item = Result<ignore::DirEntry, ignore::Error>>,
+        budget: &mut WalkBudget<'_>,
+    ) -> Found {
         let mut found = Found::default();
+        let mut faults = Faults::default();
         for item in walker {
             budget.visited += 1;
             if budget.visited > MAX_WALK_ENTRIES {
@@ -174,11 +181,12 @@ impl Walk<'_> {
                 found.stopped = Some("the walk ran out of time".to_string());
                 break;
             }
-            // An unreadable folder is passed over like a missing one: its files cannot be read anyway.
-            if let Some(matched) = item.ok().and_then(|entry| self.matched(&entry)) {
-                found.files.push(matched);
+            match item {
+                Ok(entry) => found.files.extend(self.matched(&entry)),
+                Err(error) => faults.count(&error),
             }
         }
+        found.unwalked = faults.reasons();
         found
     }
 
@@ -194,6 +202,72 @@ impl Walk<'_> {
         }
         let size = entry.metadata().map(|metadata| metadata.len()).unwrap_or(0);
         Some(Match { root: self.root, relative: relative.to_path_buf(), is_link: file_type.is_symlink(), size })
+    }
+}
+
+/// What kept the walk out of parts of the tree, counted by kind. The walk goes on past each (the rest of the tree is
+/// still walked), but a glob's answer must say that matches may be missing, and why: silence would read as "no such
+/// file".
+#[derive(Debug, Default)]
+struct Faults {
+    /// Paths longer than the system allows (`ENAMETOOLONG`): beyond `PATH_MAX`, which no request can name either.
+    too_long: usize,
+    /// Folders the operating system refused to list.
+    refused: usize,
+    /// Other input/output errors, by what the operating system said.
+    other_io: Vec<(String, usize)>,
+    /// Ignore files with rules that could not be read (the walk keeps the rest of their rules).
+    ignore_rules: usize,
+}
+
+impl Faults {
+    fn count(&mut self, error: &ignore::Error) {
+        let Some(io) = error.io_error() else {
+            self.ignore_rules += 1;
+            return;
+        };
+        match io.kind() {
+            std::io::ErrorKind::InvalidFilename => self.too_long += 1,
+            std::io::ErrorKind::PermissionDenied => self.refused += 1,
+            _ => {
+                let said = io.to_string();
+                match self.other_io.iter_mut().find(|(seen, _)| *seen == said) {
+                    Some((_, count)) => *count += 1,
+                    None => self.other_io.push((said, 1)),
+                }
+            }
+        }
+    }
+
+    /// One sentence per kind of fault met, saying what is missing and why.
+    fn reasons(&self) -> Vec<String> {
+        let mut reasons = Vec::new();
+        if self.too_long > 0 {
+            reasons.push(format!(
+                "the walk stopped at {} path(s) longer than the system allows ({} bytes, PATH_MAX): nothing deeper can \
+                 be walked or read by name, so matches there are missing",
+                self.too_long,
+                crate::request::MAX_PATH_BYTES
+            ));
+        }
+        if self.refused > 0 {
+            reasons.push(format!(
+                "the walk could not enter {} folder(s): the operating system denied access, so matches in them are \
+                 missing",
+                self.refused
+            ));
+        }
+        for (said, count) in &self.other_io {
+            reasons
+                .push(format!("the walk could not read {count} entr(y/ies) ({said}), so matches there may be missing"));
+        }
+        if self.ignore_rules > 0 {
+            reasons.push(format!(
+                "{} ignore file(s) in the walk had rules that could not be read: files those rules name may be listed",
+                self.ignore_rules
+            ));
+        }
+        reasons
     }
 }
 
@@ -236,6 +310,31 @@ mod tests {
         assert_eq!(cut.stopped.as_deref(), Some("the walk stopped after visiting 100000 entries"));
         let mut late = WalkBudget { deadline: Instant::now(), cancel: &cancel, visited: 0 };
         assert_eq!(find(&roots, "*.txt", &mut late).unwrap().stopped.as_deref(), Some("the walk ran out of time"));
+    }
+
+    #[test]
+    fn what_the_walk_could_not_enter_is_said_by_kind_with_its_count() {
+        let matcher = GlobBuilder::new("*").build().unwrap().compile_matcher();
+        let walk = Walk { root: 0, root_path: Path::new("/r"), base: Path::new(""), matcher: &matcher };
+        let io = |code| Err(ignore::Error::from(std::io::Error::from_raw_os_error(code)));
+        let rules = Err(ignore::Error::Glob { glob: Some("[".into()), err: "unclosed class".into() });
+        let faults = vec![io(libc::ENAMETOOLONG), io(libc::EACCES), io(libc::ENAMETOOLONG), io(libc::EIO), rules];
+        let cancel = Cancel::new();
+        let later = Instant::now() + std::time::Duration::from_secs(60);
+        let mut budget = WalkBudget { deadline: later, cancel: &cancel, visited: 0 };
+        let found = walk.run(faults, &mut budget);
+        assert!(found.files.is_empty() && found.stopped.is_none());
+        assert_eq!(
+            found.unwalked,
+            [
+                "the walk stopped at 2 path(s) longer than the system allows (4096 bytes, PATH_MAX): nothing deeper \
+                 can be walked or read by name, so matches there are missing",
+                "the walk could not enter 1 folder(s): the operating system denied access, so matches in them are \
+                 missing",
+                "the walk could not read 1 entr(y/ies) (Input/output error (os error 5)), so matches there may be missing",
+                "1 ignore file(s) in the walk had rules that could not be read: files those rules name may be listed",
+            ]
+        );
     }
 
     #[test]

@@ -66,7 +66,9 @@ impl Reader {
         observe: bool,
     ) -> ReadManyResult {
         let cap = max_output_bytes.min(self.limits().max_output_bytes).max(crate::config::MIN_OUTPUT_BYTES);
-        match self.try_read_many(request, cancel, cap, observe) {
+        // Each file's read catches its own panics (its section says so); this catches the rest of the call's.
+        let tried = crate::panics::caught(|| self.try_read_many(request, cancel, cap, observe));
+        match tried.and_then(|many| many) {
             Ok(many) => ReadManyResult::Many(many),
             Err(error) => self.rejected_many(error),
         }
@@ -107,6 +109,7 @@ impl Reader {
     ) -> Result<ManyResult, ReadError> {
         let started = cancel.budget_start();
         let checked = request.check(self.limits())?;
+        crate::panics::test_point("many", request.paths.first().map_or("", String::as_str));
         let budget = Duration::from_millis(self.limits().timeout_ms);
         if let Some(waited) = cancel.waited_past(budget) {
             return Err(ReadError::waited_out(waited, self.limits().timeout_ms));

@@ -6,7 +6,9 @@
 
 use crate::config::Limits;
 use crate::error::ReadError;
-use crate::request::{MAX_PATH_BYTES, ReadRequest, integer_field, json_type_name, truncate_for_message};
+use crate::request::{
+    MAX_PATH_BYTES, ReadRequest, integer_field, json_type_name, parse_untrusted, truncate_for_message,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -59,14 +61,14 @@ impl ReadManyRequest {
         ReadManyRequest { paths: paths.into_iter().map(Into::into).collect(), ..Default::default() }
     }
 
-    /// Parses untrusted JSON text; malformed JSON and every field problem are `INVALID_PARAM`.
+    /// Parses untrusted JSON text; malformed JSON, a key named twice and every field problem are `INVALID_PARAM`.
+    /// A UTF-8 byte-order mark before the JSON is skipped.
     pub fn from_json_str(text: &str) -> Result<Self, ReadError> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| ReadError::invalid_param(format!("the request is not valid JSON: {e}")).with_hint(EXAMPLE))?;
-        Self::from_json(&value)
+        Self::from_json(&parse_untrusted(text, EXAMPLE)?)
     }
 
     /// Parses an untrusted JSON value, naming the field and the valid form on any problem (`null` counts as absent).
+    /// A parsed [`Value`] has already lost a key named twice (see [`ReadRequest::from_json`]).
     pub fn from_json(value: &Value) -> Result<Self, ReadError> {
         let Value::Object(map) = value else {
             return Err(ReadError::invalid_param(format!(
@@ -265,6 +267,16 @@ mod tests {
             parse(json!({"paths": [long_base]})).unwrap().check(&Limits::default()).is_ok(),
             "only the glob counts"
         );
+    }
+
+    #[test]
+    fn a_key_named_twice_is_refused_and_a_byte_order_mark_is_skipped() {
+        let twice = ReadManyRequest::from_json_str(r#"{"paths": [".env"], "paths": ["a.txt"]}"#).unwrap_err();
+        assert!(twice.message.starts_with("the key `paths` appears more than once in the request;"), "{twice:?}");
+        let limit = ReadManyRequest::from_json_str(r#"{"paths": ["a"], "limit": 1, "limit": 9}"#).unwrap_err();
+        assert!(limit.message.starts_with("the key `limit` appears more than once"), "{limit:?}");
+        let bom = ReadManyRequest::from_json_str("\u{feff}{\"paths\": [\"a\"]}").unwrap();
+        assert_eq!(bom, ReadManyRequest::new(["a"]));
     }
 
     #[test]

@@ -109,7 +109,8 @@ pub struct ManyMeta {
     /// The `max_files` asked for, when it was clamped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_files_clamped_from: Option<u64>,
-    /// Whether a glob walk stopped early (at its entry or time bound), so that matches may be missing.
+    /// Whether a glob walk stopped early (at its entry or time bound) or could not enter part of the tree (a path
+    /// beyond `PATH_MAX`, a folder it may not list), so that matches may be missing; the skipped list says why.
     pub walk_stopped_early: bool,
 }
 

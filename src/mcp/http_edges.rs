@@ -3,9 +3,11 @@
 //! (rmcp: a bare `403` that names neither the value nor `--allow-host`), and the end of a session that does not
 //! exist (rmcp: accepted, as if it had been ended); and, on a server with a token budget, a client that asks for
 //! protocol 2026-07-28 (rmcp: `Unsupported protocol version`, without the reason: the budget needs a session).
+//! A body that names a key twice is screened here too, while its bytes are at hand (see [`duplicates`]).
 //!
 //! [`Asked`] is what a request asked, taken before it goes to rmcp; [`amend`] then corrects rmcp's answer to it.
 
+use super::duplicates::{self, Refusal, Screened};
 use super::malformed::{self, Decoded, Framing};
 use axum::body::Bytes;
 use axum::extract::Request;
@@ -36,6 +38,8 @@ pub(super) struct Asked {
     /// Whether that body was over [`MAX_BODY_BYTES`] (or could not be read whole): rmcp then gets an empty one, to
     /// check Host and Origin before the answer says so.
     pub body_unread: Option<String>,
+    /// A body refused for a key it names twice (see [`duplicates`]): rmcp gets an empty one, as for `body_unread`.
+    pub refused: Option<Refusal>,
 }
 
 impl Asked {
@@ -53,12 +57,23 @@ impl Asked {
         if request.method() != Method::POST || !says_json(headers) {
             return (asked, request);
         }
-        let (parts, body) = request.into_parts();
+        let (mut parts, body) = request.into_parts();
         let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
             Ok(bytes) => {
                 let bytes = if bytes.starts_with(BOM) { bytes.slice(BOM.len()..) } else { bytes };
                 asked.json_body = Some(bytes.clone());
-                bytes
+                match duplicates::screen(&bytes) {
+                    Screened::Clean => bytes,
+                    // rmcp hands the HTTP request's parts on to the handler, this mark with them.
+                    Screened::Arguments(mark) => {
+                        parts.extensions.insert(mark);
+                        bytes
+                    }
+                    Screened::Refused(refusal) => {
+                        asked.refused = Some(refusal);
+                        Bytes::new()
+                    }
+                }
             }
             Err(e) => {
                 asked.body_unread = Some(e.to_string());
@@ -97,6 +112,10 @@ pub(super) async fn amend(asked: &Asked, answer: Answer, sessions_required: bool
             MAX_BODY_BYTES >> 20
         );
         return plain(StatusCode::PAYLOAD_TOO_LARGE, why);
+    }
+    if let Some(refusal) = &asked.refused {
+        let error = JsonRpcMessage::<(), (), ()>::error(refusal.error.clone(), refusal.id.clone());
+        return json_error(StatusCode::BAD_REQUEST, &error).unwrap_or(answer);
     }
     match answer.status() {
         // rmcp answers a session's end 202 Accepted; the session is gone by then, and clients (the Python SDK)
@@ -162,9 +181,14 @@ fn malformed_body(body: &[u8]) -> Option<Answer> {
             JsonRpcMessage::error(ErrorData::new(ErrorCode::INVALID_REQUEST, message, None), None)
         }
     };
-    let json = serde_json::to_vec(&error).ok()?;
+    json_error(StatusCode::BAD_REQUEST, &error)
+}
+
+/// An answer of `status` whose body is the JSON-RPC `error`.
+fn json_error(status: StatusCode, error: &impl serde::Serialize) -> Option<Answer> {
+    let json = serde_json::to_vec(error).ok()?;
     let answer = axum::http::Response::builder()
-        .status(StatusCode::BAD_REQUEST)
+        .status(status)
         .header(header::CONTENT_TYPE, "application/json")
         .body(http_body_util::Full::new(Bytes::from(json)).boxed());
     answer.ok()

@@ -2,16 +2,18 @@
 //! request's `id` whenever it can be read (so that no client waits forever on a request the server could not take):
 //!
 //! - bytes that are not UTF-8 JSON: `-32700` (parse error);
-//! - a JSON value that is not a valid request: `-32600` (invalid request), naming the field at fault;
+//! - a JSON value that is not a valid request: `-32600` (invalid request), naming the field at fault, or the key it
+//!   names twice (see [`duplicates`]);
 //! - a known method whose `params` do not fit it: `-32602` (invalid params) with the reason, and an unknown method
 //!   `-32601` pointing to the tool methods ([`unfit_method`], answered by the handler: rmcp parses both as a
 //!   `CustomRequest`); MCP's methods for what this server does not offer (resources, prompts, completion)
 //!   get the same `-32601` ([`not_served!`]);
 //! - a notification or a response: never answered, however malformed (JSON-RPC forbids it).
 
+use super::duplicates::{self, Kind, Screened};
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequestParams, ClientRequest, ErrorCode, ErrorData, InitializeRequestParams, JsonRpcMessage,
+    CallToolRequestParams, ClientRequest, ErrorCode, ErrorData, GetExtensions, InitializeRequestParams, JsonRpcMessage,
     PaginatedRequestParams, RequestId,
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
@@ -65,16 +67,46 @@ pub(super) fn decode(line: &[u8], framing: Framing) -> Decoded {
         return Decoded::Skipped;
     }
     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
-        Ok(JsonRpcMessage::Request(request)) => match request.request {
-            // rmcp would answer it as a request that skipped initialize: say what is wrong with its params instead.
-            ClientRequest::CustomRequest(custom) if custom.method == "initialize" => {
-                let error = unfit_method(&custom.method, custom.params.as_ref());
-                Decoded::Answer(JsonRpcMessage::error(error, Some(request.id)))
+        Ok(message) => screened(message, duplicates::screen(line)),
+        // rmcp refuses some keys named twice itself (`id`, `method`): the answer names the key all the same.
+        Err(why) => match duplicates::screen(line) {
+            Screened::Refused(refusal) if refusal.kind == Kind::Request => {
+                Decoded::Answer(JsonRpcMessage::error(refusal.error, refusal.id))
             }
-            other => Decoded::Message(JsonRpcMessage::request(other, request.id)),
+            _ => diagnose(line, &why, framing),
         },
-        Ok(message) => Decoded::Message(message),
-        Err(why) => diagnose(line, &why, framing),
+    }
+}
+
+/// A message that parsed, as its keys named twice (if any) have it: passed on (a call marked for its arguments), or
+/// refused (see [`duplicates`]).
+fn screened(message: RxJsonRpcMessage<RoleServer>, screen: Screened) -> Decoded {
+    match (message, screen) {
+        (JsonRpcMessage::Request(request), screen) => {
+            let (id, mut request) = (request.id, request.request);
+            match screen {
+                Screened::Refused(refusal) => return Decoded::Answer(JsonRpcMessage::error(refusal.error, refusal.id)),
+                Screened::Arguments(mark) => _ = request.extensions_mut().insert(mark),
+                Screened::Clean => {}
+            }
+            match request {
+                // rmcp would answer it as a request that skipped initialize: say what is wrong with its params.
+                ClientRequest::CustomRequest(custom) if custom.method == "initialize" => {
+                    let error = unfit_method(&custom.method, custom.params.as_ref());
+                    Decoded::Answer(JsonRpcMessage::error(error, Some(id)))
+                }
+                other => Decoded::Message(JsonRpcMessage::request(other, id)),
+            }
+        }
+        (message, Screened::Clean | Screened::Arguments(_)) => Decoded::Message(message),
+        // Never answered, as JSON-RPC says; a response fails the request it answers, so that nothing waits on it.
+        (_, Screened::Refused(refusal)) => {
+            eprintln!("agent-read: a message from the client was dropped: {}", refusal.error.message);
+            match (refusal.kind, refusal.id) {
+                (Kind::Response, Some(id)) => Decoded::Message(JsonRpcMessage::error(refusal.error, Some(id))),
+                _ => Decoded::Skipped,
+            }
+        }
     }
 }
 
@@ -189,7 +221,7 @@ fn diagnose(line: &[u8], why: &serde_json::Error, framing: Framing) -> Decoded {
 }
 
 /// A message's `id`, when it is one a request may have: a string, or an integer within 64 bits.
-fn readable_id(message: &Value) -> Option<RequestId> {
+pub(super) fn readable_id(message: &Value) -> Option<RequestId> {
     match message.get("id")? {
         Value::String(text) => Some(RequestId::String(text.as_str().into())),
         Value::Number(number) => number.as_i64().map(RequestId::Number),

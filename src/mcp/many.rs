@@ -6,13 +6,13 @@
 //! `structuredContent` and the model text as text content; `isError` only when the request itself was rejected.
 
 use super::ReadServer;
+use super::backlog::Call;
 use agent_read::ReadManyResult;
 use agent_read::tool::{self, SchemaFormat};
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, Tool};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
-use std::time::Instant;
 
 /// The `read_many` tool as listed: name, description, input schema and annotations from [`agent_read::tool`], with
 /// its output schema.
@@ -27,11 +27,11 @@ impl ReadServer {
     pub(super) async fn call_read_many(
         &self,
         arguments: Value,
-        arrived: Instant,
+        call: Call,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let result = tokio::select! {
-            result = self.read_many(arguments, arrived) => result?,
+            result = self.read_many(arguments, call) => result?,
             () = context.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the request was cancelled", None));
             }
@@ -40,8 +40,8 @@ impl ReadServer {
     }
 
     /// Runs one call on the blocking pool, its tool result built there too; dropping the future cancels it.
-    async fn read_many(&self, arguments: Value, arrived: Instant) -> Result<CallToolResult, ErrorData> {
-        self.on_blocking_pool("read_many", arrived, move |session, cancel| {
+    async fn read_many(&self, arguments: Value, call: Call) -> Result<CallToolResult, ErrorData> {
+        self.on_blocking_pool("read_many", call, move |session, cancel| {
             many_tool_result(&session.read_many_json_cancellable(&arguments, cancel))
         })
         .await?

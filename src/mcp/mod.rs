@@ -26,7 +26,9 @@
 //! (the client withdrew them all, or none could be taken), the configured roots serve. Over HTTP each session (each
 //! call, on protocol 2026-07-28) has its own roots: one client's roots never widen another's.
 
+mod backlog;
 mod client_roots;
+mod duplicates;
 pub mod http;
 mod http_edges;
 mod idle_trim;
@@ -40,7 +42,9 @@ mod stdio;
 use agent_read::audit::Who;
 use agent_read::tool::{self, SchemaFormat, Served};
 use agent_read::{Cancel, Config, ReadResult, Reader, Session, SessionSettings};
+use backlog::Call;
 use client_roots::InCall;
+use duplicates::DuplicateArgument;
 use rmcp::model::{
     self, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult,
     Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResourceContents, ServerCapabilities,
@@ -96,6 +100,8 @@ struct ReadServer {
     /// that begin with `initialize` (see [`ReadServer::supported_protocol_versions`]), and refuse a call sent without
     /// one (see [`outside_a_session`]).
     sessions_required: bool,
+    /// Over stdio, what the client is owed: no read starts while answers wait to be written (see [`backlog`]).
+    backlog: Option<backlog::Backlog>,
 }
 
 /// When a read that cannot wait ([`Session::read_json_without_waiting`]) runs on the async thread that took its
@@ -143,6 +149,7 @@ impl ReadServer {
             roots_given: client_roots::GivenInCall::default(),
             line: line::Line::default(),
             sessions_required: false,
+            backlog: None,
         })
     }
 
@@ -172,20 +179,21 @@ impl ReadServer {
     /// Runs one read: where its request arrived when it cannot wait and [`Inline`] allows, or when its line is
     /// stalled; else on the blocking pool, where its tool result is built too (the protocol thread, which every answer
     /// passes through, is then left only the final serialization).
-    async fn read(&self, arguments: Value, arrived: Instant) -> Result<CallToolResult, ErrorData> {
+    async fn read(&self, arguments: Value, call: Call) -> Result<CallToolResult, ErrorData> {
         if self.inline.allowed()
+            && self.room_now(&call)
             && let Some(answer) = self.answer_without_waiting(&arguments, 1)
         {
             return answer;
         }
         // The place in line is kept while the line is watched: the slots are asked for once.
-        let slots = self.take_slots();
+        let slots = self.take_slots(&call);
         tokio::pin!(slots);
         let mut tried_inline = false;
         loop {
             // A read that cannot wait never waits behind slow reads. The kernel now and then declines a cached lookup
             // that races with its own cache updates (EAGAIN): with the line stalled, that is worth a retry.
-            if !tried_inline && self.line_stalled() {
+            if !tried_inline && self.line_stalled() && self.room_now(&call) {
                 tried_inline = true;
                 if let Some(answer) = self.answer_without_waiting(&arguments, INLINE_TRIES_WHEN_STALLED) {
                     return answer;
@@ -195,7 +203,7 @@ impl ReadServer {
                 biased;
                 slots = &mut slots => {
                     return self
-                        .run_on_pool(slots?, "read", arrived, move |session, cancel| {
+                        .run_on_pool(slots?, "read", call.arrived, move |session, cancel| {
                             tool_result(&session.read_json_cancellable(&arguments, cancel), session)
                         })
                         .await?;
@@ -214,25 +222,27 @@ impl ReadServer {
     }
 
     /// Runs `work` with the session on the blocking pool, holding one of this client's slots and one of the shared
-    /// permits. Its time budget counts from `arrived`, the request's arrival, so that any wait is spent from it.
+    /// permits. Its time budget counts from the call's arrival, so that any wait is spent from it.
     /// Dropping the returned future (the request was cancelled, or its client went away) cancels the work, which then
     /// stops at its next chunk instead of running to the end.
     async fn on_blocking_pool<T: Send + 'static>(
         &self,
         tool: &str,
-        arrived: Instant,
+        call: Call,
         work: impl FnOnce(&Session, &Cancel) -> T + Send + 'static,
     ) -> Result<T, ErrorData> {
-        let slots = self.take_slots().await?;
-        self.run_on_pool(slots, tool, arrived, work).await
+        let slots = self.take_slots(&call).await?;
+        self.run_on_pool(slots, tool, call.arrived, work).await
     }
 
     /// Waits for one of this client's slots, then for one of the shared permits: a client with many reads waiting
-    /// holds at most its share of the shared line.
-    async fn take_slots(&self) -> Result<Slots, ErrorData> {
+    /// holds at most its share of the shared line. Over stdio, then for room for the answer (see [`backlog`]): held
+    /// last, so that the reads waiting in line hold none.
+    async fn take_slots(&self, call: &Call) -> Result<Slots, ErrorData> {
         let closed = |e: tokio::sync::AcquireError| ErrorData::internal_error(e.to_string(), None);
         let client_permit = self.client_permits.clone().acquire_owned().await.map_err(closed)?;
         let permit = self.permits.clone().acquire_owned().await.map_err(closed)?;
+        self.room(call).await;
         Ok(Slots { _client: client_permit, _shared: permit })
     }
 
@@ -244,7 +254,7 @@ impl ReadServer {
         arrived: Instant,
         work: impl FnOnce(&Session, &Cancel) -> T + Send + 'static,
     ) -> Result<T, ErrorData> {
-        let cancel = Cancel::arrived_at(arrived);
+        let cancel = Cancel::arrived_at(self.budget_start(arrived));
         let session = self.session.clone();
         let _cancel_when_dropped = CancelOnDrop(cancel.clone());
         let (activity, line) = (self.activity.clone(), self.line.clone());
@@ -258,7 +268,13 @@ impl ReadServer {
             output
         })
         .await
-        .map_err(|e| ErrorData::internal_error(format!("the {tool} task failed: {e}"), None))
+        .map_err(|e| match e.is_panic() {
+            // Its message is the panic's: never shown.
+            true => internal_error(),
+            false => {
+                ErrorData::internal_error(format!("the {tool} task was stopped: the server is shutting down"), None)
+            }
+        })
     }
 }
 
@@ -440,13 +456,39 @@ impl ServerHandler for ReadServer {
         complete(model::CompleteRequestParams) -> model::CompleteResult = "completion/complete";
     }
 
+    /// Serves one call; a panic in it (a bug: the reader catches its own) ends this call only, as `-32603` without a
+    /// word of the panic, and the server goes on (see `agent_read::panics`).
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        use futures_util::FutureExt;
+        let call = std::panic::AssertUnwindSafe(self.serve_call(request, context));
+        call.catch_unwind().await.unwrap_or_else(|_| Err(internal_error()))
+    }
+}
+
+/// The `-32603` that stands for a caught panic.
+fn internal_error() -> ErrorData {
+    ErrorData::internal_error("internal error: a bug in agent-read ended this call; the server goes on serving", None)
+}
+
+impl ReadServer {
+    /// Serves one `tools/call` (see [`ServerHandler::call_tool`]).
+    async fn serve_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let path = request.arguments.as_ref().and_then(|arguments| arguments.get("path")).and_then(Value::as_str);
+        agent_read::panics::test_point("mcp", path.unwrap_or_default());
         // The time budget counts from here: waiting for the client's roots or for a reader is spent from it.
-        let arrived = Instant::now();
+        let call = Call { arrived: self.arrival(), id: Some(context.id.clone()) };
+        if let Some(DuplicateArgument(duplicate)) = duplicate_argument(&context) {
+            let refused = self.session.refuse(duplicate.refusal("the arguments"));
+            return tool_result(&refused, &self.session).map(Into::into);
+        }
         if self.sessions_required && outside_a_session(&context) {
             return Err(ErrorData::invalid_request(
                 "this server keeps a token budget (--budget-tokens), which needs a session, and this call has none: \
@@ -467,7 +509,7 @@ impl ServerHandler for ReadServer {
         }
         if request.name == tool::MANY_NAME {
             let arguments = Value::Object(request.arguments.unwrap_or_default());
-            return self.call_read_many(arguments, arrived, context).await;
+            return self.call_read_many(arguments, call, context).await;
         }
         if request.name != tool::NAME {
             return Err(ErrorData::invalid_params(
@@ -482,13 +524,20 @@ impl ServerHandler for ReadServer {
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let result = tokio::select! {
-            result = self.read(arguments, arrived) => result?,
+            result = self.read(arguments, call) => result?,
             () = context.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the request was cancelled", None));
             }
         };
         Ok(result.into())
     }
+}
+
+/// The mark a transport put on a call whose arguments name a key twice (see [`duplicates`]): in the request's own
+/// extensions over stdio, in those of its HTTP request over HTTP.
+fn duplicate_argument(context: &RequestContext<RoleServer>) -> Option<DuplicateArgument> {
+    let over_http = context.extensions.get::<axum::http::request::Parts>().map(|parts| &parts.extensions);
+    over_http.and_then(|extensions| extensions.get::<DuplicateArgument>()).or_else(|| context.extensions.get()).cloned()
 }
 
 /// Whether an HTTP request came without a session: rmcp then serves it on its own (protocol 2026-07-28, or any
@@ -529,14 +578,18 @@ fn startup_failure(error: rmcp::service::ServerInitializeError) -> ServeError {
 /// Serves the tools on standard input and output until the client disconnects.
 pub fn serve_stdio(config: Config, settings: SessionSettings) -> Result<(), ServeError> {
     let pending = pending::Pending::default();
-    let server = ReadServer { inline: Inline::WhenAlone(pending.clone()), ..ReadServer::new(config, settings)? };
+    let backlog = backlog::Backlog::default();
+    let inline = Inline::WhenAlone(pending.clone());
+    let server = ReadServer { inline, backlog: Some(backlog.clone()), ..ReadServer::new(config, settings)? };
     runtime()?.block_on(async move {
         // Freed memory goes back once reads are over for a while (see `idle_trim`).
         tokio::spawn(server.activity.clone().trim_when_quiet());
         // Pipes (how clients start stdio servers) go through the reactor; measured: the ping round trip fell from
         // 86 to 16 µs against blocking stdio, whose every read and write is handed to another thread.
         let (input, output) = rmcp::transport::stdio_pipes();
-        let lines = stdio::LineTransport::new(input, output).with_lookout(lookout::Lookout::new(pending.clone()));
+        let lines = stdio::LineTransport::new(input, output)
+            .with_lookout(lookout::Lookout::new(pending.clone()))
+            .with_backlog(backlog);
         let transport = pending::Counted::new(lines, pending);
         let service = server.serve(transport).await.map_err(startup_failure)?;
         service.waiting().await.map(|_| ()).map_err(|e| ServeError::Failed(format!("MCP server stopped: {e}")))
@@ -596,7 +649,7 @@ mod tests {
         // The kernel may now and then decline to serve a lookup from its caches (EAGAIN); that read then queues, so
         // each try is bounded and a few are made.
         for _ in 0..20 {
-            let read = server.read(request.clone(), Instant::now());
+            let read = server.read(request.clone(), Call { arrived: Instant::now(), id: None });
             if let Ok(answer) = tokio::time::timeout(Duration::from_millis(500), read).await {
                 let answer = serde_json::to_value(answer.unwrap()).unwrap();
                 assert_eq!(answer["content"][0]["text"], "1: alpha\n(lines 1-1 of 1 · 6 B · end of file)");
@@ -622,7 +675,7 @@ mod tests {
         let (server, _held) = busy_stdio_server(dir.path()).await;
         let request = serde_json::json!({"path": "a.txt"});
         server.line.finished();
-        let read = server.read(request.clone(), Instant::now());
+        let read = server.read(request.clone(), Call { arrived: Instant::now(), id: None });
         tokio::pin!(read);
         // Reads keep finishing every millisecond, for five times the stall window: the read waits its turn.
         for _ in 0..(5 * line::STALLED_AFTER.as_millis()) {

@@ -8,12 +8,16 @@
 //! Answers a client is owed are buffered before they are written, so that a receive cancelled half-way (rmcp polls
 //! it beside its other work) loses none and tears none.
 //!
+//! What the client is owed is bounded (see [`super::backlog`]): while too many requests (or bytes of them) await
+//! their answers, or too many bytes of answers wait to be written, no further line is read.
+//!
 //! After an answer, the transport may watch its input for a moment before it sleeps (see [`super::lookout`]).
 //!
 //! Once an answer cannot be written (the client closed its end of standard output), the transport ends as at the end
 //! of its input: rmcp would otherwise log the failed answer and go on reading requests whose answers go nowhere, for
 //! as long as the client keeps standard input open.
 
+use super::backlog::Backlog;
 use super::lookout::Lookout;
 use super::malformed::{self, Decoded, Framing};
 use rmcp::RoleServer;
@@ -30,6 +34,10 @@ use tokio::sync::{Mutex, watch};
 
 /// The longest line read as a message (16 MiB, rmcp's own bound); a longer one is dropped and answered.
 pub(super) const MAX_LINE_BYTES: usize = 16 << 20;
+
+/// The largest first guess of an answer's size (see [`LineTransport::last_answer_len`]): an image's answer is no
+/// reason to give every answer after it megabytes.
+const MAX_GUESSED_ANSWER: usize = 256 << 10;
 
 /// A line-delimited JSON-RPC transport over `R` (the client's messages) and `W` (the server's).
 pub(super) struct LineTransport<R, W> {
@@ -51,6 +59,10 @@ pub(super) struct LineTransport<R, W> {
     lifecycle_started: bool,
     /// Whether to watch the input for a moment after an answer, rather than sleep at once.
     lookout: Lookout,
+    /// What the client is owed; reading stops while it is too much.
+    backlog: Backlog,
+    /// The size of the last answer encoded, as the next one's first guess (spares growing its buffer step by step).
+    last_answer_len: usize,
 }
 
 /// The server's side of the pipe, with the bytes not yet written.
@@ -96,6 +108,15 @@ impl<W: AsyncWrite + Unpin> Output<W> {
     fn push(&mut self, bytes: &[u8]) {
         self.unwritten.extend_from_slice(bytes);
     }
+
+    /// Adds one encoded message to what is to be written, taking its buffer when nothing else waits.
+    fn push_owned(&mut self, bytes: Vec<u8>) {
+        if self.unwritten.is_empty() {
+            self.unwritten = bytes;
+        } else {
+            self.unwritten.extend_from_slice(&bytes);
+        }
+    }
 }
 
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
@@ -113,12 +134,20 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
             flush_owed: false,
             lifecycle_started: false,
             lookout: Lookout::off(),
+            backlog: Backlog::default(),
+            last_answer_len: 0,
         }
     }
 
     /// The same transport, watching its input after each answer as `lookout` decides.
     pub fn with_lookout(self, lookout: Lookout) -> Self {
         LineTransport { lookout, ..self }
+    }
+
+    /// The same transport, keeping what the client is owed in `backlog` (shared with the server, which starts no
+    /// read while answers wait to be written).
+    pub fn with_backlog(self, backlog: Backlog) -> Self {
+        LineTransport { backlog, ..self }
     }
 
     /// Puts an owed answer in the output buffer and writes it out; `false` when the client's side is gone.
@@ -212,16 +241,31 @@ where
 {
     type Error = io::Error;
 
+    /// Encodes the message at once, so that what waits to be written is counted in bytes (see [`Backlog`]), then
+    /// writes it in turn.
     fn send(
         &mut self,
         mut item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = io::Result<()>> + Send + 'static {
         malformed::explain(&mut item);
+        let answers = match &item {
+            JsonRpcMessage::Response(response) => Some(response.id.clone()),
+            JsonRpcMessage::Error(error) => error.id.clone(),
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
+        };
+        let mut bytes = Vec::with_capacity(self.last_answer_len.min(MAX_GUESSED_ANSWER));
+        let encoded = encode_into(&mut bytes, &item).map(|()| bytes);
+        drop(item);
+        self.last_answer_len = encoded.as_ref().map_or(0, Vec::len);
+        let queued = self.backlog.queued(self.last_answer_len, answers);
         let output = self.output.clone();
         async move {
+            let bytes = encoded?;
             let mut output = output.lock().await;
-            encode_into(&mut output.unwritten, &item)?;
-            output.write_out().await
+            output.push_owned(bytes);
+            let written = output.write_out().await;
+            drop(queued);
+            written
         }
     }
 
@@ -231,6 +275,12 @@ where
                 return None;
             }
             let mut output_gone = self.output_gone.clone();
+            // Backpressure: while the client is owed too much, its next request stays in the pipe.
+            tokio::select! {
+                biased;
+                _ = output_gone.wait_for(|gone| *gone) => return None,
+                () = self.backlog.room_for_requests() => {}
+            }
             let read = tokio::select! {
                 biased;
                 _ = output_gone.wait_for(|gone| *gone) => return None,
@@ -252,9 +302,11 @@ where
                 }
             }
             let decoded = malformed::decode(&self.line, Framing::Line);
+            let received = self.line.len();
             self.line.clear();
             match decoded {
                 Decoded::Message(JsonRpcMessage::Request(request)) => {
+                    self.backlog.taken(request.id.clone(), received);
                     let last_answer = self.output.try_lock().ok().and_then(|output| output.answered_at);
                     self.lookout.request_arrived(last_answer, Instant::now());
                     // Checked until serving starts only: the check reads the request's `_meta`.
@@ -263,7 +315,13 @@ where
                     }
                     return Some(JsonRpcMessage::Request(request));
                 }
-                Decoded::Message(message) if self.lifecycle_started => return Some(message),
+                Decoded::Message(message) if self.lifecycle_started => {
+                    if let Some(id) = cancelled_request(&message) {
+                        // rmcp drops the answer to a cancelled request: nothing more is owed for it.
+                        self.backlog.settled(id);
+                    }
+                    return Some(message);
+                }
                 Decoded::Message(_) => {}
                 Decoded::Answer(answer) => self.owed = encode(&answer).ok(),
                 Decoded::Skipped => {}
@@ -295,6 +353,17 @@ fn starts_lifecycle(request: &ClientRequest) -> bool {
     }
 }
 
+/// The request a client's `notifications/cancelled` cancels, if `message` is one.
+fn cancelled_request(message: &RxJsonRpcMessage<RoleServer>) -> Option<&rmcp::model::RequestId> {
+    match message {
+        JsonRpcMessage::Notification(notification) => match &notification.notification {
+            rmcp::model::ClientNotification::CancelledNotification(cancelled) => cancelled.params.request_id.as_ref(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// One message as a line: its JSON and a line feed.
 fn encode(message: &TxJsonRpcMessage<RoleServer>) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
@@ -302,8 +371,8 @@ fn encode(message: &TxJsonRpcMessage<RoleServer>) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Appends one message as a line to `buffer` (whose capacity then stays from one answer to the next); on failure,
-/// `buffer` is as it was, so nothing of a message that could not be encoded goes out.
+/// Appends one message as a line to `buffer`; on failure, `buffer` is as it was, so nothing of a message that could
+/// not be encoded goes out.
 ///
 /// `sonic_rs` writes the same JSON as `serde_json` (the same serde calls, compact, keys in order) and escapes strings
 /// a vector at a time, which is most of an answer's encoding: a file's text travels twice in it. Where it refuses a

@@ -27,6 +27,12 @@ impl Session {
 
     /// Runs one `read_many` call until done or until `cancel` is given, recording every file it shows.
     pub fn read_many_cancellable(&self, request: &ReadManyRequest, cancel: &Cancel) -> ReadManyResult {
+        let run = || self.read_many_recorded(request, cancel);
+        crate::panics::caught(run).unwrap_or_else(|internal| self.account_many(ReadManyResult::Error(internal), None))
+    }
+
+    /// [`Session::read_many_cancellable`] without its catch.
+    fn read_many_recorded(&self, request: &ReadManyRequest, cancel: &Cancel) -> ReadManyResult {
         let reader = self.reader();
         let shrink = self.window_shrink(request.limit.is_some(), reader.limits().max_output_bytes);
         let mut result = reader.read_many_with(request, cancel, shrink.cap, true);
@@ -41,7 +47,9 @@ impl Session {
                     read_at: super::now(),
                 };
                 let lexical = reader.lexical_path(&file.path).ok();
-                self.lock().ledger.record(seen, lexical, window, true);
+                let mut state = self.lock();
+                crate::panics::test_point("session", &file.path);
+                state.ledger.record(seen, lexical, window, true);
             }
         }
         self.account_many(result, shrink.shrunk_to.filter(|_| cut))

@@ -25,6 +25,7 @@ use crate::budget::Cancel;
 use crate::engine::observe::ContentHash;
 use crate::engine::{KnownContent, ReadOptions, Reader, Seen};
 use crate::error::ErrorCode;
+use crate::panics;
 use crate::request::ReadRequest;
 use crate::result::ReadResult;
 use ledger::{Ledger, WindowRecord};
@@ -169,13 +170,22 @@ impl Session {
         }
     }
 
+    /// The answer to a request refused before it could be read (see [`Reader::refuse`]), counted like any answer.
+    pub fn refuse(&self, error: crate::error::ReadError) -> ReadResult {
+        self.account(self.reader().refuse(error), None)
+    }
+
     /// Reads one request until done or until `cancel` is given, recording it.
     pub fn read_cancellable(&self, request: &ReadRequest, cancel: &Cancel) -> ReadResult {
-        let reader = self.reader();
-        let shrink = self.shrink_for(request, &reader);
-        let known = |seen: &Seen| self.known_content(seen);
-        let read = reader.read_with(request, cancel, read_options(&shrink, &known));
-        self.record(request, &reader, &shrink, read)
+        let read = || {
+            let reader = self.reader();
+            let shrink = self.shrink_for(request, &reader);
+            let known = |seen: &Seen| self.known_content(seen);
+            let read = reader.read_with(request, cancel, read_options(&shrink, &known));
+            self.record(request, &reader, &shrink, read)
+        };
+        // The reader catches its own panics; this catches the session's (see `panics`).
+        panics::caught(read).unwrap_or_else(|internal| self.refuse(internal))
     }
 
     /// Parses an untrusted JSON request and reads it, recording it, only if that can be done without waiting (see
@@ -187,11 +197,14 @@ impl Session {
             return None;
         }
         let request = ReadRequest::from_json(request).ok()?;
-        let reader = self.reader();
-        let shrink = self.shrink_for(&request, &reader);
-        let known = |seen: &Seen| self.known_content(seen);
-        let read = reader.read_without_waiting(&request, read_options(&shrink, &known))?;
-        Some(self.record(&request, &reader, &shrink, read))
+        let read = || {
+            let reader = self.reader();
+            let shrink = self.shrink_for(&request, &reader);
+            let known = |seen: &Seen| self.known_content(seen);
+            let read = reader.read_without_waiting(&request, read_options(&shrink, &known))?;
+            Some(self.record(&request, &reader, &shrink, read))
+        };
+        panics::caught(read).unwrap_or_else(|internal| Some(self.refuse(internal)))
     }
 
     /// The output cap a request gets from this session: smaller than the reader's when the budget runs low.
@@ -305,6 +318,7 @@ impl Session {
         let window =
             WindowRecord { key: window_key(request), output: ContentHash::of(output.as_bytes()), read_at: now() };
         let mut state = self.lock();
+        panics::test_point("session", &request.path);
         let earlier = (self.settings.repeat_read_stubs && !request.reread)
             .then(|| state.ledger.repeat_of(&seen, window.key, window.output).map(|earlier| earlier.read_at))
             .flatten();

@@ -19,9 +19,15 @@ pub struct HttpServer {
 impl HttpServer {
     /// Starts the server on a free loopback port and waits for the line that names its address.
     pub fn start(root: &Path, extra: &[&str]) -> HttpServer {
+        HttpServer::start_with_env(root, extra, &[])
+    }
+
+    /// [`HttpServer::start`] with `env` added to the server's environment.
+    pub fn start_with_env(root: &Path, extra: &[&str], env: &[(&str, &str)]) -> HttpServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_agent-read"))
             .args(["mcp", "--http", "127.0.0.1:0"])
             .args(extra)
+            .envs(env.iter().copied())
             .arg("--root")
             .arg(root)
             .stdin(Stdio::null())

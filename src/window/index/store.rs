@@ -109,3 +109,18 @@ impl LineIndexes {
         self.len() == 0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_while_the_store_is_locked_leaves_it_usable() {
+        let indexes = LineIndexes::in_memory();
+        let panicked = std::thread::scope(|scope| {
+            scope.spawn(|| indexes.with_recent(|_| panic!("a bug while the store is locked"))).join().is_err()
+        });
+        assert!(panicked && indexes.recent.is_poisoned());
+        assert!(indexes.is_empty(), "the poisoned lock is used again, not a second panic");
+    }
+}
