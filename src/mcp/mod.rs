@@ -24,7 +24,10 @@
 
 mod client_roots;
 pub mod http;
+mod http_auth;
 mod http_edges;
+mod http_serve;
+mod http_sessions;
 mod idle_trim;
 mod line;
 mod lookout;
