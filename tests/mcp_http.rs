@@ -3,65 +3,16 @@
 
 mod common;
 
+use common::http::{HttpServer, INITIALIZE, raw_exchange, raw_post, raw_post_with};
 use common::mcp::{
     RootsClient, assert_resources_and_prompts_are_not_served, call, call_tool, protocol_2026, text_of, workspace,
 };
 use rmcp::ServiceExt;
-use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::json;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-
-/// A running `agent-read mcp --http` child, killed when dropped.
-struct HttpServer {
-    child: Child,
-    url: String,
-}
-
-impl HttpServer {
-    /// Starts the server on a free loopback port and waits for the line that names its address.
-    fn start(root: &Path, extra: &[&str]) -> HttpServer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_agent-read"))
-            .args(["mcp", "--http", "127.0.0.1:0"])
-            .args(extra)
-            .arg("--root")
-            .arg(root)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn agent-read mcp --http");
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|word| word.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no address in the start-up line: {line:?}"))
-            .to_string();
-        // Keep draining standard error so the server never blocks on a full pipe.
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        HttpServer { child, url }
-    }
-
-    async fn connect(&self) -> RunningService<RoleClient, ()> {
-        ().serve(StreamableHttpClientTransport::from_uri(self.url.as_str())).await.expect("initialize over HTTP")
-    }
-
-    /// The `host:port` the server listens on.
-    fn authority(&self) -> &str {
-        self.url.trim_start_matches("http://").trim_end_matches("/mcp")
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use std::process::Command;
 
 /// The whole life of a client: schemas, a read, paging, a failure as a tool result. `served` is how the tool is
 /// described: with repeat-read notices in session mode, one-shot when stateless.
@@ -192,31 +143,6 @@ async fn one_client_keeping_all_its_slots_busy_does_not_stall_another() {
     assert_eq!(audited.lines().count(), 1, "the slow reads were still running: {audited}");
     slow.iter().for_each(|task| task.abort());
 }
-
-/// One raw HTTP/1.1 exchange; returns the whole response.
-fn raw_exchange(authority: &str, head: &str, body: &str) -> String {
-    let mut stream = std::net::TcpStream::connect(authority).unwrap();
-    let request = format!("{head}Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    response
-}
-
-fn raw_post(authority: &str, host_header: &str, body: &str) -> String {
-    raw_post_with(authority, host_header, "", body)
-}
-
-/// A raw JSON `POST /mcp` with `Host: host_header` and the header lines `extra` (each ending in CRLF).
-fn raw_post_with(authority: &str, host_header: &str, extra: &str, body: &str) -> String {
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {host_header}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n{extra}"
-    );
-    raw_exchange(authority, &head, body)
-}
-
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
 
 #[tokio::test]
 async fn foreign_host_headers_are_refused_and_allow_host_admits_them() {

@@ -6,6 +6,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub mod http;
 pub mod mcp;
 pub mod pdf;
 

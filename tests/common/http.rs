@@ -1,0 +1,113 @@
+//! Helpers shared by the MCP-over-HTTP test files: the server as a child process, rmcp's client connected to it,
+//! and raw HTTP/1.1 exchanges for what a real client would never send.
+
+use rmcp::ServiceExt;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+/// A running `agent-read mcp --http` child, killed when dropped.
+pub struct HttpServer {
+    pub child: Child,
+    pub url: String,
+    /// Everything the server wrote on standard error so far (read on by a thread).
+    stderr: Arc<Mutex<String>>,
+}
+
+impl HttpServer {
+    /// Starts the server on a free loopback port and waits for the line that names its address.
+    pub fn start(root: &Path, extra: &[&str]) -> HttpServer {
+        Self::start_on("127.0.0.1:0", root, extra)
+    }
+
+    /// Starts the server listening on `listen` and waits for the line that names its address.
+    pub fn start_on(listen: &str, root: &Path, extra: &[&str]) -> HttpServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agent-read"))
+            .args(["mcp", "--http", listen])
+            .args(extra)
+            .arg("--root")
+            .arg(root)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn agent-read mcp --http");
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut said = String::new();
+        let url = loop {
+            let mut line = String::new();
+            if stderr.read_line(&mut line).unwrap() == 0 {
+                panic!("the server ended before it named its address: {said}");
+            }
+            said.push_str(&line);
+            if let Some(url) = line.split_whitespace().find(|word| word.starts_with("http://")) {
+                break url.to_string();
+            }
+        };
+        let collected = Arc::new(Mutex::new(said));
+        let sink = collected.clone();
+        // Keep draining standard error so the server never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                sink.lock().unwrap().push_str(&(line + "\n"));
+            }
+        });
+        HttpServer { child, url, stderr: collected }
+    }
+
+    pub async fn connect(&self) -> RunningService<RoleClient, ()> {
+        ().serve(StreamableHttpClientTransport::from_uri(self.url.as_str())).await.expect("initialize over HTTP")
+    }
+
+    /// rmcp's client, sending `Authorization: Bearer TOKEN` with every request.
+    pub async fn connect_with_token(&self, token: &str) -> RunningService<RoleClient, ()> {
+        let config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str()).auth_header(token);
+        ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("initialize over HTTP with a token")
+    }
+
+    /// The `host:port` the server listens on.
+    pub fn authority(&self) -> &str {
+        self.url.trim_start_matches("http://").trim_end_matches("/mcp")
+    }
+
+    /// What the server has written on standard error so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One raw HTTP/1.1 exchange; returns the whole response.
+pub fn raw_exchange(authority: &str, head: &str, body: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    let request = format!("{head}Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+}
+
+pub fn raw_post(authority: &str, host_header: &str, body: &str) -> String {
+    raw_post_with(authority, host_header, "", body)
+}
+
+/// A raw JSON `POST /mcp` with `Host: host_header` and the header lines `extra` (each ending in CRLF).
+pub fn raw_post_with(authority: &str, host_header: &str, extra: &str, body: &str) -> String {
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host_header}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{extra}"
+    );
+    raw_exchange(authority, &head, body)
+}
+
+pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
