@@ -26,8 +26,27 @@ impl HttpServer {
 
     /// Starts the server listening on `listen` and waits for the line that names its address.
     pub fn start_on(listen: &str, root: &Path, extra: &[&str]) -> HttpServer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_agent-read"))
-            .args(["mcp", "--http", listen])
+        Self::spawn(Command::new(env!("CARGO_BIN_EXE_agent-read")).args(["mcp", "--http", listen]), root, extra)
+    }
+
+    /// Starts the server on a free loopback port, allowed to open at most `files` file descriptors (soft and hard).
+    pub fn start_with_files_limit(root: &Path, extra: &[&str], files: u64) -> HttpServer {
+        use std::os::unix::process::CommandExt;
+        let mut command = Command::new(env!("CARGO_BIN_EXE_agent-read"));
+        command.args(["mcp", "--http", "127.0.0.1:0"]);
+        let limit = libc::rlimit { rlim_cur: files as libc::rlim_t, rlim_max: files as libc::rlim_t };
+        // SAFETY: between fork and exec only setrlimit runs, which is async-signal-safe.
+        unsafe {
+            command.pre_exec(move || match libc::setrlimit(libc::RLIMIT_NOFILE, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            });
+        }
+        Self::spawn(&mut command, root, extra)
+    }
+
+    fn spawn(command: &mut Command, root: &Path, extra: &[&str]) -> HttpServer {
+        let mut child = command
             .args(extra)
             .arg("--root")
             .arg(root)
