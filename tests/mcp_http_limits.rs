@@ -245,11 +245,9 @@ fn at_the_session_cap_the_longest_idle_session_ends_and_with_every_session_busy_
     assert!(refused.to_ascii_lowercase().contains("retry-after: 1"), "{refused}");
     assert!(refused.contains("[http] max_sessions"), "{refused}");
     // A page from a refused origin gets its refusal first, and takes nothing.
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n"
-    );
-    assert!(raw_exchange(server.authority(), &head, INITIALIZE).starts_with("HTTP/1.1 403"));
+    let head = "POST /mcp HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\n\
+                Accept: application/json, text/event-stream\r\n";
+    assert!(raw_exchange(server.authority(), head, INITIALIZE).starts_with("HTTP/1.1 403"));
 }
 
 #[test]

@@ -373,14 +373,15 @@ pub(super) fn fit_descriptor_limit(wanted: usize) -> usize {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
         return wanted;
     }
-    if (limit.rlim_cur as u64) < needed {
-        let raised = libc::rlimit { rlim_cur: needed.min(limit.rlim_max as u64) as libc::rlim_t, ..limit };
+    if wide(limit.rlim_cur) < needed {
+        let wanted = needed.min(wide(limit.rlim_max));
+        let raised = libc::rlimit { rlim_cur: libc::rlim_t::try_from(wanted).unwrap_or(limit.rlim_max), ..limit };
         // SAFETY: setrlimit reads one rlimit through the pointer, which points to one.
         if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
             limit = raised;
         }
     }
-    let room = (limit.rlim_cur as u64).saturating_sub(DESCRIPTOR_RESERVE).max(1);
+    let room = wide(limit.rlim_cur).saturating_sub(DESCRIPTOR_RESERVE).max(1);
     if room >= wanted as u64 {
         return wanted;
     }
@@ -390,6 +391,13 @@ pub(super) fn fit_descriptor_limit(wanted: usize) -> usize {
         limit.rlim_cur
     );
     usize::try_from(room).unwrap_or(wanted)
+}
+
+/// A limit as a `u64`: `rlim_t` is 64 bits wide on the usual systems, and narrower on some.
+#[cfg(unix)]
+#[allow(clippy::useless_conversion)]
+fn wide(limit: libc::rlim_t) -> u64 {
+    u64::from(limit)
 }
 
 /// Elsewhere descriptors are not limited per process in the same way.
