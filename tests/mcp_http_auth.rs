@@ -444,7 +444,24 @@ async fn unsigned_and_symmetric_tokens_are_refused_whatever_key_they_name() {
         let ec = SigningKey::p256("rsa-1");
         ec.sign(&valid)
     };
+    // The attacker's own key, offered in the token's header (embedded, or by URL): never used.
+    let attacker = SigningKey::p256("rsa-1");
+    let attacker_own = SigningKey::p256("attacker");
+    let embedded = {
+        let header = Header { jwk: Some(attacker.jwk.clone()), ..Header::new(Algorithm::ES256) };
+        jsonwebtoken::encode(&header, &valid, &attacker.key).unwrap()
+    };
+    let by_url = {
+        let header = Header {
+            kid: Some("attacker".into()),
+            jku: Some("http://127.0.0.1:9/jwks".into()),
+            ..Header::new(Algorithm::ES256)
+        };
+        jsonwebtoken::encode(&header, &valid, &attacker_own.key).unwrap()
+    };
     let cases = [
+        ("a key embedded in the header", embedded),
+        ("a key set named by the header", by_url),
         ("alg none", none),
         ("alg None", none_upper),
         ("HS256 keyed with the public JWK", hs("rsa-1", &public)),
@@ -520,7 +537,25 @@ async fn while_the_issuers_keys_cannot_be_fetched_tokens_are_refused_with_503_an
     let answer = post_with_token(&server, &key.sign(&claims(&issuer.url, "files:read", 300)));
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
     assert_eq!(header(&answer, "retry-after"), Some("5"));
-    assert!(server.stderr().contains("cannot fetch the signing keys of the issuer"), "{}", server.stderr());
+    assert!(server.says_soon("cannot fetch the signing keys of the issuer"), "{}", server.stderr());
+}
+
+#[tokio::test]
+async fn with_two_authorization_servers_each_token_is_checked_with_its_own_issuers_keys() {
+    let (a_key, b_key) = (SigningKey::rsa("a"), SigningKey::ed25519("b"));
+    let (a, b) = (Issuer::start(&[&a_key]), Issuer::start(&[&b_key]));
+    let config_dir = tempfile::tempdir().unwrap();
+    let dir = workspace();
+    let toml = format!("[http.oauth]\nresource = {RESOURCE:?}\nauthorization_servers = [{:?}, {:?}]\n", a.url, b.url);
+    let config = private_file(config_dir.path(), "two.toml", &toml);
+    let server = HttpServer::start(dir.path(), &["--config", config.to_str().unwrap()]);
+    assert!(post_with_token(&server, &a_key.sign(&claims(&a.url, "", 300))).starts_with("HTTP/1.1 200"));
+    assert!(post_with_token(&server, &b_key.sign(&claims(&b.url, "", 300))).starts_with("HTTP/1.1 200"));
+    // Signed by one issuer's key, claiming to come from the other: checked with the other's keys, and refused.
+    let crossed = post_with_token(&server, &a_key.sign(&claims(&b.url, "", 300)));
+    assert_eq!(refusal(&crossed).0, "401", "{crossed}");
+    let unknown = post_with_token(&server, &a_key.sign(&claims("https://evil.example", "", 300)));
+    assert!(refusal(&unknown).1.contains("issuer is not accepted"), "{unknown}");
 }
 
 #[test]

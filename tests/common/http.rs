@@ -97,6 +97,19 @@ impl HttpServer {
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
     }
+
+    /// Whether the server writes `needle` on standard error within 5 seconds (its lines reach the test through a
+    /// thread, a moment after the server wrote them).
+    pub fn says_soon(&self, needle: &str) -> bool {
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_secs(5) {
+            if self.stderr().contains(needle) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        false
+    }
 }
 
 impl Drop for HttpServer {
