@@ -68,6 +68,12 @@ pub struct OAuthConfig {
     pub scopes: Vec<String>,
 }
 
+/// The longest timeout accepted, in milliseconds.
+const MAX_TIMEOUT_MS: u64 = 86_400_000;
+
+/// The most connections one server may be configured to serve at once (far beyond what one process serves well).
+const MAX_CONNECTIONS: usize = 1_000_000;
+
 impl HttpConfig {
     /// Whether clients must authenticate: a token file or OAuth is configured. Other parts of the server ask this
     /// before they allow what only an authenticated client may do.
@@ -77,6 +83,12 @@ impl HttpConfig {
 
     /// Checks the values can be served; the error names the key and what it accepts.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.check_limits()?;
+        self.check_authentication()
+    }
+
+    /// Timeouts between 1 ms and a day, caps at least 1.
+    fn check_limits(&self) -> Result<(), ConfigError> {
         let positive = [
             ("http.head_timeout_ms", self.head_timeout_ms),
             ("http.body_timeout_ms", self.body_timeout_ms),
@@ -88,6 +100,17 @@ impl HttpConfig {
         if let Some((key, _)) = positive.iter().find(|(_, value)| *value == 0) {
             return Err(ConfigError::new(format!("{key} must be at least 1 (nothing can be served with 0)")));
         }
+        if let Some((key, _)) = positive[..3].iter().find(|(_, ms)| *ms > MAX_TIMEOUT_MS) {
+            return Err(ConfigError::new(format!("{key} must be at most {MAX_TIMEOUT_MS} (a day)")));
+        }
+        if self.max_connections > MAX_CONNECTIONS {
+            return Err(ConfigError::new(format!("http.max_connections must be at most {MAX_CONNECTIONS}")));
+        }
+        Ok(())
+    }
+
+    /// No opt-out beside authentication; OAuth with an issuer, and a key set URL only for a single one.
+    fn check_authentication(&self) -> Result<(), ConfigError> {
         if self.authenticates() && self.insecure_no_auth {
             return Err(ConfigError::new(
                 "--insecure-no-auth (http.insecure_no_auth) contradicts the authentication configured \
@@ -120,6 +143,10 @@ mod tests {
     fn zero_limits_and_contradictions_are_named() {
         let zero = HttpConfig { body_timeout_ms: 0, ..HttpConfig::default() };
         assert!(zero.validate().unwrap_err().to_string().contains("http.body_timeout_ms must be at least 1"));
+        let long = HttpConfig { idle_timeout_ms: u64::MAX, ..HttpConfig::default() };
+        assert!(long.validate().unwrap_err().to_string().contains("http.idle_timeout_ms must be at most 86400000"));
+        let huge = HttpConfig { max_connections: usize::MAX, ..HttpConfig::default() };
+        assert!(huge.validate().unwrap_err().to_string().contains("http.max_connections must be at most 1000000"));
         let both = HttpConfig { auth_token_file: Some("t".into()), insecure_no_auth: true, ..HttpConfig::default() };
         assert!(both.validate().unwrap_err().to_string().contains("contradicts"));
         let oauth = |servers: &[&str], jwks: Option<&str>| HttpConfig {

@@ -186,8 +186,8 @@ impl Watch {
     /// When the connection is to be closed unless its phase changes first.
     fn deadline(&self, limits: &ConnectionLimits) -> Option<Instant> {
         match self.phase() {
-            Phase::Waiting { since, fresh: true } | Phase::Head { since } => Some(since + limits.head_timeout),
-            Phase::Waiting { since, fresh: false } => Some(since + limits.idle_timeout),
+            Phase::Waiting { since, fresh: true } | Phase::Head { since } => since.checked_add(limits.head_timeout),
+            Phase::Waiting { since, fresh: false } => since.checked_add(limits.idle_timeout),
             Phase::Busy(_) => None,
         }
     }

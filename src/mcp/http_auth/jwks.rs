@@ -79,7 +79,7 @@ impl IssuerKeys {
     /// The key a token signed with `kid` (or naming none) is checked against.
     pub(super) async fn key_for(&self, kid: Option<&str>) -> Result<Jwk, KeyError> {
         if Held::refresh_due(&*self.state.read().await) {
-            let _ = self.refresh_if(|held| held.refresh_due()).await;
+            self.refresh_if(|held| held.refresh_due()).await;
         }
         if self.state.read().await.fetched.is_none() {
             return Err(KeyError::Unavailable);
@@ -90,15 +90,14 @@ impl IssuerKeys {
         if !Held::unknown_refetch_due(&*self.state.read().await) {
             return Err(KeyError::Unknown);
         }
-        let _ = self
-            .refresh_if(|held| {
-                let due = Held::unknown_refetch_due(held);
-                if due {
-                    held.unknown_refetched = Some(Instant::now());
-                }
-                due
-            })
-            .await;
+        self.refresh_if(|held| {
+            let due = Held::unknown_refetch_due(held);
+            if due {
+                held.unknown_refetched = Some(Instant::now());
+            }
+            due
+        })
+        .await;
         self.find(kid).await.ok_or(KeyError::Unknown)
     }
 
@@ -113,13 +112,13 @@ impl IssuerKeys {
     }
 
     /// Fetches the key set when `due` says so, checked once this request's turn to fetch has come (another request
-    /// may have fetched meanwhile). `Ok` when the keys held are current.
-    async fn refresh_if(&self, due: impl FnOnce(&mut Held) -> bool) -> Result<(), String> {
+    /// may have fetched meanwhile). A failure keeps the keys held, and is said on standard error.
+    async fn refresh_if(&self, due: impl FnOnce(&mut Held) -> bool) {
         let _turn = self.fetching.lock().await;
         let url = {
             let mut held = self.state.write().await;
             if !due(&mut held) {
-                return Ok(());
+                return;
             }
             held.tried = Some(Instant::now());
             held.discovered_url.clone()
@@ -131,11 +130,9 @@ impl IssuerKeys {
                 held.keys = keys;
                 held.fetched = Some(Instant::now());
                 held.discovered_url = Some(url);
-                Ok(())
             }
             Err(why) => {
                 eprintln!("agent-read: cannot fetch the signing keys of the issuer {}: {why}", self.issuer);
-                Err(why)
             }
         }
     }
