@@ -1,4 +1,6 @@
-//! The audit log: one JSON line per read — time, root, path, outcome, bytes returned. Never file content.
+//! The audit log: one JSON line per read — time, root, path, outcome, bytes returned — and one per change of roots a
+//! client asked for (`"event": "roots"`: who, which roots were asked, which taken, which refused and why). Never file
+//! content.
 
 use crate::config::ConfigError;
 use serde::Serialize;
@@ -32,6 +34,48 @@ pub struct AuditEntry<'a> {
     pub bytes: usize,
 }
 
+/// One change of roots: a client asked for roots, and what became of them.
+#[derive(Debug, Clone, Serialize)]
+pub struct RootsChange<'a> {
+    /// When the change was made (RFC 3339, UTC, milliseconds).
+    pub time: String,
+    /// Always `roots`: what tells these lines from the lines of reads.
+    pub event: &'static str,
+    /// Who asked.
+    #[serde(flatten)]
+    pub who: Who<'a>,
+    /// The roots as the client gave them (URIs).
+    pub asked: Vec<&'a str>,
+    /// The real paths of the roots taken.
+    pub accepted: Vec<String>,
+    /// The roots refused, each with why.
+    pub refused: Vec<Refused<'a>>,
+    /// The real paths of the roots in force after the change (the configured ones when none was taken).
+    pub in_force: Vec<String>,
+}
+
+/// Who changed the roots.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Who<'a> {
+    /// How the client is connected: `stdio`, `http` (a session), `http-stateless`.
+    pub transport: &'a str,
+    /// The MCP session id, when there is one.
+    pub session: Option<&'a str>,
+    /// The client's name, as it gave it.
+    pub client: Option<&'a str>,
+    /// The client's version, as it gave it.
+    pub client_version: Option<&'a str>,
+}
+
+/// A root refused, with why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Refused<'a> {
+    /// The root as the client gave it.
+    pub root: &'a str,
+    /// Why it was refused.
+    pub why: String,
+}
+
 impl AuditLog {
     /// Opens (creating if needed) the audit file for appending.
     pub fn open(path: &Path) -> Result<AuditLog, ConfigError> {
@@ -45,7 +89,16 @@ impl AuditLog {
 
     /// Appends one record as a single write; a failing audit write never fails the read.
     pub fn record(&self, entry: &AuditEntry<'_>) {
-        let Ok(mut line) = serde_json::to_vec(entry) else { return };
+        self.append(entry);
+    }
+
+    /// Appends one change of roots as a single write.
+    pub fn record_roots(&self, change: &RootsChange<'_>) {
+        self.append(change);
+    }
+
+    fn append(&self, record: &impl Serialize) {
+        let Ok(mut line) = serde_json::to_vec(record) else { return };
         line.push(b'\n');
         let mut file = match self.file.lock() {
             Ok(file) => file,
@@ -86,5 +139,30 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[1]["outcome"], "DENIED");
         assert_eq!(lines[0]["bytes"], 12);
+    }
+
+    #[test]
+    fn a_change_of_roots_is_one_line_saying_who_and_what() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::open(&path).unwrap();
+        let who = Who { transport: "stdio", session: None, client: Some("c"), client_version: Some("1") };
+        log.record_roots(&RootsChange {
+            time: now(),
+            event: "roots",
+            who,
+            asked: vec!["file:///"],
+            accepted: vec![],
+            refused: vec![Refused { root: "file:///", why: "outside the configured roots".into() }],
+            in_force: vec!["/ws".into()],
+        });
+        let text = std::fs::read_to_string(&path).unwrap();
+        let line: serde_json::Value = serde_json::from_str(text.trim_end()).unwrap();
+        assert_eq!(text.lines().count(), 1);
+        assert_eq!(line["event"], "roots");
+        assert_eq!(line["transport"], "stdio");
+        assert_eq!(line["client"], "c");
+        assert_eq!(line["refused"][0]["why"], "outside the configured roots");
+        assert_eq!(line["in_force"][0], "/ws");
     }
 }

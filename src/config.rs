@@ -7,6 +7,7 @@
 //! audit_log = "/var/log/agent-read.jsonl"   # one JSON line per read (never content)
 //! pdf_as_document = false      # true: PDFs come back whole, as a document attachment
 //! index_cache = "/var/cache/agent-read"     # keep line indexes of big files on disk too (off by default)
+//! trust_client_roots = false   # MCP over stdio: let the client choose roots beyond these (off by default)
 //!
 //! [limits]
 //! default_lines = 2000
@@ -117,7 +118,8 @@ pub struct Config {
     /// Which paths inside the roots may still not be read.
     #[serde(default)]
     pub policy: PolicyConfig,
-    /// File that receives one JSON line per read (time, root, path, outcome, bytes returned; never content).
+    /// File that receives one JSON line per read (time, root, path, outcome, bytes returned; never content), and one
+    /// per change of an MCP client's roots (who, which roots were asked, taken and refused).
     #[serde(default)]
     pub audit_log: Option<PathBuf>,
     /// Return PDFs whole, as a document attachment, for models that read PDFs natively (text is still extracted when
@@ -136,6 +138,10 @@ pub struct Config {
     /// How the MCP server's per-connection sessions behave (`[session]`); each field falls back to that face's default.
     #[serde(default)]
     pub session: SessionConfig,
+    /// Let an MCP client choose roots beyond `roots` (`--trust-client-roots`). Off by default: a client's roots then
+    /// only narrow the configured ones. The MCP server refuses it over HTTP.
+    #[serde(default)]
+    pub trust_client_roots: bool,
     /// How the MCP server's HTTP face authenticates and bounds its clients (`[http]`).
     #[serde(default)]
     pub http: HttpConfig,
@@ -200,7 +206,7 @@ impl Config {
 }
 
 /// Keys of the top level, which TOML puts in the table above them when written after a `[section]` header.
-const TOP_LEVEL_KEYS: [&str; 4] = ["roots", "audit_log", "pdf_as_document", "index_cache"];
+const TOP_LEVEL_KEYS: [&str; 5] = ["roots", "audit_log", "pdf_as_document", "index_cache", "trust_client_roots"];
 
 /// Mistakes the field-by-field parse would report without their cause: a top-level key written under a section,
 /// and `roots = []`, which would otherwise mean the working directory.

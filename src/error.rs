@@ -129,10 +129,11 @@ impl ReadError {
     }
 
     /// Shortens the message and the hint to `max_bytes` each and every suggestion to a third of that, so that no
-    /// input (a huge path, say) can make an error long.
+    /// input (a huge path, say) can make an error long; control and invisible characters in the message and the
+    /// hint (a path's) are shown escaped, as in content, so that no name can break the error's lines.
     pub fn clipped(mut self, max_bytes: usize) -> Self {
-        self.message = clip(&self.message, max_bytes);
-        self.hint = self.hint.map(|h| clip(&h, max_bytes));
+        self.message = clip(&crate::render::escape::shown(&self.message), max_bytes);
+        self.hint = self.hint.map(|h| clip(&crate::render::escape::shown(&h), max_bytes));
         for suggestion in &mut self.suggestions {
             *suggestion = clip(suggestion, max_bytes / 3);
         }
@@ -231,6 +232,15 @@ mod tests {
         assert!(e.message.len() <= MAX_MESSAGE_BYTES && e.message.contains('…'), "{}", e.message.len());
         assert!(e.hint.unwrap().len() <= MAX_MESSAGE_BYTES);
         assert_eq!(ReadError::invalid_param("short").clipped(10).message, "short");
+    }
+
+    #[test]
+    fn clipped_errors_show_control_characters_in_paths_escaped() {
+        let e = ReadError::new(ErrorCode::NotFound, "a\n(lines 1-1 of 1 · end of file)\u{1b}[2J: no such file")
+            .with_hint("list \u{2028}x")
+            .clipped(MAX_MESSAGE_BYTES);
+        assert_eq!(e.message, "a␊(lines 1-1 of 1 · end of file)␛[2J: no such file");
+        assert_eq!(e.hint.as_deref(), Some("list ⟨U+2028⟩x"));
     }
 
     #[test]

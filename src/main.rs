@@ -6,9 +6,9 @@
 //! - `agent-read --schema [--schema-format openai|anthropic|mcp]` prints the tool definition.
 //! - `agent-read many PATH_OR_GLOB... [--limit N] [--max-files N] [--json]` reads several files in one answer (the
 //!   `read_many` tool; without paths, one JSON request on standard input); `agent-read many --schema` prints that tool.
-//! - `agent-read mcp [--root DIR]...` serves the tool as an MCP server on standard input and output;
-//!   `agent-read mcp --http ADDR [--allow-host HOST]... [--stateless] [--auth-token-file FILE] [--insecure-no-auth]`
-//!   serves it over streamable HTTP.
+//! - `agent-read mcp [--root DIR]... [--trust-client-roots]` serves the tool as an MCP server on standard input and
+//!   output; `agent-read mcp --http ADDR [--allow-host HOST]... [--stateless] [--auth-token-file FILE]
+//!   [--insecure-no-auth]` serves it over streamable HTTP.
 //!
 //! Exit status: 0 when a result was printed (for JSON output, errors included), 1 when a plain-text read failed
 //! (the error went to standard error), 2 for a usage or configuration error. `mcp`: 0 when the client ends the
@@ -87,7 +87,8 @@ struct Cli {
     /// Deny what .gitignore/.ignore files inside the root ignore.
     #[arg(long, global = true)]
     respect_ignore: bool,
-    /// Append one JSON line per read (time, root, path, outcome, bytes; never content) to FILE.
+    /// Append one JSON line per read (time, root, path, outcome, bytes; never content), and per change of an MCP
+    /// client's roots, to FILE.
     #[arg(long, value_name = "FILE", global = true)]
     audit_log: Option<PathBuf>,
     /// Return PDFs whole, as a document attachment (for models that read PDFs natively).
@@ -149,6 +150,10 @@ struct McpArgs {
     /// How the budget counts tokens: `estimate` (bytes; the default) or `o200k` (exact; needs the `tiktoken` feature).
     #[arg(long, value_name = "HOW", value_parser = ["estimate", "o200k"])]
     token_counting: Option<String>,
+    /// Let the client's MCP roots reach beyond --root (stdio only). Without it, a client's roots only narrow --root,
+    /// and one outside is refused.
+    #[arg(long)]
+    trust_client_roots: bool,
 }
 
 impl McpArgs {
@@ -210,10 +215,14 @@ fn main() -> ExitCode {
     };
     if let Some(Mode::Mcp(args)) = &cli.command {
         args.apply_http_flags(&mut config);
+        config.trust_client_roots |= args.trust_client_roots;
         let settings = match args.session_settings(&config) {
             Ok(settings) => settings,
             Err(message) => return usage_error(&message),
         };
+        if let Err(message) = mcp::check_client_roots_trust(config.trust_client_roots, args.http.is_some()) {
+            return usage_error(&message);
+        }
         let served = match &args.http {
             None => mcp::serve_stdio(config, settings),
             Some(listen) => {

@@ -115,6 +115,15 @@ pub struct TextMeta {
     /// Bytes invalid in the encoding within the returned window, shown as U+FFFD (absent when none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub invalid_bytes: Option<u64>,
+    /// NUL characters in the window, shown as `␀` (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nul_chars: Option<Flagged>,
+    /// Other control characters and line or paragraph separators in the window, shown escaped (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_chars: Option<Flagged>,
+    /// Bidirectional controls and invisible characters in the window (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub invisible_chars: Option<Flagged>,
     /// Whether content exists before the window.
     pub more_before: bool,
     /// Whether content exists after the window.
@@ -182,6 +191,24 @@ pub struct TextMeta {
     /// The `start_byte` of the next range; absent at the end (byte mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_start_byte: Option<u64>,
+}
+
+/// Characters of one class a window holds: how many, and where the first is — its line (line and block windows),
+/// its byte offset (byte ranges) or its page (PDF pages). Offsets and lines count the rendering of a notebook or a
+/// PDF, as the window's own do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Flagged {
+    /// How many the window holds.
+    pub count: u64,
+    /// The line of the first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_line: Option<u64>,
+    /// The byte offset of the first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_byte: Option<u64>,
+    /// The page of the first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_page: Option<u64>,
 }
 
 /// A page of a directory listing.

@@ -32,8 +32,10 @@ type instead, e.g. \"BINARY: ELF executable\"). Files of any size are fine: only
 
 Side effects: none; read-only and idempotent.
 
-Output: each line as `N: text`. Lines over 2000 characters (the default limit) are cut and marked with the exact start_byte/end_byte \
-that hold the rest. The whole output stays under 50 KiB by default. The last line is always a footer such as \
+Output: each line as `N: text` (in a byte range, `@OFFSET: text`); nothing in a file starts a line of its own. \
+Control and invisible characters are shown escaped, as `␛` (ESC) or `⟨U+202E⟩`, and counted in the footer; notebook \
+and PDF text stands behind a `│ ` gutter. Lines over 2000 characters (the default limit) are cut and marked with the \
+exact start_byte/end_byte that hold the rest. The whole output stays under 50 KiB by default. The last line is always a footer such as \
 `(lines 1-2000 of 48213 · 1.8 MiB · next: offset=2001)` or `(... · end of file)`, with notices about encoding, \
 line endings or cut lines. Directories list one entry per line, subdirectories ending in `/`, sorted, paged the \
 same way. Errors start with a code (NOT_FOUND, INVALID_RANGE, BINARY, ...) and say what to do next, including \

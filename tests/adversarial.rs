@@ -34,6 +34,9 @@ use std::sync::LazyLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+#[path = "adversarial/secrets.rs"]
+mod secrets;
+
 /// Per-process timeout of every run.
 const TIMEOUT: Duration = Duration::from_secs(20);
 /// The default output cap (50 KiB).

@@ -210,7 +210,7 @@ fn a_notebook_code_cell_is_searched_in_its_rendering() {
     ws.file("nb.ipynb", json!({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [cell]}).to_string());
     let v = block(&ws, "nb.ipynb", 4, json!({}));
     assert_eq!(v["meta"]["rendered_from"], "notebook");
-    assert_eq!(output(&v).lines().next(), Some("3:     if x:"));
+    assert_eq!(output(&v).lines().next(), Some("3: │     if x:"));
     assert_eq!(span(&v), (3, 4));
     assert!(footer(&v).contains("notebook: 1 cell(s) · widen: mode=block anchor_line=2"), "{}", footer(&v));
 }

@@ -8,7 +8,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{Ws, output, parse_one_json};
+use common::{Ws, envelope, output, parse_one_json};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -108,14 +108,21 @@ fn numbered_lines(n: usize) -> String {
     (1..=n).map(|i| format!("line {i}\n")).collect()
 }
 
-/// Parses the marker of a cut line: `… [line truncated: N more bytes; use start_byte=X end_byte=Y to read it]`.
+/// Parses the marker of a cut line: `⟨line truncated: N more bytes; use start_byte=X end_byte=Y to read it⟩`.
 fn truncation_marker(line: &str) -> Option<(u64, u64, u64)> {
-    let at = line.find("… [line truncated: ")?;
-    let rest = &line[at + "… [line truncated: ".len()..];
+    let at = line.find("⟨line truncated: ")?;
+    let rest = &line[at + "⟨line truncated: ".len()..];
     let (more, rest) = rest.split_once(" more bytes; use start_byte=")?;
     let (start, rest) = rest.split_once(" end_byte=")?;
-    let end = rest.strip_suffix(" to read it]")?;
+    let end = rest.strip_suffix(" to read it⟩")?;
     Some((more.parse().ok()?, start.parse().ok()?, end.parse().ok()?))
+}
+
+/// The text a byte range's output stands for: its lines (each behind `@OFFSET: `), escapes turned back, joined by
+/// line feeds.
+fn range_text(out: &str) -> String {
+    let (lines, _) = envelope::ranged(out);
+    lines.iter().map(|(_, text)| envelope::unshow(text)).collect::<Vec<_>>().join("\n")
 }
 
 /// The byte range of a footer's next call (`next: start_byte=X end_byte=Y)`), when there is one.
@@ -801,14 +808,14 @@ fn long_line_is_cut_and_its_byte_range_returns_exactly_the_rest() {
     assert_eq!(lines[2], "3: tail");
     // Exactly 2000 characters are shown, then the marker.
     let shown = lines[1].strip_prefix("2: ").unwrap();
-    let (text, _) = shown.split_once("… [line truncated").unwrap();
+    let (text, _) = shown.split_once("⟨line truncated").unwrap();
     assert_eq!(text, &long[..2000]);
     assert_eq!(truncation_marker(lines[1]), Some((500, 2006, 2506)), "{}", lines[1]);
     assert!(footer(out).contains("1 long line(s) cut"), "{}", footer(out));
     // Following the marker returns exactly the rest of the line.
     let rest = ws.read("long.txt", json!({"start_byte": 2006, "end_byte": 2506}));
     let rest_meta = text_meta(&rest);
-    assert_eq!(body(output(&rest)).join("\n"), &long[2000..]);
+    assert_eq!(range_text(output(&rest)), &long[2000..]);
     assert_eq!(rest_meta["actual_range"], json!([2006, 2506]));
     assert_eq!(rest_meta["boundary_adjusted"], false);
     assert_eq!(content.as_bytes()[2006..2506], long.as_bytes()[2000..]);
@@ -821,11 +828,11 @@ fn long_multibyte_line_is_cut_on_a_character_boundary_and_continues_exactly() {
     ws.file("accents.txt", format!("{long}\n"));
     let v = ws.read("accents.txt", json!({}));
     let line = body(output(&v))[0];
-    let (text, _) = line.strip_prefix("1: ").unwrap().split_once("… [line truncated").unwrap();
+    let (text, _) = line.strip_prefix("1: ").unwrap().split_once("⟨line truncated").unwrap();
     assert_eq!(text, "é".repeat(2000));
     assert_eq!(truncation_marker(line), Some((1000, 4000, 5000)));
     let rest = ws.read("accents.txt", json!({"start_byte": 4000, "end_byte": 5000}));
-    assert_eq!(body(output(&rest)).join("\n"), "é".repeat(500));
+    assert_eq!(range_text(output(&rest)), "é".repeat(500));
     assert!(!output(&rest).contains('\u{FFFD}'));
 }
 
@@ -836,12 +843,12 @@ fn long_line_in_utf16_continues_exactly() {
     ws.file("wide16.txt", utf16le_with_bom(&format!("{long}\n")));
     let v = ws.read("wide16.txt", json!({}));
     let line = body(output(&v))[0];
-    let (text, _) = line.strip_prefix("1: ").unwrap().split_once("… [line truncated").unwrap();
+    let (text, _) = line.strip_prefix("1: ").unwrap().split_once("⟨line truncated").unwrap();
     assert_eq!(text, format!("{}{}", "A".repeat(1990), "ü".repeat(10)));
     let (more, start, end) = truncation_marker(line).expect("marker");
     assert_eq!((more, start, end), (80, 4002, 4082));
     let rest = ws.read("wide16.txt", json!({"start_byte": start, "end_byte": end}));
-    assert_eq!(body(output(&rest)).join("\n"), format!("{}{}", "ü".repeat(10), "B".repeat(30)));
+    assert_eq!(range_text(output(&rest)), format!("{}{}", "ü".repeat(10), "B".repeat(30)));
 }
 
 #[test]
@@ -853,7 +860,7 @@ fn long_line_marker_points_past_a_crlf_terminator() {
     let line = body(output(&v))[1];
     assert_eq!(truncation_marker(line), Some((100, 2003, 2103)), "{line}");
     let rest = ws.read("crlong.txt", json!({"start_byte": 2003, "end_byte": 2103}));
-    assert_eq!(body(output(&rest)).join("\n"), "q".repeat(100));
+    assert_eq!(range_text(output(&rest)), "q".repeat(100));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -934,7 +941,7 @@ fn single_huge_line_makes_progress_through_byte_ranges() {
     let out = output(&v);
     assert!(out.len() <= CAP);
     let line = body(out)[0];
-    let (shown, _) = line.strip_prefix("1: ").unwrap().split_once("… [line truncated").unwrap();
+    let (shown, _) = line.strip_prefix("1: ").unwrap().split_once("⟨line truncated").unwrap();
     let (_, mut start, mut end) = truncation_marker(line).expect("marker");
     assert_eq!(start, shown.len() as u64);
     assert_eq!(end, size);
@@ -946,8 +953,8 @@ fn single_huge_line_makes_progress_through_byte_ranges() {
         let out = output(&v);
         assert!(out.len() <= CAP, "range at {start} is {} bytes", out.len());
         assert_eq!(meta["actual_range"][0], start, "continues exactly where the last range ended");
-        let (text, foot) = out.rsplit_once('\n').unwrap();
-        rebuilt.push_str(text);
+        let foot = footer(out);
+        rebuilt.push_str(&range_text(out));
         assert_eq!(meta["actual_range"][1].as_u64().unwrap(), rebuilt.len() as u64);
         match next_byte_call(foot) {
             Some((next_start, next_end)) => {
@@ -989,7 +996,7 @@ fn line_longer_than_the_cap_is_cut_to_fit_and_points_to_the_rest() {
     assert_eq!(meta["byte_cap_hit"], true);
     let line = body(out)[0];
     let (_, start, end) = truncation_marker(line).expect("marker");
-    let shown = line.strip_prefix("2: ").unwrap().split_once('…').unwrap().0.len() as u64;
+    let shown = line.strip_prefix("2: ").unwrap().split_once('⟨').unwrap().0.len() as u64;
     assert_eq!(start, 6 + shown);
     assert_eq!(end, 6 + 200_000);
 }
@@ -1021,8 +1028,8 @@ fn byte_range_reports_requested_and_actual_range_and_share() {
     assert!(meta.get("total_lines").is_none(), "no line-mode fields in byte mode");
     assert_eq!(
         output(&v),
-        "56789\n01234\n(bytes 5-16 of 22 · 50% of the file · ends mid-line: the line break above is not in the file · \
-         next: start_byte=16 end_byte=22)"
+        "@5: 56789\n@11: 01234\n(bytes 5-16 of 22 · 50% of the file · ends mid-line: the line break above is not in \
+         the file · next: start_byte=16 end_byte=22)"
     );
 }
 
@@ -1036,17 +1043,30 @@ fn byte_range_start_inside_a_multibyte_character_moves_back() {
     assert_eq!(meta["actual_range"], json!([2, 6]));
     assert_eq!(meta["boundary_adjusted"], true);
     let out = output(&v);
-    assert_eq!(body(out), ["€c"]);
+    assert_eq!(body(out), ["@2: €c"]);
     assert!(footer(out).contains("start moved to 2"), "{out}");
     // An end inside a character moves back to the boundary before it.
     let v = ws.read("euro.txt", json!({"start_byte": 0, "end_byte": 4}));
     assert_eq!(text_meta(&v)["actual_range"], json!([0, 2]));
     assert_eq!(text_meta(&v)["boundary_adjusted"], true);
-    assert_eq!(body(output(&v)), ["ab"]);
+    assert_eq!(body(output(&v)), ["@0: ab"]);
     assert!(footer(output(&v)).contains("end moved to 2 (character boundary)"), "{}", output(&v));
     // An end past the file is the file's end, not a move.
     let v = ws.read("euro.txt", json!({"start_byte": 0, "end_byte": 100}));
     assert!(!footer(output(&v)).contains("moved"), "{}", output(&v));
+}
+
+#[test]
+fn a_byte_range_over_crlf_line_breaks_leaves_their_cr_out_and_says_so() {
+    let ws = Ws::new();
+    ws.file("dos.txt", "a\r\nb\rc\r\n");
+    let v = ws.read("dos.txt", json!({"start_byte": 0, "end_byte": 8}));
+    assert_eq!(
+        output(&v),
+        "@0: a\n@3: b␍c\n(bytes 0-8 of 8 · 100% of the file · 2 CRLF line break(s), CR not shown · 1 control \
+         character(s) escaped, first at byte 4 · end of file)"
+    );
+    assert_eq!(text_meta(&v)["control_chars"], json!({"count": 1, "first_byte": 4}));
 }
 
 #[test]
@@ -1060,7 +1080,7 @@ fn byte_range_end_past_the_file_is_clamped() {
     assert_eq!(meta["boundary_adjusted"], true);
     assert_eq!(meta["more_after"], false);
     assert!(meta.get("next_start_byte").is_none());
-    assert_eq!(output(&v), "ello\n(bytes 1-5 of 5 · 80% of the file · no final newline · end of file)");
+    assert_eq!(output(&v), "@1: ello\n(bytes 1-5 of 5 · 80% of the file · no final newline · end of file)");
 }
 
 #[test]
@@ -1272,8 +1292,10 @@ fn nul_bytes_past_the_classified_start_are_shown_and_counted_in_the_footer() {
     ws.file("mixed.log", &bytes);
     let v = ws.read("mixed.log", json!({"offset": 5000}));
     let out = output(&v);
-    assert_eq!(body(out), ["5000: plain text line", "5001: record \u{0}\u{1}\u{0} end", "5002: last"]);
-    assert!(footer(out).contains("2 NUL byte(s) in this window, shown as they are"), "{out}");
+    assert_eq!(body(out), ["5000: plain text line", "5001: record ␀␁␀ end", "5002: last"]);
+    assert!(footer(out).contains("2 NUL byte(s) in this window, shown as ␀"), "{out}");
+    assert!(footer(out).contains("1 control character(s) escaped, first on line 5001"), "{out}");
+    assert_eq!(text_meta(&v)["nul_chars"], json!({"count": 2, "first_line": 5001}));
     let ranged = ws.read("mixed.log", json!({"start_byte": 80_000, "end_byte": bytes.len()}));
     assert!(footer(output(&ranged)).contains("2 NUL byte(s) in this window"), "{}", output(&ranged));
     // A window without one says nothing of it.
@@ -1693,7 +1715,7 @@ fn a_proc_file_stating_size_zero_reads_its_end_and_byte_ranges_from_its_real_con
         last_two.iter().map(|l| name(l)).collect::<Vec<_>>()
     );
     let bytes = run(&["status", "--start-byte", "0", "--end-byte", "5"]);
-    assert!(bytes.starts_with("Name:\n(bytes 0-5 of "), "{bytes}");
+    assert!(bytes.starts_with("@0: Name:\n(bytes 0-5 of "), "{bytes}");
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -427,23 +427,25 @@ async fn eventually(client: &RunningService<RoleClient, RootsClient>, path: &str
     panic!("{path} never became ok={ok}");
 }
 
-/// Two directories for a client to offer as roots: `from_first.txt` in one, `from_second.txt` in the other.
-fn two_client_roots() -> (tempfile::TempDir, tempfile::TempDir) {
-    let first = tempfile::tempdir().unwrap();
-    std::fs::write(first.path().join("from_first.txt"), "first root\n").unwrap();
-    let second = tempfile::tempdir().unwrap();
-    std::fs::write(second.path().join("from_second.txt"), "second root\n").unwrap();
+/// Two directories inside `root` for a client to offer as roots: `from_first.txt` in one, `from_second.txt` in the
+/// other.
+fn two_client_roots(root: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (first, second) = (root.join("first"), root.join("second"));
+    std::fs::create_dir(&first).unwrap();
+    std::fs::write(first.join("from_first.txt"), "first root\n").unwrap();
+    std::fs::create_dir(&second).unwrap();
+    std::fs::write(second.join("from_second.txt"), "second root\n").unwrap();
     (first, second)
 }
 
 #[tokio::test]
-async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_changes() {
+async fn roots_offered_by_the_client_narrow_the_command_line_roots_and_follow_changes() {
     let cli_root = workspace();
-    let (first, second) = two_client_roots();
-    let not_a_dir = first.path().join("from_first.txt");
-    let missing = first.path().join("no_such_dir");
+    let (first, second) = two_client_roots(cli_root.path());
+    let not_a_dir = first.join("from_first.txt");
+    let missing = first.join("no_such_dir");
     let uri = |p: &Path| format!("file://{}", p.display());
-    let offered = vec![uri(first.path()), uri(&not_a_dir), uri(&missing), "https://example.com/repo".to_string()];
+    let offered = vec![uri(&first), uri(&not_a_dir), uri(&missing), "https://example.com/repo".to_string()];
     let roots = std::sync::Arc::new(std::sync::Mutex::new(offered));
     let handler = RootsClient::new(roots.clone());
     let binary = env!("CARGO_BIN_EXE_agent-read");
@@ -454,12 +456,23 @@ async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_c
     });
     let (server, _) = TokioChildProcess::builder(command).stderr(log_file).spawn().unwrap();
     let client = handler.serve(server).await.expect("initialize");
-    // The client's usable root replaces --root; the others are refused, each with a line saying why.
+    // The client's usable root narrows --root; the others are refused, each with a line saying why, and the model
+    // is told once, at the end of its next answer.
     let read = eventually(&client, "from_first.txt", true).await;
-    assert_eq!(read["output"], "1: first root\n(lines 1-1 of 1 · 11 B · end of file)");
+    let told = format!(
+        "1: first root\n(lines 1-1 of 1 · 11 B · end of file · client roots refused: {} (not an existing directory), \
+         {} (not an existing directory), https://example.com/repo (not a file:// URI); reading beneath the client's \
+         roots taken: {})",
+        uri(&not_a_dir),
+        uri(&missing),
+        first.canonicalize().unwrap().display()
+    );
+    assert_eq!(read["output"], told);
+    let again = eventually(&client, "from_first.txt", true).await;
+    assert!(!again["output"].as_str().unwrap().contains("client roots refused"), "{again}");
     assert_eq!(eventually(&client, "notes.txt", false).await["error_code"], "NOT_FOUND");
     // roots/list_changed: the server asks again and follows.
-    *roots.lock().unwrap() = vec![uri(second.path())];
+    *roots.lock().unwrap() = vec![uri(&second)];
     client.notify_roots_list_changed().await.expect("notify");
     eventually(&client, "from_second.txt", true).await;
     assert_eq!(eventually(&client, "from_first.txt", false).await["error_code"], "NOT_FOUND");
@@ -470,12 +483,12 @@ async fn roots_offered_by_the_client_replace_the_command_line_roots_and_follow_c
     assert_eq!(eventually(&client, "from_second.txt", false).await["error_code"], "NOT_FOUND");
     client.cancel().await.unwrap();
     let logged = std::fs::read_to_string(&log).unwrap();
-    assert!(logged.contains("the client offers no usable root; reading from the command line's roots"), "{logged}");
+    assert!(logged.contains("the client offers no usable root; reading beneath the configured roots"), "{logged}");
     for refused in [&not_a_dir, &missing] {
-        let line = format!("agent-read: ignoring client root {}: not an existing directory", uri(refused));
+        let line = format!("agent-read: client root {} refused: not an existing directory", uri(refused));
         assert!(logged.contains(&line), "{logged}");
     }
-    assert!(logged.contains("ignoring client root https://example.com/repo: not a file:// URI"), "{logged}");
+    assert!(logged.contains("client root https://example.com/repo refused: not a file:// URI"), "{logged}");
 }
 
 /// Protocol 2026-07-28 lets a server send no request of its own: the first call is answered `input_required` with a
@@ -486,9 +499,9 @@ async fn a_client_on_protocol_2026_07_28_gives_its_roots_in_a_call_and_they_hold
     use rmcp::ClientServiceExt;
     use std::sync::atomic::Ordering;
     let cli_root = workspace();
-    let (first, second) = two_client_roots();
+    let (first, second) = two_client_roots(cli_root.path());
     let uri = |p: &Path| format!("file://{}", p.display());
-    let roots = std::sync::Arc::new(std::sync::Mutex::new(vec![uri(first.path())]));
+    let roots = std::sync::Arc::new(std::sync::Mutex::new(vec![uri(&first)]));
     let handler = RootsClient::new(roots.clone());
     let asked = handler.asked.clone();
     let binary = env!("CARGO_BIN_EXE_agent-read");
@@ -506,7 +519,7 @@ async fn a_client_on_protocol_2026_07_28_gives_its_roots_in_a_call_and_they_hold
     assert!(text_of(&many).contains("first root"), "{}", text_of(&many));
     assert_eq!(asked.load(Ordering::SeqCst), 1, "asked once for the connection");
     // A change, said: the next call asks again and follows.
-    *roots.lock().unwrap() = vec![uri(second.path())];
+    *roots.lock().unwrap() = vec![uri(&second)];
     client.notify_roots_list_changed().await.expect("notify");
     eventually(&client, "from_second.txt", true).await;
     assert_eq!(eventually(&client, "from_first.txt", false).await["error_code"], "NOT_FOUND");
@@ -517,9 +530,10 @@ async fn a_client_on_protocol_2026_07_28_gives_its_roots_in_a_call_and_they_hold
 #[tokio::test]
 async fn a_read_before_the_client_has_listed_its_roots_waits_for_them() {
     let cli_root = workspace();
-    let client_root = tempfile::tempdir().unwrap();
-    std::fs::write(client_root.path().join("mine.txt"), "client root\n").unwrap();
-    let uri = format!("file://{}", client_root.path().display());
+    let client_root = cli_root.path().join("mine");
+    std::fs::create_dir(&client_root).unwrap();
+    std::fs::write(client_root.join("mine.txt"), "client root\n").unwrap();
+    let uri = format!("file://{}", client_root.display());
     let slow = RootsClient::fixed(uri).answering_after(std::time::Duration::from_millis(500));
     let binary = env!("CARGO_BIN_EXE_agent-read");
     let command = tokio::process::Command::new(binary).configure(|cmd| {
@@ -537,8 +551,7 @@ async fn a_read_before_the_client_has_listed_its_roots_waits_for_them() {
 #[tokio::test]
 async fn waiting_for_the_clients_roots_is_spent_from_the_time_budget() {
     let cli_root = workspace();
-    let client_root = tempfile::tempdir().unwrap();
-    let uri = format!("file://{}", client_root.path().display());
+    let uri = format!("file://{}", cli_root.path().join("src").display());
     let slow = RootsClient::fixed(uri).answering_after(std::time::Duration::from_millis(1500));
     let binary = env!("CARGO_BIN_EXE_agent-read");
     let command = tokio::process::Command::new(binary).configure(|cmd| {
@@ -758,7 +771,7 @@ async fn a_pdf_is_text_under_page_headers_with_its_page_count() {
     let text = text_of(&result);
     assert!(
         text.starts_with(
-            "── page 1 of 2 ──\nFirst page words\n\n── page 2 of 2 ──\nSecond page words\n(pages 1-2 of 2 · "
+            "── page 1 of 2 ──\n│ First page words\n\n── page 2 of 2 ──\n│ Second page words\n(pages 1-2 of 2 · "
         ),
         "{text}"
     );
@@ -771,7 +784,7 @@ async fn a_pdf_is_text_under_page_headers_with_its_page_count() {
     assert_eq!(structured["meta"]["pages_shown"], "1-2");
     // One page, and a page past the end.
     let second = call(&client, json!({"path": "report.pdf", "pages": 2})).await;
-    assert!(text_of(&second).starts_with("── page 2 of 2 ──\nSecond page words\n"), "{}", text_of(&second));
+    assert!(text_of(&second).starts_with("── page 2 of 2 ──\n│ Second page words\n"), "{}", text_of(&second));
     let past = call(&client, json!({"path": "report.pdf", "pages": "3"})).await;
     assert_eq!(past.is_error, Some(true));
     assert_eq!(past.structured_content.expect("structuredContent")["error_code"], "INVALID_RANGE");
@@ -807,7 +820,7 @@ async fn a_pdf_as_a_document_is_an_embedded_resource_whose_bytes_travel_once() {
     assert!(structured["attachments"][0].get("data").is_none(), "{structured}");
     // Asking for pages still gives text.
     let text = call(&client, json!({"path": "paper.pdf", "pages": "2"})).await;
-    assert!(text_of(&text).starts_with("── page 2 of 2 ──\nSecond page"), "{}", text_of(&text));
+    assert!(text_of(&text).starts_with("── page 2 of 2 ──\n│ Second page"), "{}", text_of(&text));
     client.cancel().await.unwrap();
 }
 
@@ -914,5 +927,21 @@ async fn block_mode_and_read_many_work_in_a_budgeted_session() {
         words.split(' ').next().unwrap().parse().unwrap()
     };
     assert!(left(&many) < left(&text), "{many}");
+    client.cancel().await.unwrap();
+}
+
+/// A glob nested past any reason used to panic inside `globset` (answered `-32603` with the panic text): it is a
+/// tool error naming the limit, and the connection goes on.
+#[tokio::test]
+async fn a_glob_nested_past_the_bounds_is_a_tool_error_naming_the_limit() {
+    let dir = workspace();
+    let client = connect(dir.path()).await;
+    let nested = format!("src/{}a{}", "{".repeat(250), "}".repeat(250));
+    let result = call_tool(&client, "read_many", json!({ "paths": [nested] })).await;
+    assert_eq!(result.is_error, Some(true));
+    let structured = result.structured_content.expect("structuredContent");
+    assert_eq!(structured["error_code"], "INVALID_PARAM", "{structured}");
+    assert!(structured["error"].as_str().unwrap().contains("at most 8 levels are accepted"), "{structured}");
+    assert_eq!(call(&client, json!({"path": "notes.txt", "limit": 1})).await.is_error, Some(false));
     client.cancel().await.unwrap();
 }

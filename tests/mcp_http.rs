@@ -287,11 +287,12 @@ async fn ending_a_session_answers_204_and_the_session_is_gone() {
 #[tokio::test]
 async fn each_session_keeps_its_own_roots() {
     let cli_root = workspace();
-    let client_root = tempfile::tempdir().unwrap();
-    std::fs::write(client_root.path().join("mine.txt"), "the client's own\n").unwrap();
+    let client_root = cli_root.path().join("mine");
+    std::fs::create_dir(&client_root).unwrap();
+    std::fs::write(client_root.join("mine.txt"), "the client's own\n").unwrap();
     let server = HttpServer::start(cli_root.path(), &[]);
     let transport = StreamableHttpClientTransport::from_uri(server.url.as_str());
-    let with_roots = RootsClient::fixed(format!("file://{}", client_root.path().display()))
+    let with_roots = RootsClient::fixed(format!("file://{}", client_root.display()))
         .serve(transport)
         .await
         .expect("initialize with roots");
@@ -319,9 +320,11 @@ async fn clients_on_protocol_2026_07_28_give_their_roots_in_every_call_and_keep_
     use rmcp::ClientServiceExt;
     use std::sync::atomic::Ordering;
     let cli_root = workspace();
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    std::fs::write(a.path().join("a.txt"), "root a\n").unwrap();
-    std::fs::write(b.path().join("b.txt"), "root b\n").unwrap();
+    let (a, b) = (cli_root.path().join("a"), cli_root.path().join("b"));
+    for (dir, file, text) in [(&a, "a.txt", "root a\n"), (&b, "b.txt", "root b\n")] {
+        std::fs::create_dir(dir).unwrap();
+        std::fs::write(dir.join(file), text).unwrap();
+    }
     for flags in [&[][..], &["--stateless"][..]] {
         let server = HttpServer::start(cli_root.path(), flags);
         let connect = |root: &Path| {
@@ -330,7 +333,7 @@ async fn clients_on_protocol_2026_07_28_give_their_roots_in_every_call_and_keep_
             let asked = handler.asked.clone();
             async move { (handler.serve_with_lifecycle(transport, protocol_2026()).await.expect("discover"), asked) }
         };
-        let ((client_a, asked_a), (client_b, asked_b)) = tokio::join!(connect(a.path()), connect(b.path()));
+        let ((client_a, asked_a), (client_b, asked_b)) = tokio::join!(connect(&a), connect(&b));
         // The two clients' calls interleave: each await lets the other's go on.
         let reads = |client, own: &'static str, other: &'static str| async move {
             let mut results = Vec::new();

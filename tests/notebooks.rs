@@ -45,8 +45,8 @@ fn cells_are_rendered_with_index_kind_source_and_text_outputs() {
     let output = result["output"].as_str().unwrap();
     assert!(
         output.starts_with(
-            "1: [cell 1 · markdown]\n2: # Results\n3: Loss by epoch.\n4: \n5: [cell 2 · code · In [7]]\n\
-             6: plot(losses)\n7: losses[-1]\n8: [output · stream stdout]\n"
+            "1: [cell 1 · markdown]\n2: │ # Results\n3: │ Loss by epoch.\n4: \n5: [cell 2 · code · In [7]]\n\
+             6: │ plot(losses)\n7: │ losses[-1]\n8: [output · stream stdout]\n"
         ),
         "{output}"
     );
@@ -104,7 +104,7 @@ fn a_notebook_saved_with_a_byte_order_mark_in_utf_8_or_utf_16_is_still_rendered(
     for name in ["utf16.ipynb", "bom.ipynb"] {
         let result = read_json(dir.path(), json!({"path": name, "limit": 2}));
         assert_eq!(result["meta"]["rendered_from"], "notebook", "{name}: {}", result["output"]);
-        assert!(result["output"].as_str().unwrap().starts_with("1: [cell 1 · markdown]\n2: # Results\n"), "{name}");
+        assert!(result["output"].as_str().unwrap().starts_with("1: [cell 1 · markdown]\n2: │ # Results\n"), "{name}");
     }
 }
 

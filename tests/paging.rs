@@ -13,11 +13,14 @@ use agent_read::{Config, ErrorCode, Limits, ReadRequest, ReadResult, Reader};
 use proptest::prelude::*;
 use std::fmt;
 
+#[path = "common/envelope.rs"]
+mod envelope;
+
 /// The name of the generated file inside its root.
 const FILE: &str = "f.txt";
 /// How a cut line's marker starts and ends (SPEC §3).
-const MARKER_OPEN: &str = "… [line truncated: ";
-const MARKER_CLOSE: &str = " to read it]";
+const MARKER_OPEN: &str = "⟨line truncated: ";
+const MARKER_CLOSE: &str = " to read it⟩";
 /// What an empty file answers.
 const EMPTY_NOTICE: &str = "(empty file: 0 bytes)";
 
@@ -259,15 +262,37 @@ impl Fixture {
         self.text(&request)
     }
 
-    /// The text of a byte-range result, with its actual range. The footer is split off; the newline that
-    /// separates a text not ending in one from the footer is removed (the file says whether the range ended in one).
+    /// The text of a byte-range result, with its actual range: every line behind its offset, each line's text
+    /// shown as the file's decoded bytes are, with a CR before a line feed left out (its offset still counts it).
+    /// Returns the decoded text the range stands for (shown characters turned back, line breaks as in the file).
     fn range_text(&self, t: &TextResult) -> (String, [u64; 2]) {
         let range = t.meta.actual_range.expect("byte-range result has actual_range");
-        let (body, footer) = split_footer(&t.output);
+        let (lines, footer) = envelope::ranged(&t.output);
         assert_footer(footer);
-        let ends_with_lf = range[1] > range[0] && self.bytes[range[1] as usize - 1] == b'\n';
-        let text = if ends_with_lf { body } else { body.strip_suffix('\n').unwrap_or(body) };
-        (text.to_string(), range)
+        let [a, b] = range;
+        let mut text = String::new();
+        let mut at = a as usize;
+        for (i, (offset, shown)) in lines.iter().enumerate() {
+            assert_eq!(*offset, at as u64, "line {i} of range [{a}, {b}) is not where the file's line starts");
+            let line_end = self.bytes[at..b as usize].iter().position(|&x| x == b'\n').map(|p| at + p);
+            let content_end = match line_end {
+                Some(lf) if lf > at && self.bytes[lf - 1] == b'\r' => lf - 1,
+                Some(lf) => lf,
+                None => b as usize,
+            };
+            let content = decode(t.meta.encoding, &self.bytes[at..content_end]);
+            assert_eq!(envelope::unshow(shown), content, "line at {at} of range [{a}, {b}):\n{}", t.output);
+            text.push_str(&content);
+            match line_end {
+                Some(lf) => {
+                    text.push_str(if content_end < lf { "\r\n" } else { "\n" });
+                    at = lf + 1;
+                }
+                None => at = b as usize,
+            }
+        }
+        assert_eq!(at as u64, b, "the lines of range [{a}, {b}) stop at {at}:\n{}", t.output);
+        (text, range)
     }
 
     /// Follows a truncation marker: reads `[start, end)` and its continuations until `end`, and returns the text.
@@ -316,7 +341,7 @@ struct Marker {
     end: u64,
 }
 
-/// One rendered line: its number, the text shown, and the marker when it was cut.
+/// One rendered line: its number, the text it shows (escapes turned back), and the marker when it was cut.
 #[derive(Debug)]
 struct Rendered {
     number: u64,
@@ -333,12 +358,13 @@ fn parse_lines(output: &str) -> (Vec<Rendered>, &str) {
         .map(|line| {
             let (number, rest) = line.split_once(": ").unwrap_or_else(|| panic!("line without `N: ` prefix: {line:?}"));
             let number = number.parse().unwrap_or_else(|_| panic!("bad line number in {line:?}"));
+            envelope::assert_nothing_raw(rest);
             match rest.strip_suffix(MARKER_CLOSE).and_then(|r| r.rfind(MARKER_OPEN).map(|i| (r, i))) {
                 Some((r, i)) => {
                     let marker = parse_marker(&r[i + MARKER_OPEN.len()..]);
-                    Rendered { number, shown: r[..i].to_string(), marker: Some(marker) }
+                    Rendered { number, shown: envelope::unshow(&r[..i]), marker: Some(marker) }
                 }
-                None => Rendered { number, shown: rest.to_string(), marker: None },
+                None => Rendered { number, shown: envelope::unshow(rest), marker: None },
             }
         })
         .collect();

@@ -7,7 +7,7 @@ mod common;
 
 use agent_read::Cancel;
 use agent_read::media::pdf::{self, Extracted, Isolation, PageSelection, PdfError};
-use common::pdf::{Fixture, encrypted, pdf_of, show, zeros_zlib};
+use common::pdf::{Fixture, encrypted, handmade, pdf_of, show, stream_object, zeros_zlib};
 use lopdf::{Dictionary, Stream, dictionary};
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
@@ -152,33 +152,6 @@ fn a_decompression_bomb_fails_cleanly_within_the_budget_in_the_worker() {
     assert!(matches!(err, PdfError::TooLarge(_)), "{err:?}");
     assert!(took < Duration::from_secs(20), "{took:?}");
     assert!(peak_rss_bytes() < before.max(64 << 20) + (256 << 20), "the parent grew: {} bytes", peak_rss_bytes());
-}
-
-/// A PDF written by hand, with a classic cross-reference table, from the bodies of objects 1, 2, ….
-fn handmade(objects: &[Vec<u8>]) -> Vec<u8> {
-    let mut pdf = b"%PDF-1.5\n".to_vec();
-    let mut offsets = Vec::new();
-    for (index, body) in objects.iter().enumerate() {
-        offsets.push(pdf.len());
-        pdf.extend_from_slice(format!("{} 0 obj\n", index + 1).as_bytes());
-        pdf.extend_from_slice(body);
-        pdf.extend_from_slice(b"\nendobj\n");
-    }
-    let xref = pdf.len();
-    pdf.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
-    for offset in offsets {
-        pdf.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
-    }
-    let trailer = format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1);
-    pdf.extend_from_slice(trailer.as_bytes());
-    pdf
-}
-
-fn stream_object(dict: &str, data: &[u8]) -> Vec<u8> {
-    let mut body = format!("<< {dict} /Length {} >>\nstream\n", data.len()).into_bytes();
-    body.extend_from_slice(data);
-    body.extend_from_slice(b"\nendstream");
-    body
 }
 
 #[test]

@@ -5,8 +5,10 @@
 
 mod common;
 
-use common::pdf::{Fixture, encrypted, pdf_of, show, zeros_zlib};
-use common::{Ws, output, parse_one_json};
+use common::pdf::{
+    Fixture, encrypted, handmade, long_pdf, long_pdf_text, operator_flood, pdf_of, show, stream_object, zeros_zlib,
+};
+use common::{Ws, envelope, output, parse_one_json};
 use lopdf::{Dictionary, Stream, dictionary};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -84,8 +86,11 @@ fn footer(out: &str) -> &str {
 }
 
 /// The pages of a page-mode output, as (number, of, body) from their `── page N of T ──` headers; the body is the text
-/// between a header and the blank line before the next header (or the footer). Fails on text before the first header.
+/// between a header and the blank line before the next header (or the footer), its lines taken from behind the gutter
+/// (`│ `) and unescaped; the tool's own lines in it (no text, a cut) kept as they are. Fails on text before the first
+/// header, and on any raw control character.
 fn split_pages(out: &str) -> Vec<(u32, u32, String)> {
+    envelope::assert_nothing_raw(out);
     let body = out.rsplit_once('\n').map_or("", |(body, _)| body);
     let mut pages: Vec<(u32, u32, String)> = Vec::new();
     for line in body.split('\n') {
@@ -94,7 +99,10 @@ fn split_pages(out: &str) -> Vec<(u32, u32, String)> {
             pages.push((number.parse().expect("a page number"), total.parse().expect("a page count"), String::new()));
         } else {
             let (_, _, text) = pages.last_mut().unwrap_or_else(|| panic!("text before the first header: {line:?}"));
-            text.push_str(line);
+            match envelope::behind_gutter(line) {
+                Some(content) => text.push_str(&envelope::unshow(content)),
+                None => text.push_str(line),
+            }
             text.push('\n');
         }
     }
@@ -105,7 +113,8 @@ fn split_pages(out: &str) -> Vec<(u32, u32, String)> {
     pages
 }
 
-/// The numbered lines of a line-mode output (`N: text`), as (N, text), checked to be consecutive.
+/// The numbered lines of a line-mode output (`N: text`), as (N, text) with the page text's gutter taken off, checked
+/// to be consecutive.
 fn numbered_lines(out: &str) -> Vec<(u64, String)> {
     let body = out.rsplit_once('\n').map_or("", |(body, _)| body);
     let lines: Vec<(u64, String)> = body
@@ -115,6 +124,7 @@ fn numbered_lines(out: &str) -> Vec<(u64, String)> {
                 let number = line.strip_suffix(':').unwrap_or_else(|| panic!("not a numbered line: {line:?}"));
                 (number, "")
             });
+            let text = envelope::behind_gutter(text).unwrap_or(text);
             (number.parse().unwrap_or_else(|_| panic!("not a numbered line: {line:?}")), text.to_string())
         })
         .collect();
@@ -144,8 +154,9 @@ fn a_40_page_pdf_is_read_in_whole_pages_and_next_pages_walks_it_to_the_end_exact
         assert_eq!(*text, page_text(*number), "page {number} is whole");
     }
     // As many whole pages as fit: the next one would have passed the cap.
-    let next_piece = format!("── page {} of 40 ──\n{}\n\n", shown + 1, page_text(shown + 1));
-    assert!(out.len() + next_piece.len() > CAP - 512, "page {} would have fit: {} bytes shown", shown + 1, out.len());
+    let gutter_text: String = page_text(shown + 1).lines().map(|line| format!("│ {line}\n")).collect();
+    let next_piece = format!("── page {} of 40 ──\n{gutter_text}\n", shown + 1);
+    assert!(out.len() + next_piece.len() > CAP - 768, "page {} would have fit: {} bytes shown", shown + 1, out.len());
     assert!(!out.contains(&format!("p{:02}-l01 ", shown + 1)), "no part of page {} is shown", shown + 1);
     let expected_footer = format!("(pages 1-{shown} of 40 · ");
     assert!(footer(out).starts_with(&expected_footer), "{}", footer(out));
@@ -274,7 +285,7 @@ fn offset_and_limit_window_the_rendered_pages_and_the_next_call_repeats_pages() 
     let page3: Vec<String> = page_text(3).lines().map(str::to_string).collect();
     let lines = numbered_lines(out);
     assert_eq!(lines, vec![(2, page3[0].clone()), (3, page3[1].clone()), (4, page3[2].clone())], "{out}");
-    assert!(out.starts_with("2: p03-l01 "), "{out}");
+    assert!(out.starts_with("2: │ p03-l01 "), "{out}");
     // The rendering of page 3: header and 26 lines (the blank line after the last page is trimmed).
     assert!(footer(out).starts_with("(lines 2-4 of 27 · "), "{}", footer(out));
     assert!(footer(out).contains(" · PDF: 40 page(s) · "), "{}", footer(out));
@@ -296,8 +307,8 @@ fn a_cut_line_in_line_mode_names_the_byte_range_with_the_pages_it_is_in() {
     ws.file("long.pdf", pdf_of(&[page_text(1), format!("short first line\n{long}")]));
     let result = read_with(&ws, "long.pdf", json!({"pages": "2", "offset": 1, "limit": 10}));
     let out = pdf_text(&result);
-    let marker = out.lines().find(|l| l.contains("[line truncated:")).unwrap_or_else(|| panic!("no cut line: {out}"));
-    let call = marker.split("; use ").nth(1).and_then(|rest| rest.strip_suffix(" to read it]")).expect("a call");
+    let marker = out.lines().find(|l| l.contains("⟨line truncated:")).unwrap_or_else(|| panic!("no cut line: {out}"));
+    let call = marker.split("; use ").nth(1).and_then(|rest| rest.strip_suffix(" to read it⟩")).expect("a call");
     let (pages, range) = call.split_once(' ').expect("pages, then the range");
     assert_eq!(pages, "pages=2", "{marker}");
     let (start, end) = range.split_once(' ').expect("two ends");
@@ -305,9 +316,10 @@ fn a_cut_line_in_line_mode_names_the_byte_range_with_the_pages_it_is_in() {
     let (start, end) = (number(start, "start_byte="), number(end, "end_byte="));
     // The call made as given returns the rest of the line, which ends where the long line ends.
     let rest = read_with(&ws, "long.pdf", json!({"pages": "2", "start_byte": start, "end_byte": end}));
-    let text = output(&rest).rsplit_once('\n').expect("a footer").0;
-    let shown = marker.split(": ").nth(1).unwrap().split('…').next().unwrap();
-    assert_eq!(format!("{shown}{text}"), long, "the shown part and the rest make the line");
+    let (lines, _) = envelope::ranged(output(&rest));
+    assert_eq!(lines.len(), 1, "the rest of one line is one line: {}", output(&rest));
+    let shown = marker.split_once(": │ ").unwrap().1.split('⟨').next().unwrap();
+    assert_eq!(format!("{shown}{}", lines[0].1), long, "the shown part and the rest make the line");
 }
 
 #[test]
@@ -317,7 +329,8 @@ fn paging_by_lines_through_pages_reproduces_the_page_mode_rendering() {
     let whole = read_with(&ws, "book.pdf", json!({"pages": "1-4"}));
     let whole = pdf_text(&whole);
     let (body, _) = whole.rsplit_once('\n').expect("a footer");
-    let expected: Vec<&str> = body.split('\n').collect();
+    // Both take the page text from behind its gutter.
+    let expected: Vec<&str> = body.split('\n').map(|line| envelope::behind_gutter(line).unwrap_or(line)).collect();
     assert_eq!(expected.len(), 4 * 28 - 1, "4 pages of header, 26 lines and a blank line, the last blank trimmed");
 
     let mut got: Vec<String> = Vec::new();
@@ -380,7 +393,7 @@ fn a_page_larger_than_the_cap_is_cut_with_the_call_that_reads_it_by_lines() {
     // Page 2 alone: cut, with the call that reads it by lines.
     let cut = read_with(&ws, "big.pdf", json!({"pages": "2-"}));
     let out = pdf_text(&cut);
-    assert!(out.starts_with("── page 2 of 3 ──\nbig-0001 "), "{}", &out[..100]);
+    assert!(out.starts_with("── page 2 of 3 ──\n│ big-0001 "), "{}", &out[..100]);
     assert!(out.len() > CAP / 2, "most of the cap is used: {}", out.len());
     let marker = "\n… [page 2 is longer than the output cap; read it by lines: pages=2 offset=1 limit=200]\n";
     assert!(out.contains(marker), "{}", &out[out.len() - 400..]);
@@ -391,7 +404,7 @@ fn a_page_larger_than_the_cap_is_cut_with_the_call_that_reads_it_by_lines() {
     assert_eq!(cut["meta"]["next_pages"], "3");
     // What is shown is the page's own text, from its start.
     let (shown, _) = out.split_once(marker).expect("the marker");
-    let shown_lines: Vec<&str> = shown.lines().skip(1).collect();
+    let shown_lines: Vec<&str> = shown.lines().skip(1).map(|line| envelope::behind_gutter(line).unwrap()).collect();
     assert!(shown_lines.len() > 100, "{} lines shown", shown_lines.len());
     assert_eq!(shown_lines[..shown_lines.len() - 1], big_lines[..shown_lines.len() - 1]);
 
@@ -544,9 +557,9 @@ fn a_page_cut_by_extraction_is_never_shown_as_whole() {
     ws.file("big.pdf", pdf_of(&["A short first page".to_string(), big]));
     let result = read_with(&ws, "big.pdf", json!({"pages": "2"}));
     let out = pdf_text(&result);
-    assert!(out.starts_with("── page 2 of 2 ──\nbig-0001 "), "{}", &out[..100]);
+    assert!(out.starts_with("── page 2 of 2 ──\n│ big-0001 "), "{}", &out[..100]);
     let whole =
-        out.contains("\nbig-1000 lorem ipsum dolor sit amet lorem ipsum dolor sit amet lorem ipsum dolor sit amet\n");
+        out.contains("\n│ big-1000 lorem ipsum dolor sit amet lorem ipsum dolor sit amet lorem ipsum dolor sit amet\n");
     assert!(!whole, "the page does not fit the cap");
     let tail = &out[out.len().saturating_sub(300)..];
     assert!(out.contains("read it by lines: pages=2 offset=1 limit=200]"), "no marker; the output ends:\n{tail}");
@@ -611,4 +624,142 @@ fn as_a_document_a_broken_pdf_is_an_error_never_an_attachment() {
     assert_eq!(result["ok"], false, "{result}");
     assert_eq!(result["error_code"], "BINARY");
     assert!(result.get("attachments").is_none());
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 7. Hostile content in bounded memory, and long documents read in proportion to the pages asked for
+// ---------------------------------------------------------------------------------------------------------------
+
+/// The address space the hostile PDFs below are read in (the binary and its PDF worker together).
+const SMALL_MEMORY: u64 = 256 << 20;
+
+/// The time budget of the reads below: what they prove is what they return and the memory they take (their speed is
+/// measured by `bench/pdf_long.sh`, in a release build), so a slow debug build on a busy machine must not fail them.
+const PATIENT_MS: &str = "120000";
+
+/// `read` with the binary's address space limited to [`SMALL_MEMORY`], and a patient time budget.
+fn read_in_small_memory(ws: &Ws, request: Value) -> Value {
+    let mut cmd = ws.cmd_with_memory_limit(SMALL_MEMORY);
+    cmd.args(["--timeout-ms", PATIENT_MS]).timeout(Duration::from_secs(180));
+    let out = cmd.write_stdin(request.to_string()).output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "request {request}; stderr: {stderr}");
+    parse_one_json(&out.stdout)
+}
+
+#[test]
+fn a_page_of_8_million_text_operators_is_read_in_256_mb_and_says_its_text_was_capped() {
+    let ws = Ws::new();
+    let flood = operator_flood(8_000_000, "a");
+    assert!(flood.len() < 150_000, "the fixture is {} bytes", flood.len());
+    ws.file("flood.pdf", &flood);
+    // The default read: the page starts, and is cut at the output cap with the call that reads it by lines.
+    let first = read_in_small_memory(&ws, json!({"path": "flood.pdf"}));
+    let out = pdf_text(&first);
+    assert!(out.starts_with("── page 1 of 1 ──\n│ aaaaaaaa"), "{}", &out[..out.len().min(200)]);
+    assert!(footer(out).contains("page 1 cut at the output cap"), "{}", footer(out));
+    // By lines: the page's text stops at the per-page limit — a line of a million characters — and both the page and
+    // the footer say so.
+    let by_lines = read_in_small_memory(&ws, json!({"path": "flood.pdf", "pages": "1", "offset": 2, "limit": 5}));
+    let out = pdf_text(&by_lines);
+    let lines = numbered_lines(out);
+    let marker = "… [page 1 holds more text than the 1000000 characters read of a page; the rest is not shown]";
+    assert_eq!(lines.len(), 2, "{}", footer(out));
+    assert_eq!(lines[1], (3, marker.to_string()));
+    let (shown, rest) = lines[0].1.split_once("⟨line truncated: ").expect("the long line is cut");
+    let more: usize = rest.split_once(" more bytes").and_then(|(n, _)| n.parse().ok()).expect("a byte count");
+    assert!(shown.bytes().all(|b| b == b'a'), "{shown}");
+    assert_eq!(shown.len() + more, 1_000_000);
+    assert!(footer(out).contains("page 1: text stops at the per-page limit of 1000000 characters"), "{}", footer(out));
+}
+
+#[test]
+fn other_operator_floods_are_read_in_256_mb_too() {
+    let ws = Ws::new();
+    let page = |content: &[u8], contents: &str| {
+        handmade(&[
+            b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 /MediaBox [0 0 612 792] >>".to_vec(),
+            format!("<< /Type /Page /Parent 2 0 R /Contents {contents} /Resources << /Font << /F1 5 0 R >> >> >>")
+                .into_bytes(),
+            stream_object("", content),
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+        ])
+    };
+    // The same stream of 100,000 operators drawn 80 times over: 8 million, read one stream at a time.
+    let mut repeated = b"BT /F1 12 Tf 72 720 Td ".to_vec();
+    repeated.extend("(b) Tj ".repeat(100_000).as_bytes());
+    repeated.extend(b"ET");
+    let contents = format!("[{}]", "4 0 R ".repeat(80));
+    // Saved graphics states nested a million deep, then text.
+    let mut nested = "q ".repeat(1_000_000).into_bytes();
+    nested.extend(show("deep inside"));
+    // One TJ array of two million elements (skipped), then text.
+    let mut array = b"BT /F1 12 Tf 72 720 Td [".to_vec();
+    array.extend("(c) -1 ".repeat(1_000_000).as_bytes());
+    array.extend(b"] TJ 0 -20 Td (after the array) Tj ET");
+    ws.file("repeated.pdf", page(&repeated, &contents));
+    ws.file("nested.pdf", page(&nested, "4 0 R"));
+    ws.file("array.pdf", page(&array, "4 0 R"));
+
+    let out = read_in_small_memory(&ws, json!({"path": "repeated.pdf"}));
+    assert!(pdf_text(&out).starts_with("── page 1 of 1 ──\n│ bbbbbbbb"), "{}", footer(output(&out)));
+    assert!(footer(output(&out)).contains("page 1 cut at the output cap"), "{}", footer(output(&out)));
+    let out = read_in_small_memory(&ws, json!({"path": "nested.pdf"}));
+    assert_eq!(split_pages(pdf_text(&out)), [(1, 1, "deep inside".to_string())]);
+    let out = read_in_small_memory(&ws, json!({"path": "array.pdf"}));
+    assert_eq!(split_pages(pdf_text(&out)), [(1, 1, "after the array".to_string())]);
+    let notice = "page 1: 1 content operation(s) too large to read skipped (past 16384 tokens or 1 MiB)";
+    assert!(footer(pdf_text(&out)).contains(notice), "{}", footer(pdf_text(&out)));
+}
+
+/// `read_with` and a patient time budget.
+fn read_patiently(ws: &Ws, path: &str, fields: Value) -> Value {
+    let mut request = json!({ "path": path });
+    if let (Some(obj), Value::Object(extra)) = (request.as_object_mut(), fields) {
+        obj.extend(extra);
+    }
+    let mut cmd = ws.cmd();
+    cmd.args(["--timeout-ms", PATIENT_MS]).timeout(Duration::from_secs(180));
+    let out = cmd.write_stdin(request.to_string()).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "request {request}; stderr: {}", String::from_utf8_lossy(&out.stderr));
+    parse_one_json(&out.stdout)
+}
+
+#[test]
+fn a_20000_page_pdf_shows_its_first_pages_and_any_page_asked_for() {
+    let ws = Ws::new();
+    ws.file("long.pdf", long_pdf(20_000));
+    let first = read_patiently(&ws, "long.pdf", json!({}));
+    let pages = split_pages(pdf_text(&first));
+    assert!(pages.len() > 100, "{} pages shown", pages.len());
+    for (index, (number, total, text)) in pages.iter().enumerate() {
+        assert_eq!((*number, *total, text.as_str()), (index as u32 + 1, 20_000, long_pdf_text(*number).as_str()));
+    }
+    let next = format!("{}-20000", pages.len() + 1);
+    assert_eq!(first["meta"]["next_pages"], next);
+    for (asked, expected) in [("1-100", (1..=100).collect::<Vec<u32>>()), ("19990,20000", vec![19_990, 20_000])] {
+        let result = read_patiently(&ws, "long.pdf", json!({"pages": asked}));
+        let pages = split_pages(pdf_text(&result));
+        let numbers: Vec<u32> = pages.iter().map(|(number, _, _)| *number).collect();
+        assert_eq!(numbers, expected, "pages {asked}");
+        assert!(pages.iter().all(|(number, _, text)| *text == long_pdf_text(*number)), "pages {asked}");
+    }
+}
+
+#[test]
+fn a_100000_page_pdf_reads_pages_1_to_100_and_pages_near_its_end() {
+    let ws = Ws::new();
+    ws.file("longer.pdf", long_pdf(100_000));
+    let first = read_patiently(&ws, "longer.pdf", json!({"pages": "1-100"}));
+    assert_eq!(first["meta"]["page_count"], 100_000);
+    let pages = split_pages(pdf_text(&first));
+    assert_eq!(pages.len(), 100);
+    assert!(pages.iter().enumerate().all(|(index, (number, total, text))| {
+        *number == index as u32 + 1 && *total == 100_000 && *text == long_pdf_text(*number)
+    }));
+    let last = read_patiently(&ws, "longer.pdf", json!({"pages": "99998-"}));
+    let expected: Vec<(u32, u32, String)> = (99_998..=100_000).map(|n| (n, 100_000, long_pdf_text(n))).collect();
+    assert_eq!(split_pages(pdf_text(&last)), expected);
+    assert!(footer(pdf_text(&last)).ends_with(" · end of document)"), "{}", footer(pdf_text(&last)));
 }

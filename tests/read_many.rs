@@ -120,8 +120,9 @@ fn the_cap_holds_exactly_and_a_big_file_gets_what_small_ones_leave_with_a_workin
     let config = ws.cap_config(cap);
     let out = ws.many(&["--config", &config, "big.log", "small/*.txt"]);
     assert!(out.len() <= cap, "{} bytes, over the {cap} cap", out.len());
-    // What stays unused is the windowed file's footer reserve and the summary's: the rest of the cap is used.
-    assert!(out.len() > cap - 700, "the cap is used, not wasted: {}", out.len());
+    // What stays unused is at most the windowed file's footer reserve (768 B, less its footer) and the summary's
+    // (224 B): the rest of the cap is used.
+    assert!(out.len() > cap - 1000, "the cap is used, not wasted: {}", out.len());
     for (name, lines) in [("a", 1), ("b", 30), ("c0", 1), ("c5", 51)] {
         let whole = section(&out, &format!("small/{name}.txt"));
         let complete =

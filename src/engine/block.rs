@@ -27,7 +27,9 @@ pub fn read(
     rendering: &Rendering,
 ) -> Result<TextResult, ReadError> {
     let anchor = request.anchor_line;
-    let block = match block::find(source, format.codec, anchor) {
+    // A rendering (a notebook) puts its document's lines behind the gutter: their indentation is measured after it.
+    let gutter = source.is_in_memory().then_some(crate::render::GUTTER);
+    let block = match block::find_in(source, format.codec, anchor, gutter) {
         Ok(Found::Block(block)) => block,
         Ok(Found::PastEnd(0)) => return Ok(empty(meta)),
         Ok(Found::PastEnd(total)) => return Err(past_end(&meta.path, anchor, total)),

@@ -6,6 +6,7 @@
 mod block;
 mod directory;
 mod file;
+mod narrow;
 pub mod observe;
 
 pub use file::PDF_WORKER_ARG;
@@ -18,7 +19,7 @@ use crate::budget::{Budget, Cancel};
 use crate::classify::Codec;
 use crate::config::{Config, ConfigError, Limits, MIN_OUTPUT_BYTES};
 use crate::error::{ErrorCode, MAX_MESSAGE_BYTES, ReadError};
-use crate::policy::{Denial, Policy, absolute_of};
+use crate::policy::{Denial, Policy};
 use crate::request::{ReadRequest, Window};
 use crate::resolve::{Handle, Opened, Resolved, Roots};
 use crate::result::ReadResult;
@@ -30,6 +31,7 @@ pub use observe::Seen;
 use serde_json::Value;
 use std::fs::{File, Metadata};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A configured, thread-safe reader. Build it once; call [`Reader::read`] from any thread.
@@ -37,11 +39,12 @@ use std::time::Duration;
 pub struct Reader {
     roots: Roots,
     limits: Limits,
-    policy: Policy,
-    audit: Option<AuditLog>,
-    media: file::Media,
+    /// Shared with the readers narrowed from this one (see [`Reader::narrowed`]), like the fields below.
+    policy: Arc<Policy>,
+    audit: Option<Arc<AuditLog>>,
+    media: Arc<file::Media>,
     /// Where big text files' lines start, learned by earlier reads.
-    indexes: LineIndexes,
+    indexes: Arc<LineIndexes>,
 }
 
 /// Where a request got to, for the audit log (and for a session, what it read).
@@ -96,7 +99,7 @@ impl Reader {
     /// cannot be opened, or the limits cannot be honoured.
     pub fn new(config: Config) -> Result<Reader, ConfigError> {
         config.limits.validate()?;
-        let audit = config.audit_log.as_deref().map(AuditLog::open).transpose()?;
+        let audit = config.audit_log.as_deref().map(AuditLog::open).transpose()?.map(Arc::new);
         let indexes = match &config.index_cache {
             Some(dir) => LineIndexes::with_folder(Folder::open(dir).map_err(|e| {
                 ConfigError::new(format!("index cache {}: {e}; give a folder this process can write", dir.display()))
@@ -106,10 +109,10 @@ impl Reader {
         Ok(Reader {
             roots: Roots::new(&config.roots)?,
             limits: config.limits,
-            policy: Policy::new(&config.policy)?,
+            policy: Arc::new(Policy::new(&config.policy)?),
             audit,
-            media: file::Media::new(config.pdf_worker, config.pdf_as_document),
-            indexes,
+            media: Arc::new(file::Media::new(config.pdf_worker, config.pdf_as_document)),
+            indexes: Arc::new(indexes),
         })
     }
 
@@ -190,7 +193,7 @@ impl Reader {
         let waiting = Bounds { without_waiting: false, ..*bounds };
         self.attempt(request, cancel, &waiting).unwrap_or_else(|| {
             let error = ReadError::new(ErrorCode::IoError, format!("{}: the read gave up waiting", request.path));
-            (ReadResult::Error(error), None)
+            (ReadResult::Error(clip(error, bounds.limits)), None)
         })
     }
 
@@ -249,8 +252,7 @@ impl Reader {
     /// Whether the read policy refuses a root-relative path (deny and allow globs, and ignore files when respected),
     /// judged without opening it: `read_many` withholds such glob matches unnamed.
     pub(crate) fn refuses(&self, root: usize, relative: &Path, is_dir: bool) -> bool {
-        let read = |path: &Path| self.roots.read_small_file(root, path);
-        self.check_policy(root, relative, "").is_err() || self.policy.check_ignored(relative, is_dir, read).is_err()
+        self.check_policy(root, relative, "").is_err() || self.check_ignored_at(root, relative, is_dir, "").is_err()
     }
 
     /// Whether a directory entry would be refused: the policy refuses it as named or, for a link, where it leads.
@@ -425,15 +427,28 @@ impl Reader {
         Ok(file::read_classified(target, content, request, bounds.limits, &self.media)?)
     }
 
+    /// Checks a root-relative path against the policy, judged from its anchor (see [`Roots::judged`]), so neither
+    /// the order of overlapping roots nor a narrowed root changes which rules match. A root itself may always be
+    /// listed unless a deny rule matches it.
     fn check_policy(&self, root: usize, relative: &Path, shown: &str) -> Result<(), ReadError> {
-        let absolute = absolute_of(self.roots.real_path(root), relative);
-        self.policy.check(relative, &absolute).map_err(|denial| denied(shown, &denial))
+        let judged = self.roots.judged(root, relative);
+        let is_root = relative.as_os_str().is_empty();
+        self.policy.check_at(&judged.relative, &judged.absolute, is_root).map_err(|denial| denied(shown, &denial))
     }
 
     fn check_ignored(&self, opened: &Opened, shown: &str) -> Result<(), ReadError> {
         let is_dir = matches!(opened.handle, Handle::Directory(_));
-        let read = |path: &Path| self.roots.read_small_file(opened.root, path);
-        self.policy.check_ignored(&opened.real_relative, is_dir, read).map_err(|denial| denied(shown, &denial))
+        self.check_ignored_at(opened.root, &opened.real_relative, is_dir, shown)
+    }
+
+    /// Checks a root-relative path against the ignore files from its anchor down, when they are respected.
+    fn check_ignored_at(&self, root: usize, relative: &Path, is_dir: bool, shown: &str) -> Result<(), ReadError> {
+        if !self.policy.respects_ignore_files() {
+            return Ok(());
+        }
+        let judged = self.roots.judged(root, relative);
+        let read = |path: &Path| self.roots.read_ignore_file(judged.anchor, path);
+        self.policy.check_ignored(&judged.relative, is_dir, read).map_err(|denial| denied(shown, &denial))
     }
 
     fn with_near_misses(&self, error: ReadError, resolved: &Resolved, budget: &Budget) -> ReadError {
@@ -628,7 +643,7 @@ mod tests {
         assert!(config.pdf_worker.is_none(), "the library default has no worker program");
         let reader = Reader::new(config).unwrap();
         let result = reader.read(&ReadRequest { pages: Some("2".into()), ..ReadRequest::new("doc.pdf") });
-        assert_eq!(result.output(), "── page 2 of 2 ──\nSecond words\n(pages 2 of 2 · 753 B · end of document)");
+        assert_eq!(result.output(), "── page 2 of 2 ──\n│ Second words\n(pages 2 of 2 · 753 B · end of document)");
     }
 
     #[test]

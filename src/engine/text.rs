@@ -141,6 +141,7 @@ impl Scanned {
     ) -> String {
         let renderer = &self.renderer;
         meta.invalid_bytes = (renderer.invalid > 0).then_some(renderer.invalid);
+        renderer.flags.fill(meta);
         meta.more_before = self.first > 1;
         meta.more_after = self.last < self.total();
         meta.byte_cap_hit = renderer.cap_hit;
@@ -209,7 +210,7 @@ pub(super) fn window_notices(
     footer.notice_if(renderer.cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
     footer.notice_if(renderer.truncated > 0, || format!("{} long line(s) cut", renderer.truncated));
     encoding_notices(footer, format, renderer.invalid);
-    nul_notice(footer, renderer.text());
+    renderer.flags.notices(footer);
     line_ending_notice(footer, &scanned.summary);
     let at_end = scanned.last >= scanned.total();
     footer.notice_if(at_end && !scanned.summary.trailing_newline, || "no final newline".to_string());
@@ -278,9 +279,10 @@ fn read_bytes(
     let end_moved = !window.cap_hit && end != requested[1].min(size);
     footer.notice_if(end_moved, || format!("end moved to {end} (character boundary)"));
     footer.notice_if(window.cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
+    let rendered = &window.rendered;
     // The footer goes on a line of its own; say when the line break before it is not the file's, so that ranges
     // joined end to end rebuild the text exactly.
-    if !window.text.is_empty() && !window.text.ends_with('\n') {
+    if !rendered.text.is_empty() && !rendered.text.ends_with('\n') {
         let at_end = end >= size;
         footer.notice(if at_end {
             "no final newline"
@@ -288,11 +290,13 @@ fn read_bytes(
             "ends mid-line: the line break above is not in the file"
         });
     }
-    encoding_notices(&mut footer, format, window.invalid);
-    nul_notice(&mut footer, &window.text);
-    let mut output = window.text;
+    footer.notice_if(rendered.crlf > 0, || format!("{} CRLF line break(s), CR not shown", rendered.crlf));
+    encoding_notices(&mut footer, format, rendered.invalid);
+    rendered.flags.notices(&mut footer);
+    rendered.flags.fill(&mut meta);
+    meta.invalid_bytes = (rendered.invalid > 0).then_some(rendered.invalid);
+    let mut output = window.rendered.text;
     render::append_footer(&mut output, &footer.finish(next_call, "end of file"));
-    meta.invalid_bytes = (window.invalid > 0).then_some(window.invalid);
     meta.more_before = start > source.data_start;
     meta.more_after = end < size;
     meta.byte_cap_hit = window.cap_hit;
@@ -330,14 +334,6 @@ pub(super) fn empty_file(mut meta: TextMeta, size: u64) -> TextResult {
     meta.trailing_newline = Some(false);
     meta.line_ending = Some("none");
     TextResult { output, meta }
-}
-
-/// Says how many NUL characters the window shows. A NUL in the first 64 KiB makes a file binary; one further on (a
-/// log with binary records appended, a disk image that starts with text) is shown as it is, and the model is told,
-/// so that it does not take binary data for text unawares.
-fn nul_notice(footer: &mut Footer, text: &str) {
-    let nuls = memchr::memchr_iter(0, text.as_bytes()).count();
-    footer.notice_if(nuls > 0, || format!("{nuls} NUL byte(s) in this window, shown as they are"));
 }
 
 fn encoding_notices(footer: &mut Footer, format: &TextFormat, invalid: u64) {

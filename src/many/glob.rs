@@ -1,14 +1,21 @@
 //! Globs of a `read_many` call: which files beneath the roots a pattern such as `src/**/*.rs` matches.
 //!
-//! The walk starts at the root (so the root's own `.gitignore`/`.ignore` files apply) and goes down only towards and
-//! beneath the pattern's literal base (`src` here), with the `ignore` crate: ignore files are honoured whether or not
-//! the folder is a git repository, nothing above the root is read, symbolic links are never followed into, and hidden
-//! names are skipped unless the pattern itself has a component starting with `.`. It is bounded in entries visited
-//! and in time; a stop says so. Only the names come from the walk: every file is still opened through
-//! [`Reader::read`](crate::Reader::read), confined and checked by the policy.
+//! The walk starts at the root and goes down only towards and beneath the pattern's literal base (`src` here), with
+//! the `ignore` crate's walker. Ignore files (`.gitignore`, `.ignore`, `.git/info/exclude`) are honoured as the read
+//! policy reads them ([`crate::policy::ignore`]: git's own rules, from the configured root down, read through its
+//! confined handle), whether or not the folder is a git repository, so the walk and `respect_ignore` agree on what is
+//! ignored. Symbolic links are never followed into, and hidden names are skipped unless the pattern itself has a
+//! component starting with `.`. It is bounded in entries visited and in time; a stop says so. Only the names come
+//! from the walk: every file is still opened through [`Reader::read`](crate::Reader::read), confined and checked by
+//! the policy.
+//!
+//! The glob itself is bounded in complexity before it is compiled ([`crate::policy::bounds`]): a glob past the bounds
+//! is `INVALID_PARAM` naming the bound.
 
 use crate::budget::Cancel;
 use crate::error::{ErrorCode, ReadError};
+use crate::policy::bounds;
+use crate::policy::ignore::IgnoreFiles;
 use crate::resolve::Roots;
 use globset::{GlobBuilder, GlobMatcher};
 use std::path::{Path, PathBuf};
@@ -58,6 +65,8 @@ pub struct Found {
 /// Walks for the files `pattern` matches; an invalid pattern, or a base outside the roots, is an error.
 pub fn find(roots: &Roots, pattern: &str, budget: &mut WalkBudget<'_>) -> Result<Found, ReadError> {
     let split = Split::of(pattern)?;
+    // Checked with the request already (see `request::check_entry`); again here, where the glob is compiled.
+    bounds::check(&split.rest).map_err(|why| ReadError::invalid_param(format!("invalid glob: {why}")))?;
     let matcher = GlobBuilder::new(&split.rest)
         .literal_separator(true)
         .build()
@@ -72,9 +81,14 @@ pub fn find(roots: &Roots, pattern: &str, budget: &mut WalkBudget<'_>) -> Result
     };
     let root_path = roots.real_path(root).to_path_buf();
     let walk = Walk { root, root_path: &root_path, base: &base, matcher: &matcher };
-    let mut found = walk.run(walker(&root_path, &base, &split.rest), budget);
+    let mut found = walk.run(walker(roots, root, &base, &split.rest), budget);
     found.files.sort();
     Ok(found)
+}
+
+/// The part of a glob entry that is compiled: from its first wildcard component on (`**/*.rs` of `src/**/*.rs`).
+pub fn pattern_part(entry: &str) -> Option<String> {
+    Split::of(entry).ok().map(|split| split.rest)
 }
 
 const GLOB_HINT: &str = "use `*` within a name, `**` across directories, `?`, `[abc]` or `{a,b}`, e.g. \"src/**/*.rs\"";
@@ -105,27 +119,31 @@ impl Split {
     }
 }
 
-/// The walker: from the root, towards and beneath `base`, honouring ignore files inside the root only.
-fn walker(root_path: &Path, base: &Path, rest: &str) -> ignore::Walk {
+/// The walker: from root `root`, towards and beneath `base`, skipping what the ignore files ignore (read from the
+/// root's anchor down, as the policy reads them).
+fn walker(roots: &Roots, root: usize, base: &Path, rest: &str) -> ignore::Walk {
     let components: Vec<&str> = rest.split('/').collect();
     let allow_hidden = components.iter().any(|c| c.starts_with('.'));
     let allow_git = components.contains(&".git");
-    let (root, base) = (root_path.to_path_buf(), base.to_path_buf());
-    let mut builder = ignore::WalkBuilder::new(root_path);
-    builder
-        .standard_filters(false)
-        .git_ignore(true)
-        .git_exclude(true)
-        .ignore(true)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(move |entry| keep(entry.path(), &root, &base, allow_hidden, allow_git));
+    let root_path = roots.real_path(root).to_path_buf();
+    let base = base.to_path_buf();
+    // Where the root lies beneath its anchor: ignore files above the root apply too.
+    let anchored = roots.judged(root, Path::new(""));
+    let ignores = IgnoreFiles::new(roots.ignore_file_reader(anchored.anchor));
+    let mut builder = ignore::WalkBuilder::new(&root_path);
+    builder.standard_filters(false).follow_links(false).filter_entry(move |entry| {
+        let Some(relative) = entry.path().strip_prefix(&root_path).ok() else { return false };
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        // The walk never enters an ignored directory, so only the entry itself needs judging.
+        keep(relative, &base, allow_hidden, allow_git)
+            && ignores.entry_ignored(&anchored.relative.join(relative), is_dir).is_none()
+    });
     builder.build()
 }
 
-/// Whether the walk goes into (or yields) `path`: on the way down to the base, or beneath it and not hidden.
-fn keep(path: &Path, root: &Path, base: &Path, allow_hidden: bool, allow_git: bool) -> bool {
-    let Ok(relative) = path.strip_prefix(root) else { return false };
+/// Whether the walk goes into (or yields) `relative` (to the root): on the way down to the base, or beneath it and
+/// not hidden.
+fn keep(relative: &Path, base: &Path, allow_hidden: bool, allow_git: bool) -> bool {
     if base.starts_with(relative) {
         return true;
     }
@@ -222,12 +240,25 @@ mod tests {
 
     #[test]
     fn the_walk_keeps_to_the_base_and_skips_hidden_names_unless_asked() {
-        let (root, base) = (Path::new("/r"), Path::new("src/a"));
-        let kept = |path: &str, hidden: bool| keep(Path::new(path), root, base, hidden, false);
-        assert!(kept("/r/src", false) && kept("/r/src/a", false) && kept("/r/src/a/x.rs", false));
-        assert!(!kept("/r/docs", false) && !kept("/r/src/b.rs", false) && !kept("/elsewhere/x", false));
-        assert!(!kept("/r/src/a/.hidden", false) && kept("/r/src/a/.hidden", true));
-        assert!(!kept("/r/src/a/.git", true), ".git only when the pattern names it");
-        assert!(keep(Path::new("/r/.github/w/x.yml"), root, Path::new(".github/w"), false, false), "a named base");
+        let base = Path::new("src/a");
+        let kept = |path: &str, hidden: bool| keep(Path::new(path), base, hidden, false);
+        assert!(kept("src", false) && kept("src/a", false) && kept("src/a/x.rs", false));
+        assert!(!kept("docs", false) && !kept("src/b.rs", false));
+        assert!(!kept("src/a/.hidden", false) && kept("src/a/.hidden", true));
+        assert!(!kept("src/a/.git", true), ".git only when the pattern names it");
+        assert!(keep(Path::new(".github/w/x.yml"), Path::new(".github/w"), false, false), "a named base");
+    }
+
+    #[test]
+    fn a_glob_past_the_complexity_bounds_is_invalid_param_naming_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = Roots::new(&[dir.path().to_path_buf()]).unwrap();
+        let cancel = Cancel::new();
+        let mut budget =
+            WalkBudget { deadline: Instant::now() + std::time::Duration::from_secs(60), cancel: &cancel, visited: 0 };
+        let nested = format!("src/{}a{}", "{".repeat(250), "}".repeat(250));
+        let error = find(&roots, &nested, &mut budget).unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidParam);
+        assert!(error.message.contains("nests `{…}` 250 deep; at most 8 levels"), "{}", error.message);
     }
 }

@@ -13,7 +13,7 @@
 //! ```
 
 use super::result::Skipped;
-use crate::render::human_size;
+use crate::render::{escape, human_size, one_line_name};
 
 /// The title of the skipped list.
 pub const SKIPPED_TITLE: &str = "--- skipped ---";
@@ -24,26 +24,27 @@ pub const SUMMARY_RESERVE: usize = 224;
 /// Bytes kept for the line that counts skipped entries not spelled out.
 pub const MORE_RESERVE: usize = 100;
 
-/// The header line of a file's section, newline included. Control characters in the path are shown as U+FFFD, so a
-/// file name cannot break the envelope.
+/// The header line of a file's section, newline included. A path holding control or invisible characters is shown
+/// JSON-quoted, as a request spells it, so a file name cannot break the envelope.
 pub fn header(path: &str) -> String {
-    format!("==> {} <==\n", printable(path))
+    format!("==> {} <==\n", one_line_name(path))
 }
 
-/// One line of the skipped list: what, why, and the call that gets it.
+/// One line of the skipped list: what, why, and the call that gets it (JSON, with nothing in it shown raw).
 pub fn skip_line(entry: &Skipped) -> String {
     let mut line = skip_line_without_next(entry);
     if let Some(next) = &entry.next {
         line.push_str(" · next: ");
-        line.push_str(next);
+        line.push_str(&escape::json_shown(next));
     }
     line
 }
 
-/// One line of the skipped list without its next call (when the call would not fit its share).
+/// One line of the skipped list without its next call (when the call would not fit its share). The path or pattern
+/// is quoted when it must be; the reason, which may quote an error naming a path, is shown escaped.
 pub fn skip_line_without_next(entry: &Skipped) -> String {
     let what = entry.path.as_deref().or(entry.pattern.as_deref()).unwrap_or_default();
-    format!("{}: {}", printable(what), entry.reason)
+    format!("{}: {}", one_line_name(what), escape::shown(&entry.reason))
 }
 
 /// The line standing for skipped entries not spelled out.
@@ -105,10 +106,6 @@ pub fn assemble(sections: &[String], skipped_lines: &[String], summary: impl FnO
     output
 }
 
-fn printable(text: &str) -> String {
-    text.replace(|c: char| c.is_control(), "\u{FFFD}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,7 +135,8 @@ mod tests {
 
     #[test]
     fn headers_and_lines_keep_to_one_line() {
-        assert_eq!(header("a\nb.txt"), "==> a\u{FFFD}b.txt <==\n");
+        assert_eq!(header("a\nb.txt"), "==> \"a\\nb.txt\" <==\n");
+        assert_eq!(header("a\u{2028}==> b <=="), "==> \"a\\u2028==> b <==\" <==\n");
         let entry = Skipped {
             path: None,
             pattern: Some("*.png".into()),

@@ -179,11 +179,22 @@ fn check_entry(index: usize, path: &str) -> Result<(), ReadError> {
         "contains a NUL character, which no file name can hold".to_string()
     } else if path.len() > MAX_PATH_BYTES {
         format!("is {} bytes long; no path can be longer than {MAX_PATH_BYTES} bytes", path.len())
+    } else if let Some(Err(why)) = glob_bounds(path) {
+        return Err(ReadError::invalid_param(format!(
+            "`paths[{index}]` ({}) is a glob too complex to match: {why}",
+            shown_entry(path)
+        )));
     } else {
         return Ok(());
     };
     Err(ReadError::invalid_param(format!("`paths[{index}]` ({}) {problem}", shown_entry(path)))
         .with_hint("name a file, a directory or a glob, e.g. \"README.md\", \".\" or \"src/*.rs\""))
+}
+
+/// Whether a glob entry keeps within the complexity bounds (`None` for an entry that is no glob).
+fn glob_bounds(entry: &str) -> Option<Result<(), String>> {
+    let pattern = super::glob::is_glob(entry).then(|| super::glob::pattern_part(entry)).flatten()?;
+    Some(crate::policy::bounds::check(&pattern))
 }
 
 /// An entry as quoted in an error: short, and without control characters.
@@ -242,6 +253,18 @@ mod tests {
         assert!(message(json!({ "paths": many })).contains("has 201 entries; at most 200"));
         let long = message(json!({"paths": ["x".repeat(5000)]}));
         assert!(long.contains("5000 bytes") && long.len() < 200, "{long}");
+        let nested = format!("src/{}a{}", "{".repeat(250), "}".repeat(250));
+        let complex = message(json!({"paths": ["a", nested]}));
+        assert!(complex.starts_with("`paths[1]` (\"src/{{{"), "{complex}");
+        assert!(
+            complex.contains("is a glob too complex to match: the glob nests `{…}` 250 deep; at most 8"),
+            "{complex}"
+        );
+        let long_base = format!("/{}/*.rs", "d".repeat(2000));
+        assert!(
+            parse(json!({"paths": [long_base]})).unwrap().check(&Limits::default()).is_ok(),
+            "only the glob counts"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! since no file uses more than its share, every later share is at least as large as the first.
 
 /// Bytes a file's read gets at least: the smallest output cap the engine is built for (its footer reserve alone is
-/// 512 bytes, so a smaller cap would leave a file almost no lines).
+/// 768 bytes, so a smaller cap would leave a file almost no lines).
 pub const MIN_READ_CAP: usize = crate::config::MIN_OUTPUT_BYTES;
 
 /// Bytes between two pieces of the output: a blank line.
@@ -42,7 +42,10 @@ impl Shares {
 const SMALL_ANSWER_EXTRA: usize = 256;
 
 /// Bytes of lines one byte of a file gives at most: a line feed becomes a line of its own (`NNN: ` and a line feed,
-/// in a file of under a thousand lines), and any other byte at most three bytes of UTF-8 (a legacy or invalid byte).
+/// in a file of under a thousand lines), and any other byte at most three bytes of UTF-8 (a legacy or invalid byte)
+/// or, shown escaped, six (`⟨U+0085⟩` from two bytes). A byte a legacy encoding decodes to a C1 control gives twelve
+/// (`⟨U+0081⟩`): a small file full of them can outgrow this bound, and is then skipped as not fitting its share,
+/// never shown past it.
 const LINE_BYTES_PER_BYTE: usize = 6;
 
 /// Bytes a read of a file of `size` bytes, whose header is `header` bytes long (it names the path, as an error

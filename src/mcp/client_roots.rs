@@ -1,6 +1,11 @@
 //! A client's MCP roots: when they are known ([`Settled`]), how a call on protocol 2026-07-28 or later brings them
-//! ([`in_call`]), and the directories they name: `file:` URIs (RFC 8089: `file:///p`, `file://localhost/p`,
-//! `file:/p`) on this machine, percent-decoded byte for byte.
+//! ([`in_call`]), the directories they name (`file:` URIs, RFC 8089: `file:///p`, `file://localhost/p`, `file:/p`,
+//! on this machine, percent-decoded byte for byte), and how they are taken in ([`adopt`]).
+//!
+//! The configured roots are the ceiling: a client root is taken only inside them, opened through their confined
+//! handles ([`Reader::narrowed`]), unless the operator trusts clients to choose their own (`--trust-client-roots`,
+//! stdio only). A root refused is said on standard error, in the audit log, and to the model in the footer of its next
+//! answer, with the roots in force.
 //!
 //! Two protocols, two ways to the same roots. Up to 2025-11-25, the server asks with `roots/list` after `initialize`
 //! and on every `roots/list_changed`. From 2026-07-28 on, a server may send the client no request of its own: a call
@@ -10,6 +15,8 @@
 
 #![allow(deprecated)] // MCP Roots: deprecated by SEP-2577, still offered by the clients people use (see mod.rs).
 
+use agent_read::Reader;
+use agent_read::audit::{self, Refused, RootsChange, Who};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, InputRequest, InputRequiredResult, ListRootsRequest, ListRootsResult,
     ProtocolVersion, RequestMetaObject,
@@ -133,10 +140,68 @@ impl GivenInCall {
     }
 }
 
-/// The local directory a client root names, or why it cannot be used (a phrase for the log line).
-pub(super) fn local_directory(uri: &str) -> Result<PathBuf, &'static str> {
-    let path = local_path(uri)?;
-    if path.is_dir() { Ok(path) } else { Err("not an existing directory") }
+/// The reader a client's roots (`uris`) give: one narrowed beneath `configured` to the roots it may have (with
+/// `trust`, beyond them too), or `configured` itself when none can be taken; and the notice the model gets, when a
+/// root was refused. Each refusal is said on standard error, and the change is audited (by `who`).
+pub(super) fn adopt(
+    configured: &Arc<Reader>,
+    uris: &[String],
+    trust: bool,
+    who: Who<'_>,
+) -> (Arc<Reader>, Option<String>) {
+    let parsed: Vec<Result<PathBuf, String>> = uris.iter().map(|uri| local_path(uri).map_err(String::from)).collect();
+    let paths: Vec<PathBuf> = parsed.iter().filter_map(|p| p.as_ref().ok().cloned()).collect();
+    let (narrowed, mut outcomes) = configured.narrowed(&paths, trust);
+    let mut outcomes = outcomes.drain(..);
+    // Each URI's outcome, in order: its own parse error, or what became of its path.
+    let decided: Vec<Result<PathBuf, String>> = parsed
+        .into_iter()
+        .map(|parsed| parsed.and_then(|_| outcomes.next().map_or(Err("not taken".to_string()), |asked| asked.outcome)))
+        .collect();
+    let reader = narrowed.map(Arc::new).unwrap_or_else(|| configured.clone());
+    let in_force: Vec<String> = reader.root_paths().iter().map(|p| p.display().to_string()).collect();
+    let refused: Vec<Refused<'_>> = uris
+        .iter()
+        .zip(&decided)
+        .filter_map(|(uri, outcome)| outcome.as_ref().err().map(|why| Refused { root: uri, why: why.clone() }))
+        .collect();
+    for refusal in &refused {
+        eprintln!(
+            "agent-read: client root {} refused: {}; roots in force: {}",
+            refusal.root,
+            refusal.why,
+            in_force.join(", ")
+        );
+    }
+    let accepted: Vec<String> =
+        decided.iter().filter_map(|d| d.as_ref().ok()).map(|p| p.display().to_string()).collect();
+    if accepted.is_empty() {
+        eprintln!("agent-read: the client offers no usable root; reading beneath the configured roots");
+    }
+    let notice = (!refused.is_empty()).then(|| notice(&refused, &in_force, accepted.is_empty()));
+    let asked = uris.iter().map(String::as_str).collect();
+    let change = RootsChange { time: audit::now(), event: "roots", who, asked, accepted, refused, in_force };
+    configured.audit_roots_change(&change);
+    (reader, notice)
+}
+
+/// What the model is told when client roots were refused: which, why, and the roots in force (all within the
+/// configured roots, or chosen by a trusted client).
+fn notice(refused: &[Refused<'_>], in_force: &[String], none_taken: bool) -> String {
+    const NAMED: usize = 3;
+    let clip = |text: &str| {
+        let mut end = text.len().min(120);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        if end < text.len() { format!("{}…", &text[..end]) } else { text.to_string() }
+    };
+    let mut named: Vec<String> = refused.iter().take(NAMED).map(|r| format!("{} ({})", clip(r.root), r.why)).collect();
+    if refused.len() > NAMED {
+        named.push(format!("{} more", refused.len() - NAMED));
+    }
+    let whose = if none_taken { "the configured roots" } else { "the client's roots taken" };
+    format!("client roots refused: {}; reading beneath {whose}: {}", named.join(", "), in_force.join(", "))
 }
 
 /// The absolute path a `file:` URI names on this machine: `file:///p` and `file://localhost/p` (the authority may
@@ -235,13 +300,28 @@ mod tests {
     }
 
     #[test]
-    fn only_existing_directories_are_usable() {
+    fn client_roots_narrow_the_configured_ones_and_a_refusal_is_said_with_the_roots_in_force() {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("f.txt");
-        std::fs::write(&file, "x").unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(ws.join("sub")).unwrap();
+        std::fs::write(ws.join("f.txt"), "x").unwrap();
+        let configured = Arc::new(Reader::new(agent_read::Config::with_roots([&ws])).unwrap());
         let uri = |p: &std::path::Path| format!("file://{}", p.display());
-        assert_eq!(local_directory(&uri(dir.path())), Ok(dir.path().to_path_buf()));
-        assert_eq!(local_directory(&uri(&file)), Err("not an existing directory"));
-        assert_eq!(local_directory(&uri(&dir.path().join("missing"))), Err("not an existing directory"));
+        let uris = [uri(&ws.join("sub")), "file:///".into(), uri(&ws.join("f.txt")), "https://x".into()];
+        let (reader, notice) = adopt(&configured, &uris, false, Who::default());
+        assert_eq!(reader.root_paths(), [ws.join("sub").as_path()]);
+        let notice = notice.unwrap();
+        let expected = format!(
+            "client roots refused: file:/// (outside the configured roots), {} (not an existing directory), \
+             https://x (not a file:// URI); reading beneath the client's roots taken: {}",
+            uris[2],
+            ws.join("sub").display()
+        );
+        assert_eq!(notice, expected);
+        let (reader, notice) = adopt(&configured, &["file:///etc".into()], false, Who::default());
+        assert!(Arc::ptr_eq(&reader, &configured), "none taken: the configured roots");
+        assert!(notice.unwrap().ends_with(&format!("reading beneath the configured roots: {}", ws.display())));
+        let (_, notice) = adopt(&configured, &[uri(&ws)], false, Who::default());
+        assert_eq!(notice, None, "nothing refused, nothing said");
     }
 }

@@ -74,7 +74,8 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
     };
     // A budget needs a session, which protocol 2026-07-28 has not over HTTP: clients are steered to `initialize`.
     let sessions_required = settings.budget_tokens.is_some();
-    let base = ReadServer { sessions_required, ..ReadServer::new(config, settings)? };
+    let transport = if options.stateless { "http-stateless" } else { "http" };
+    let base = ReadServer { sessions_required, transport, ..ReadServer::new(config, settings)? };
     // Requests arriving and reads finishing both keep the server from trimming.
     let activity = base.activity.clone();
     let http_config = http_config(options);

@@ -15,12 +15,16 @@
 //! that an exact repeat of an unchanged read answers a one-line notice (on by default), and an optional token budget
 //! that every answer reports. Stateless HTTP has no connection to keep one in: there every request stands alone.
 //!
-//! Roots: when the client offers MCP Roots, the server reads beneath the client's roots (asked for after
-//! initialization and again on every `roots/list_changed`; on protocol 2026-07-28, which has neither, asked for
-//! within a call, see [`client_roots`]), keeping the configured policy and limits; otherwise it uses `--root`. Reads
-//! wait for the first list (see [`client_roots::Settled`]). A client root that is not a local directory is skipped
-//! with a line on standard error; when none is left (the client withdrew them all), `--root` serves again. Over HTTP
-//! each session (each call, on protocol 2026-07-28) has its own roots: one client's roots never widen another's.
+//! Roots: the configured roots (`--root`, `roots` in the configuration, or the working directory) are the ceiling.
+//! When the client offers MCP Roots (asked for after initialization and again on every `roots/list_changed`; on
+//! protocol 2026-07-28, which has neither, asked for within a call, see [`client_roots`]), the server reads beneath
+//! those of the client's roots that lie inside the configured ones, opened through their confined handles, keeping the
+//! configured policy (judged from the configured roots) and limits. A client root outside them — `file:///`, a
+//! parent, a sibling, a link leading out — is refused: said on standard error, in the audit log, and to the model in
+//! the footer of its next answer, with the roots in force. Only `--trust-client-roots` (stdio only) lets a client
+//! choose roots beyond. Reads wait for the first list (see [`client_roots::Settled`]); when no client root is left
+//! (the client withdrew them all, or none could be taken), the configured roots serve. Over HTTP each session (each
+//! call, on protocol 2026-07-28) has its own roots: one client's roots never widen another's.
 
 mod client_roots;
 pub mod http;
@@ -36,6 +40,7 @@ mod many;
 mod pending;
 mod stdio;
 
+use agent_read::audit::Who;
 use agent_read::tool::{self, SchemaFormat, Served};
 use agent_read::{Cancel, Config, ReadResult, Reader, Session, SessionSettings};
 use client_roots::InCall;
@@ -48,7 +53,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::Semaphore;
@@ -67,7 +72,12 @@ const INLINE_TRIES_WHEN_STALLED: usize = 3;
 /// The server of one client: one session shared by its calls, whose reader is replaced when the client's roots change.
 #[derive(Clone)]
 struct ReadServer {
-    config: Arc<Config>,
+    /// The reader of the configured roots: every client's roots narrow it (see [`client_roots::adopt`]).
+    configured: Arc<Reader>,
+    /// Whether clients may choose roots beyond the configured ones (`--trust-client-roots`; stdio only).
+    trust_client_roots: bool,
+    /// How clients reach this server, for the audit log: `stdio`, `http`, `http-stateless`.
+    transport: &'static str,
     settings: SessionSettings,
     session: Arc<Session>,
     permits: Arc<Semaphore>,
@@ -113,14 +123,17 @@ impl Inline {
 
 impl ReadServer {
     fn new(config: Config, settings: SessionSettings) -> Result<Self, String> {
-        let reader = Reader::new(config.clone()).map_err(|e| e.to_string())?;
-        let session = Session::new(Arc::new(reader), settings)?;
+        let trust_client_roots = config.trust_client_roots;
+        let configured = Arc::new(Reader::new(config).map_err(|e| e.to_string())?);
+        let session = Session::new(configured.clone(), settings)?;
         let served = if settings.repeat_read_stubs { Served::WithRepeatStubs } else { Served::OneShot };
         let mut definition = tool::definition_for(SchemaFormat::Mcp, served);
         definition["outputSchema"] = tool::output_schema();
         let tool: Tool = serde_json::from_value(definition).map_err(|e| format!("tool definition: {e}"))?;
         Ok(ReadServer {
-            config: Arc::new(config),
+            configured,
+            trust_client_roots,
+            transport: "stdio",
             settings,
             session: Arc::new(session),
             permits: Arc::new(Semaphore::new(MAX_CONCURRENT_READS)),
@@ -139,7 +152,7 @@ impl ReadServer {
     /// The server for a new client (an HTTP session): the configured roots, a session and slots of its own, the
     /// shared permits.
     fn for_new_client(&self) -> Result<Self, String> {
-        let session = Session::new(self.session.reader(), self.settings)?;
+        let session = Session::new(self.configured.clone(), self.settings)?;
         let client_permits = Arc::new(Semaphore::new(MAX_READS_PER_CLIENT));
         let roots_settled = client_roots::Settled::new();
         let roots_given = client_roots::GivenInCall::default();
@@ -268,44 +281,63 @@ impl Drop for CancelOnDrop {
 }
 
 impl ReadServer {
-    /// Asks the client for its roots and reads beneath them from now on (when at least one is usable).
+    /// Asks the client for its roots and reads beneath them from now on (those inside the configured roots).
     // MCP Roots is deprecated by SEP-2577 in the newest protocol, but the SPEC asks for it and the clients people
     // use today (Claude Code, Cursor, VS Code) still offer roots this way.
     #[allow(deprecated)]
-    async fn adopt_client_roots(&self, peer: &Peer<RoleServer>) {
+    async fn adopt_client_roots(&self, peer: &Peer<RoleServer>, extensions: &model::Extensions) {
         let offers_roots = peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
         if !offers_roots {
             return;
         }
         match peer.list_roots().await {
-            Ok(listed) => self.adopt_roots(listed.roots.iter().map(|root| root.uri.as_str())),
+            Ok(listed) => {
+                let uris: Vec<String> = listed.roots.into_iter().map(|root| root.uri).collect();
+                let client = peer.peer_info().map(|info| info.client_info.clone());
+                self.adopt_roots(&uris, extensions, client.as_ref());
+            }
             // The client has gone (often right after a roots/list_changed): nothing more is read for it.
             Err(rmcp::ServiceError::TransportClosed) => {}
-            Err(e) => eprintln!("agent-read: the client's roots could not be listed ({e}); keeping --root"),
+            Err(e) => eprintln!("agent-read: the client's roots could not be listed ({e}); keeping the roots in force"),
         }
     }
 
-    /// Reads beneath the client's roots (`uris`) from now on, when at least one is usable; else beneath `--root`.
-    fn adopt_roots<'a>(&self, uris: impl Iterator<Item = &'a str>) {
-        let roots: Vec<PathBuf> = uris.filter_map(usable_root).collect();
-        // The client's current list is the boundary: roots it withdrew stop being readable at once.
-        let config = if roots.is_empty() {
-            eprintln!("agent-read: the client offers no usable root; reading from the command line's roots");
-            self.config.as_ref().clone()
-        } else {
-            Config { roots, ..self.config.as_ref().clone() }
+    /// Reads beneath the client's roots (`uris`) from now on, those the configured roots allow; beneath the
+    /// configured roots when none is left. `extensions` and `client` say who asked, for the audit log.
+    fn adopt_roots(&self, uris: &[String], extensions: &model::Extensions, client: Option<&Implementation>) {
+        let session_id = session_id(extensions);
+        let who = Who {
+            transport: self.transport,
+            session: session_id.as_deref(),
+            client: client.map(|c| c.name.as_str()),
+            client_version: client.map(|c| c.version.as_str()),
         };
-        match Reader::new(config) {
-            // The session keeps its ledger: a file it read is the same file under new roots.
-            Ok(reader) => self.session.replace_reader(Arc::new(reader)),
-            Err(e) => eprintln!("agent-read: the client's roots cannot be used ({e}); keeping the previous roots"),
+        let (reader, notice) = client_roots::adopt(&self.configured, uris, self.trust_client_roots, who);
+        // The session keeps its ledger: a file it read is the same file under new roots.
+        self.session.replace_reader(reader);
+        if let Some(notice) = notice {
+            self.session.notify(&notice);
         }
     }
 }
 
-/// The local directory a client root names, or `None` (with a line on standard error) when it is not one.
-fn usable_root(uri: &str) -> Option<PathBuf> {
-    client_roots::local_directory(uri).map_err(|why| eprintln!("agent-read: ignoring client root {uri}: {why}")).ok()
+/// The MCP session id an HTTP request carried, if any.
+fn session_id(extensions: &model::Extensions) -> Option<String> {
+    let parts = extensions.get::<axum::http::request::Parts>()?;
+    let header = parts.headers.get(rmcp::transport::common::http_header::HEADER_SESSION_ID)?;
+    header.to_str().ok().map(str::to_string)
+}
+
+/// Refuses to let clients choose roots beyond the configured ones over HTTP: there, any client that can reach the
+/// port would choose, and this server cannot yet tell one client from another by authentication.
+pub fn check_client_roots_trust(trust_client_roots: bool, http: bool) -> Result<(), String> {
+    if trust_client_roots && http {
+        return Err("--trust-client-roots (or `trust_client_roots` in the configuration) lets a client choose roots \
+                    beyond the configured ones, which over HTTP needs authentication: serve it on standard input and \
+                    output, or drop it"
+            .to_string());
+    }
+    Ok(())
 }
 
 /// The tool result: the model text as text content (then each attachment as an image block), the JSON result as
@@ -372,14 +404,14 @@ impl ServerHandler for ReadServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.adopt_client_roots(&context.peer).await;
+        self.adopt_client_roots(&context.peer, &context.extensions).await;
         self.roots_settled.settle();
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
         // On protocol 2026-07-28 or later, the next call asks for them; before it, they are asked for now.
         self.roots_given.set(false);
-        self.adopt_client_roots(&context.peer).await;
+        self.adopt_client_roots(&context.peer, &context.extensions).await;
     }
 
     /// A request rmcp parsed as no method it knows: a known method whose params do not fit, or an unknown one.
@@ -430,7 +462,9 @@ impl ServerHandler for ReadServer {
             InCall::Offered if self.roots_given.known() => {}
             InCall::Offered => return Ok(client_roots::ask()),
             InCall::Given(uris) => {
-                self.adopt_roots(uris.iter().map(String::as_str));
+                let client =
+                    context.meta.client_info().or_else(|| context.peer.peer_info().map(|i| i.client_info.clone()));
+                self.adopt_roots(&uris, &context.extensions, client.as_ref());
                 self.roots_given.set(true);
             }
         }

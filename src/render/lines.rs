@@ -1,7 +1,11 @@
 //! Renders captured lines into the model's text as the scan hands them over, within the per-line limit and the
-//! output byte cap.
+//! output byte cap. Every line is `N: ` and its content [shown](super::escape) so that nothing in it starts a line
+//! of its own; a cut line ends with the tool's `⟨line truncated: …⟩` marker, which content cannot imitate (a file's
+//! own `⟨` is shown escaped).
 
 use super::FOOTER_RESERVE;
+use super::escape::{self, Shown};
+use super::flags::{Flags, Place};
 use crate::classify::Codec;
 use crate::classify::codec::DecodeLimit;
 use crate::window::scan::{CapturedLine, Flow};
@@ -28,6 +32,8 @@ pub struct LineRenderer {
     pub truncated: u64,
     /// Invalid bytes met in the rendered lines.
     pub invalid: u64,
+    /// NUL, control and invisible characters met in the rendered lines.
+    pub flags: Flags,
     /// Whether the byte cap ended the window.
     pub cap_hit: bool,
 }
@@ -46,6 +52,7 @@ impl LineRenderer {
             returned: 0,
             truncated: 0,
             invalid: 0,
+            flags: Flags::new(Place::Line),
             cap_hit: false,
         }
     }
@@ -75,9 +82,9 @@ impl LineRenderer {
         }
         let prefix = format!("{}: ", line.number);
         let limit = DecodeLimit { max_chars: self.max_line_chars, max_bytes: usize::MAX };
-        let mut decoded = self.codec.decode(line.kept, limit, whole);
-        let mut marker = truncation_marker(&line, decoded.consumed, &self.call_prefix);
-        let needed = prefix.len() + decoded.text.len() + marker.len() + 1;
+        let mut shown = escape::decode_shown(self.codec, line.kept, limit, whole);
+        let mut marker = truncation_marker(&line, shown.consumed, &self.call_prefix);
+        let needed = prefix.len() + shown.text.len() + marker.len() + 1;
         if self.out.len() + needed > self.budget {
             self.cap_hit = true;
             if self.returned > 0 {
@@ -85,15 +92,15 @@ impl LineRenderer {
             }
             // The first line alone is over the cap: cut it further, so that paging still makes progress.
             let room = self.budget.saturating_sub(prefix.len() + MARKER_RESERVE + 1);
-            decoded = self.codec.decode(line.kept, DecodeLimit { max_bytes: room, ..limit }, whole);
-            marker = truncation_marker(&line, decoded.consumed, &self.call_prefix);
+            shown = escape::decode_shown(self.codec, line.kept, DecodeLimit { max_bytes: room, ..limit }, whole);
+            marker = truncation_marker(&line, shown.consumed, &self.call_prefix);
         }
         if !marker.is_empty() {
             self.truncated += 1;
         }
-        self.invalid += decoded.invalid;
+        self.note(line.number, &shown);
         self.out.push_str(&prefix);
-        self.out.push_str(&decoded.text);
+        self.out.push_str(&shown.text);
         self.out.push_str(&marker);
         self.out.push('\n');
         self.first.get_or_insert(line.number);
@@ -102,13 +109,19 @@ impl LineRenderer {
         if self.cap_hit { Flow::Done } else { Flow::More }
     }
 
+    /// Counts what a shown line met.
+    fn note(&mut self, number: u64, shown: &Shown) {
+        self.invalid += shown.invalid;
+        self.flags.add(&shown.counts, |_| number);
+    }
+
     /// The common case without decoding or allocating: a whole UTF-8 line, valid, within the character limit (it has
     /// no more characters than bytes) and within the cap. `None` when the line needs the general path.
     fn push_plain_utf8(&mut self, line: &CapturedLine<'_>) -> Option<Flow> {
         if !self.codec.is_utf8() || line.kept.len() > self.max_line_chars {
             return None;
         }
-        let text = std::str::from_utf8(line.kept).ok()?;
+        let text = std::str::from_utf8(line.kept).ok().filter(|text| escape::is_plain(text))?;
         let mut digits = itoa::Buffer::new();
         let number = digits.format(line.number);
         if self.out.len() + number.len() + 2 + text.len() + 1 > self.budget {
@@ -137,9 +150,11 @@ fn truncation_marker(line: &CapturedLine<'_>, consumed: usize, call_prefix: &str
         return String::new();
     }
     format!(
-        "… [line truncated: {} more bytes; use {call_prefix}start_byte={shown_end} end_byte={} to read it]",
+        "{}line truncated: {} more bytes; use {call_prefix}start_byte={shown_end} end_byte={} to read it{}",
+        escape::OPEN,
         line.content_end - shown_end,
-        line.content_end
+        line.content_end,
+        escape::CLOSE
     )
 }
 
@@ -171,7 +186,7 @@ mod tests {
         r.push(line(1, 100, content.as_bytes(), 60));
         assert_eq!(r.truncated, 1);
         let out = r.into_output();
-        assert!(out.starts_with(&format!("1: {}…", "é".repeat(20))), "{out}");
+        assert!(out.starts_with(&format!("1: {}⟨line truncated: ", "é".repeat(20))), "{out}");
         assert!(out.contains("20 more bytes; use start_byte=140 end_byte=160"), "{out}");
     }
 
@@ -201,6 +216,29 @@ mod tests {
         let out = r.into_output();
         assert!(out.len() <= 1024, "{}", out.len());
         assert!(out.contains("use start_byte="), "{out}");
+    }
+
+    #[test]
+    fn control_characters_are_shown_escaped_and_counted_by_line() {
+        let mut r = LineRenderer::new(utf8(), 100, 4096);
+        r.push(line(1, 0, b"clean", 5));
+        r.push(line(2, 6, b"a\rb\x1b]52;c;eA==\x07", 15));
+        r.push(line(3, 22, "x\u{2028}y\u{202E}z".as_bytes(), 9));
+        assert_eq!(r.flags.control.map(|s| (s.count, s.first)), Some((4, 2)));
+        assert_eq!(r.flags.invisible.map(|s| (s.count, s.first)), Some((1, 3)));
+        assert_eq!(r.into_output(), "1: clean\n2: a␍b␛]52;c;eA==␇\n3: x⟨U+2028⟩y⟨U+202E⟩z\n");
+    }
+
+    #[test]
+    fn escapes_count_against_the_cap_and_the_cut_continues_at_the_first_byte_not_shown() {
+        // Each RLO is 3 bytes in the file and 12 shown: the cut falls by what is shown.
+        let content = "\u{202E}".repeat(200);
+        let mut r = LineRenderer::new(utf8(), 100_000, 1024 + FOOTER_RESERVE);
+        r.push(line(1, 0, content.as_bytes(), 600));
+        let out = r.into_output();
+        assert!(out.len() <= 1024, "{}", out.len());
+        let shown = out.matches("⟨U+202E⟩").count();
+        assert!(out.contains(&format!("use start_byte={} end_byte=600", shown * 3)), "{out}");
     }
 
     #[test]

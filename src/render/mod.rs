@@ -4,21 +4,33 @@
 //! the rest; the whole output, prefixes and footer included, stays within the byte cap. The footer is always the
 //! last line: what the window shows, the total, brief notices, and the exact next call — or `end of file`.
 
+pub mod bytes;
+pub mod escape;
+pub mod flags;
 pub mod lines;
 
+pub use escape::one_line_name;
 pub use lines::LineRenderer;
 
-/// Bytes of the output cap kept free for the footer. Footers are short; this bounds even the longest one.
-pub const FOOTER_RESERVE: usize = 512;
+/// Bytes of the output cap kept free for the footer. Footers are short; this bounds even the longest one (a block
+/// window with a forced encoding, ten-digit numbers and every notice: see the test below).
+pub const FOOTER_RESERVE: usize = 768;
 
-/// A name as it can stand in a one-line list: itself, or, when it holds control characters (a line feed would pass
-/// for a new entry), JSON-quoted with escapes, which is also how a request spells it.
-pub fn one_line_name(name: &str) -> std::borrow::Cow<'_, str> {
-    if !name.contains(char::is_control) {
-        return std::borrow::Cow::Borrowed(name);
+/// What stands before every line of a document's own text in a rendering (a notebook's sources and outputs, a
+/// PDF's pages), so that the rendering's headers and notes — the tool's words, never behind it — cannot be imitated.
+pub const GUTTER: &str = "│ ";
+
+/// Appends `block`, every line of it behind [`GUTTER`] (an empty line behind the bar alone) and ended by a line
+/// feed; nothing for an empty block. Taking one gutter off each line gives the block back.
+pub fn push_gutter_block(out: &mut String, block: &str) {
+    if block.is_empty() {
+        return;
     }
-    // Serialising a string cannot fail; the fallback only keeps this free of `unwrap`.
-    std::borrow::Cow::Owned(serde_json::to_string(name).unwrap_or_else(|_| name.replace(char::is_control, "\u{FFFD}")))
+    for line in block.strip_suffix('\n').unwrap_or(block).split('\n') {
+        out.push_str(if line.is_empty() { GUTTER.trim_end() } else { GUTTER });
+        out.push_str(line);
+        out.push('\n');
+    }
 }
 
 /// A size in bytes for people: `812 B`, `4.0 KiB`, `1.0 GiB`.
@@ -94,6 +106,29 @@ mod tests {
     }
 
     #[test]
+    fn the_longest_footer_fits_its_reserve() {
+        // Every notice a window can carry at once, with ten-digit numbers and the longest encoding name in a call.
+        let n = 1_000_000_000u64;
+        let mut footer = Footer::new(format!("block: lines {n}-{n} of {n} around line {n} (blank; read as line {n})"));
+        footer
+            .notice(format!("showing lines {n}-{n}"))
+            .notice(human_size(u64::MAX))
+            .notice("limit clamped to 1000000000")
+            .notice("output cap 1023.9 MiB reached")
+            .notice(format!("{n} long line(s) cut"))
+            .notice("decoded as x-mac-cyrillic (forced)")
+            .notice(format!("{n} invalid byte(s) shown as \u{FFFD}"))
+            .notice(format!("{n} NUL byte(s) in this window, shown as ␀"))
+            .notice(format!("{n} control character(s) escaped, first on line {n}"))
+            .notice(format!("{n} bidi/invisible character(s), first on line {n}"))
+            .notice("CR line endings (lines are split at LF only)")
+            .notice("no final newline")
+            .notice(format!("next: encoding=x-mac-cyrillic offset={n} limit={n}"));
+        let line = footer.finish(None, &format!("widen: encoding=x-mac-cyrillic mode=block anchor_line={n} limit={n}"));
+        assert!(line.len() < FOOTER_RESERVE, "{} bytes: {line}", line.len());
+    }
+
+    #[test]
     fn footer_joins_parts_and_ends_with_next_call() {
         let mut f = Footer::new("lines 1-2 of 9");
         f.notice("CRLF line endings").notice_if(false, || "never".into());
@@ -102,6 +137,15 @@ mod tests {
             "(lines 1-2 of 9 · CRLF line endings · next: offset=3)"
         );
         assert_eq!(Footer::new("x").finish(None, "end of file"), "(x · end of file)");
+    }
+
+    #[test]
+    fn a_gutter_block_puts_every_line_behind_the_bar() {
+        let mut out = String::new();
+        push_gutter_block(&mut out, "a\n\n[cell 2 · code]");
+        push_gutter_block(&mut out, "");
+        push_gutter_block(&mut out, "b\n");
+        assert_eq!(out, "│ a\n│\n│ [cell 2 · code]\n│ b\n");
     }
 
     #[test]

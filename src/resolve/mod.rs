@@ -11,9 +11,19 @@
 //! of `/` means unrestricted: files are opened by their absolute path.
 //!
 //! The `cached` module adds a second way in for callers that must not block: [`Roots::open_cached`], which opens only what
-//! the kernel can open from memory, or nothing.
+//! the kernel can open from memory, or nothing. The `narrow` module makes roots beneath these ([`Roots::narrowed`]):
+//! each opened through the confined handle of the root it lies beneath, so a client's roots can only narrow the
+//! configured ones.
+//!
+//! Policy does not judge a path from the root a request resolved against, but from its *anchor*: the outermost
+//! configured root holding it ([`Roots::judged`]). So overlapping roots, given in any order, and roots narrowed beneath
+//! the configured ones all see the same rules match.
 
 mod cached;
+mod ignore_files;
+mod narrow;
+
+pub use narrow::{Asked, Narrowing};
 
 use crate::config::ConfigError;
 use crate::error::{ErrorCode, ReadError};
@@ -23,25 +33,48 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-/// The directories reads are confined to, each with an open handle.
+/// The directories reads are confined to, each with an open handle, and the configured roots policy judges from.
 #[derive(Debug)]
 pub struct Roots {
     roots: Vec<Root>,
+    /// The configured roots (and roots an operator let a client choose): every root lies beneath one of them.
+    anchors: Vec<Anchor>,
+    /// Whether these roots were narrowed beneath the configured ones (then an `OUTSIDE_ROOT` names the roots in force).
+    narrowed: bool,
 }
 
 #[derive(Debug)]
 struct Root {
-    /// The root as configured, made absolute.
+    /// The root as configured (or asked for), made absolute.
     given: PathBuf,
     /// The root's real path (symlinks resolved).
     real: PathBuf,
     /// The handle every open goes through; `None` for `/`, which is unrestricted.
-    dir: Option<Dir>,
+    dir: Option<Arc<Dir>>,
     /// Whether [`Roots::open_cached`] may open files beneath it (see [`cached`]); turned off for good when its file
     /// system turns out unable to read without waiting.
     opens_without_waiting: AtomicBool,
+}
+
+/// A root paths are judged from: its real path, and the handle its ignore files are read through.
+#[derive(Debug, Clone)]
+struct Anchor {
+    real: PathBuf,
+    dir: Option<Arc<Dir>>,
+}
+
+/// A path as policy judges it: relative to its anchor (the outermost configured root holding it), and absolute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judged {
+    /// Index of the anchor.
+    pub anchor: usize,
+    /// The path relative to the anchor.
+    pub relative: PathBuf,
+    /// The absolute path.
+    pub absolute: PathBuf,
 }
 
 /// A request path resolved to a root, not yet opened.
@@ -81,31 +114,31 @@ impl Roots {
         let cwd = std::env::current_dir()
             .map_err(|e| ConfigError::new(format!("cannot determine the working directory: {e}")))?;
         let paths = if paths.is_empty() { std::slice::from_ref(&cwd) } else { paths };
-        let mut roots = Vec::with_capacity(paths.len());
-        for path in paths {
-            let given = normalize(&cwd.join(path))
-                .ok_or_else(|| ConfigError::new(format!("root {} climbs above /", path.display())))?;
-            let real = std::fs::canonicalize(&given)
-                .map_err(|e| ConfigError::new(format!("root {} cannot be used: {e}", path.display())))?;
-            if !real.is_dir() {
-                return Err(ConfigError::new(format!("root {} is not a directory", path.display())));
-            }
-            let dir = if real == Path::new("/") {
-                None
-            } else {
-                let dir = Dir::open_ambient_dir(&real, cap_std::ambient_authority())
-                    .map_err(|e| ConfigError::new(format!("root {} cannot be opened: {e}", path.display())))?;
-                Some(dir)
-            };
-            let opens_without_waiting = AtomicBool::new(dir.as_ref().is_some_and(cached::opens_without_waiting));
-            roots.push(Root { given, real, dir, opens_without_waiting });
-        }
-        Ok(Roots { roots })
+        let roots = paths.iter().map(|path| Root::open(&cwd.join(path), path)).collect::<Result<Vec<_>, _>>()?;
+        let anchors = roots.iter().map(Root::anchor).collect();
+        Ok(Roots { roots, anchors, narrowed: false })
     }
 
     /// The real path of root `index`.
     pub fn real_path(&self, index: usize) -> &Path {
         &self.roots[index].real
+    }
+
+    /// The real paths of the roots in force, in order.
+    pub fn real_paths(&self) -> impl Iterator<Item = &Path> {
+        self.roots.iter().map(|root| root.real.as_path())
+    }
+
+    /// How policy judges a path beneath root `root`: relative to the outermost anchor holding it (every root lies
+    /// beneath one; should none hold it, the root itself stands in).
+    pub fn judged(&self, root: usize, relative: &Path) -> Judged {
+        let absolute = if relative.as_os_str().is_empty() {
+            self.roots[root].real.clone()
+        } else {
+            self.roots[root].real.join(relative)
+        };
+        let judged = narrow::judge(&self.anchors, &absolute);
+        if judged.anchor == usize::MAX { Judged { relative: relative.to_path_buf(), ..judged } } else { judged }
     }
 
     /// Resolves a request path to a root; anything lexically outside every root is `OUTSIDE_ROOT`. A relative path
@@ -118,7 +151,7 @@ impl Roots {
                 let relative = relative.strip_prefix("/").unwrap_or(&relative).to_path_buf();
                 return Ok(Resolved { root: 0, beneath: asked.to_path_buf(), relative });
             }
-            let first = self.roots.first().ok_or_else(|| outside_root(path))?;
+            let first = self.roots.first().ok_or_else(|| self.outside_root(path))?;
             return self.resolve_absolute(&first.real.join(asked), path);
         }
         self.resolve_absolute(asked, path)
@@ -126,7 +159,7 @@ impl Roots {
 
     /// Resolves an absolute path (the request's `path`, or what a relative one spells from the first root).
     fn resolve_absolute(&self, asked: &Path, path: &str) -> Result<Resolved, ReadError> {
-        let normalized = normalize(asked).ok_or_else(|| outside_root(path))?;
+        let normalized = normalize(asked).ok_or_else(|| self.outside_root(path))?;
         for (index, root) in self.roots.iter().enumerate() {
             for base in [&root.real, &root.given] {
                 if let Ok(relative) = normalized.strip_prefix(base) {
@@ -136,7 +169,7 @@ impl Roots {
                 }
             }
         }
-        Err(outside_root(path))
+        Err(self.outside_root(path))
     }
 
     /// How a root-relative path is shown: relative beneath the first root, absolute beneath the others (so that
@@ -168,7 +201,7 @@ impl Roots {
         let real = real_path_of(&file)
             .or_else(|| std::fs::canonicalize(self.roots[root].real.join(&beneath)).ok())
             .ok_or_else(|| ReadError::new(ErrorCode::IoError, format!("{shown}: cannot tell where the file is")))?;
-        let (root, real_relative) = self.locate(&real).ok_or_else(|| outside_root(shown))?;
+        let (root, real_relative) = self.locate(&real).ok_or_else(|| self.outside_root(shown))?;
         let handle =
             if metadata.is_dir() { Handle::Directory(Dir::from_std_file(file)) } else { Handle::File(file, metadata) };
         Ok(Opened { handle, root, real_relative })
@@ -196,33 +229,9 @@ impl Roots {
         }
     }
 
-    /// Reads a small root-relative file (an ignore file) through the root's handle; `None` if it cannot be read.
-    pub fn read_small_file(&self, root: usize, relative: &Path) -> Option<String> {
-        const MAX_IGNORE_FILE: u64 = 1024 * 1024;
-        let file = self.open_beneath(root, relative).ok()?;
-        let metadata = file.metadata().ok()?;
-        if !metadata.is_file() || metadata.len() > MAX_IGNORE_FILE {
-            return None;
-        }
-        std::io::read_to_string(file).ok()
-    }
-
     fn open_beneath(&self, root: usize, relative: &Path) -> io::Result<File> {
         let root = &self.roots[root];
-        match &root.dir {
-            Some(dir) => {
-                let mut options = OpenOptions::new();
-                options.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-                dir.open_with(dot_if_empty(relative), &options).map(cap_std::fs::File::into_std)
-            }
-            None => {
-                use std::os::unix::fs::OpenOptionsExt as _;
-                std::fs::OpenOptions::new()
-                    .read(true)
-                    .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-                    .open(root.real.join(relative))
-            }
-        }
+        open_confined(root.dir.as_deref(), &root.real, relative)
     }
 
     /// The kernel refuses absolute symlink targets beneath a root. Look the real path up; if it lies beneath a root,
@@ -245,11 +254,29 @@ impl Roots {
     }
 
     /// The root a real path lies beneath, and the path relative to it.
-    fn locate(&self, real: &Path) -> Option<(usize, PathBuf)> {
+    pub(crate) fn locate(&self, real: &Path) -> Option<(usize, PathBuf)> {
         self.roots
             .iter()
             .enumerate()
             .find_map(|(i, root)| real.strip_prefix(&root.real).ok().map(|relative| (i, relative.to_path_buf())))
+    }
+
+    /// `OUTSIDE_ROOT` for `path`; beneath narrowed roots, naming the roots in force (they lie within the configured
+    /// roots, so naming them tells nothing beyond those).
+    fn outside_root(&self, path: &str) -> ReadError {
+        let error = outside_root(path);
+        if !self.narrowed {
+            return error;
+        }
+        const NAMED: usize = 5;
+        let mut named: Vec<String> = self.roots.iter().take(NAMED).map(|r| r.real.display().to_string()).collect();
+        if self.roots.len() > NAMED {
+            named.push(format!("and {} more", self.roots.len() - NAMED));
+        }
+        error.with_hint(format!(
+            "the roots in force (the client's, within the configured roots) are {}; relative paths start at the first",
+            named.join(", ")
+        ))
     }
 
     fn open_error(&self, err: &io::Error, resolved: &Resolved, shown: &str) -> ReadError {
@@ -277,6 +304,62 @@ impl Roots {
 }
 
 const SYMLINK_OUT_HINT: &str = "this path goes through a symbolic link that leads outside the roots";
+
+impl Root {
+    /// Checks and opens a root: `path` made absolute (`absolute`), which must be an existing directory.
+    fn open(absolute: &Path, path: &Path) -> Result<Root, ConfigError> {
+        let given =
+            normalize(absolute).ok_or_else(|| ConfigError::new(format!("root {} climbs above /", path.display())))?;
+        let real = std::fs::canonicalize(&given)
+            .map_err(|e| ConfigError::new(format!("root {} cannot be used: {e}", path.display())))?;
+        if !real.is_dir() {
+            return Err(ConfigError::new(format!("root {} is not a directory", path.display())));
+        }
+        let dir = if real == Path::new("/") {
+            None
+        } else {
+            let dir = Dir::open_ambient_dir(&real, cap_std::ambient_authority())
+                .map_err(|e| ConfigError::new(format!("root {} cannot be opened: {e}", path.display())))?;
+            Some(Arc::new(dir))
+        };
+        Ok(Root::with(given, real, dir))
+    }
+
+    /// A root from its parts, its file system probed for opening without waiting.
+    fn with(given: PathBuf, real: PathBuf, dir: Option<Arc<Dir>>) -> Root {
+        let opens_without_waiting = AtomicBool::new(dir.as_deref().is_some_and(cached::opens_without_waiting));
+        Root { given, real, dir, opens_without_waiting }
+    }
+
+    fn anchor(&self) -> Anchor {
+        Anchor { real: self.real.clone(), dir: self.dir.clone() }
+    }
+}
+
+/// Opens `relative` for reading without blocking, beneath `dir` (confined), or beneath `/` (`real`) when `dir` is
+/// `None`.
+fn open_confined(dir: Option<&Dir>, real: &Path, relative: &Path) -> io::Result<File> {
+    match dir {
+        Some(dir) => {
+            let mut options = OpenOptions::new();
+            options.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+            dir.open_with(dot_if_empty(relative), &options).map(cap_std::fs::File::into_std)
+        }
+        None => {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+                .open(real.join(relative))
+        }
+    }
+}
+
+/// An I/O error in a few words, without the "(os error N)" tail.
+fn io_words(error: &io::Error) -> String {
+    let text = error.to_string();
+    text.split(" (os error").next().unwrap_or(&text).to_string()
+}
 
 /// Whether `cap-std` refused a path because it leads out of the root.
 fn is_escape(err: &io::Error) -> bool {

@@ -11,6 +11,9 @@
 //!   says in its footer what is left, and a read that asks for no particular window gets a smaller one as the budget
 //!   runs out. Answers never stop, and the footer always says when a window was shrunk.
 //!
+//! A session can also carry one notice from its owner to the model ([`Session::notify`]): it ends the footer of the
+//! next answer, once (the MCP server says so when a client's roots were refused).
+//!
 //! A session is thread-safe: reads run in parallel, and the ledger is locked only to look up and record.
 
 mod ledger;
@@ -116,7 +119,12 @@ pub struct Session {
 struct State {
     ledger: Ledger,
     usage: Usage,
+    /// A notice for the next answer's footer (see [`Session::notify`]).
+    notice: Option<String>,
 }
+
+/// Longest notice a session carries; a longer one is cut, marked with `…`.
+pub const MAX_NOTICE_BYTES: usize = 512;
 
 impl Session {
     /// A session reading through `reader`; fails when the settings ask for exact token counts this build cannot make.
@@ -134,6 +142,12 @@ impl Session {
     /// Reads through another reader from now on (the client's roots changed); the ledger and usage are kept.
     pub fn replace_reader(&self, reader: Arc<Reader>) {
         *self.reader.write().unwrap_or_else(PoisonError::into_inner) = reader;
+    }
+
+    /// Ends the footer of the next answer (whatever it is) with `notice`, once; a later notice replaces one not yet
+    /// given. It is cut to [`MAX_NOTICE_BYTES`], and the next answer's window leaves room for it.
+    pub fn notify(&self, notice: &str) {
+        self.lock().notice = Some(notes::clipped(notice, MAX_NOTICE_BYTES));
     }
 
     /// The settings the session was made with.
@@ -322,17 +336,25 @@ impl Session {
         // Counted before taking the lock: exact counts of a 50 KiB answer take milliseconds.
         let answer_tokens = counting.count(output);
         let mut state = self.lock();
+        let notice = state.notice.take();
+        let with_notice = |note: String| match &notice {
+            Some(notice) => format!("{notice} · {note}"),
+            None => note,
+        };
         let (note, tokens) = match state.usage.budget_tokens {
             Some(budget) => {
                 // The note's own tokens are counted from a first draft (the number in it barely changes its
                 // length), plus one for the separator, so that "left" already includes this whole answer.
                 let spent = state.usage.tokens + answer_tokens;
-                let draft = notes::budget_note(budget.saturating_sub(spent), budget, shrunk_to);
+                let draft = with_notice(notes::budget_note(budget.saturating_sub(spent), budget, shrunk_to));
                 let note_tokens = counting.count(&draft) + 1;
                 let left = budget.saturating_sub(spent + note_tokens);
-                (Some(notes::budget_note(left, budget, shrunk_to)), answer_tokens + note_tokens)
+                (Some(with_notice(notes::budget_note(left, budget, shrunk_to))), answer_tokens + note_tokens)
             }
-            None => (None, answer_tokens),
+            None => {
+                let note_tokens = notice.as_deref().map_or(0, |notice| counting.count(notice) + 1);
+                (notice, answer_tokens + note_tokens)
+            }
         };
         state.usage.reads += 1;
         state.usage.tokens += tokens;
@@ -342,11 +364,15 @@ impl Session {
     /// The output cap for this read: the configured one, or a smaller one when a budget is running out and the
     /// request asked for no particular window.
     fn window_shrink(&self, asks_for_a_window: bool, configured: usize) -> Shrink {
-        // Room for the budget note, so that the answer with it still fits the configured cap.
+        let state = self.lock();
+        // Room for a pending notice and its separator, so that the answer with it still fits the configured cap.
+        let configured = configured.saturating_sub(state.notice.as_ref().map_or(0, |notice| notice.len() + 3));
+        // Room for the budget note, likewise.
         let configured_with_note = configured.saturating_sub(notes::BUDGET_NOTE_RESERVE);
-        let Some(left) = self.lock().usage.tokens_left() else {
+        let Some(left) = state.usage.tokens_left() else {
             return Shrink { cap: configured, shrunk_to: None };
         };
+        drop(state);
         let affordable = usize::try_from(self.settings.token_counting.bytes_for(left)).unwrap_or(usize::MAX);
         if asks_for_a_window || affordable >= configured_with_note {
             return Shrink { cap: configured_with_note, shrunk_to: None };
@@ -409,6 +435,24 @@ mod humantime_serde_rfc3339 {
 mod tests {
     use super::*;
     use crate::Config;
+
+    #[test]
+    fn a_notice_ends_the_next_answer_once_and_leaves_room_for_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "x".repeat(3000)).unwrap();
+        let mut config = Config::with_roots([dir.path()]);
+        config.limits.max_output_bytes = 2048;
+        let session = Session::new(Arc::new(Reader::new(config).unwrap()), SessionSettings::default()).unwrap();
+        session.notify(&format!("roots: {}", "r".repeat(1000)));
+        let first = session.read(&ReadRequest::new("a.txt")).output().into_owned();
+        assert!(first.len() <= 2048, "{} bytes", first.len());
+        assert!(first.ends_with(&format!("{}…)", "r".repeat(400))), "{first}");
+        let second = session.read(&ReadRequest::new("a.txt")).output().into_owned();
+        assert!(!second.contains("roots:"), "{second}");
+        session.notify("roots: refused");
+        let error = session.read(&ReadRequest::new("missing.txt"));
+        assert!(error.output().contains("roots: refused"), "{}", error.output());
+    }
 
     #[test]
     fn only_a_big_file_found_exactly_as_recorded_reuses_its_hash() {

@@ -39,6 +39,18 @@ pub fn budget_note(left: u64, budget: u64, shrunk_to: Option<usize>) -> String {
     note
 }
 
+/// `text` cut to at most `max` bytes at a character boundary, ending in `…` when cut.
+pub fn clipped(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max.saturating_sub('…'.len_utf8());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
 /// `result` with `note` at the end of its footer (or as a last line in parentheses when it has none).
 pub fn with_note(result: ReadResult, note: String) -> ReadResult {
     match result {

@@ -2,12 +2,12 @@
 //!
 //! A range never splits a character: its start moves back to the character's first byte, its end back to the last
 //! boundary before it. Output is bounded by the byte cap: a range too big for it ends early, at a boundary, and the
-//! next range starts exactly there.
+//! next range starts exactly there. What the model sees of it is [rendered](crate::render::bytes) line by line.
 
 use super::Source;
 use crate::classify::Codec;
 use crate::classify::boundary::{CONTEXT_AFTER, CONTEXT_BEFORE, last_boundary, may_miss_boundaries};
-use crate::classify::codec::DecodeLimit;
+use crate::render::bytes::{RangeText, render_range};
 use std::io;
 
 /// A decoded byte range and how it differs from what was asked.
@@ -17,15 +17,13 @@ pub struct ByteWindow {
     pub requested: [u64; 2],
     /// The range returned, `[start, end)`.
     pub actual: [u64; 2],
-    /// The decoded text of the returned range.
-    pub text: String,
-    /// Invalid bytes within the range.
-    pub invalid: u64,
+    /// The returned range as rendered.
+    pub rendered: RangeText,
     /// Whether the output cap ended the range before its (adjusted) end.
     pub cap_hit: bool,
 }
 
-/// Reads `requested` (`[start, end)`, with `start` inside the file) of `source`, producing at most `max_out` bytes
+/// Reads `requested` (`[start, end)`, with `start` inside the file) of `source`, rendering at most `max_out` bytes
 /// of text.
 pub fn read_range(source: &Source<'_>, codec: Codec, requested: [u64; 2], max_out: usize) -> io::Result<ByteWindow> {
     let size = source.end;
@@ -39,7 +37,7 @@ pub fn read_range(source: &Source<'_>, codec: Codec, requested: [u64; 2], max_ou
         // The range lay inside one character: widen it to the whole character.
         end = next_boundary(source, codec, start, requested[1])?;
     }
-    // Every source byte yields at least 1/unit bytes of UTF-8, so this much input can fill the cap.
+    // Every source byte yields at least 1/unit bytes of output, so this much input can fill the cap.
     let read_len = (end - start).min((max_out * source.layout.unit) as u64) as usize;
     let mut buf = vec![0u8; read_len];
     let got = source.read_at(start, &mut buf)?;
@@ -48,17 +46,17 @@ pub fn read_range(source: &Source<'_>, codec: Codec, requested: [u64; 2], max_ou
     // In a legacy multi-byte encoding, `end` may have been chosen in a context with no certain boundary (a kilobyte of
     // Shift_JIS prose without an ASCII byte). There only the content's end ends the last character: a character the
     // range cuts is left out, measured by decoding from `start` (a boundary), and the next range starts on it.
-    let limit = DecodeLimit { max_chars: usize::MAX, max_bytes: max_out };
-    let mut decoded = codec.decode(&buf, limit, reaches_end && (end >= size || !may_miss_boundaries(codec)));
-    if decoded.consumed == 0 && reaches_end {
+    let last = reaches_end && (end >= size || !may_miss_boundaries(codec));
+    let mut rendered = render_range(codec, &buf, start, last, max_out);
+    if rendered.consumed == 0 && reaches_end {
         // Not one whole character in the range: it is shown cut, so that paging always moves on.
-        decoded = codec.decode(&buf, limit, true);
+        rendered = render_range(codec, &buf, start, true, max_out);
     }
-    let actual_end = start + decoded.consumed as u64;
-    // Short of `end` because of the output cap (the read or the decode stopped at it), not because of a character
+    let actual_end = start + rendered.consumed as u64;
+    // Short of `end` because of the output cap (the read or the rendering stopped at it), not because of a character
     // the range cut.
-    let cap_hit = actual_end < end && (decoded.cut || !reaches_end);
-    Ok(ByteWindow { requested, actual: [start, actual_end], text: decoded.text, invalid: decoded.invalid, cap_hit })
+    let cap_hit = actual_end < end && (rendered.cut || !reaches_end);
+    Ok(ByteWindow { requested, actual: [start, actual_end], rendered, cap_hit })
 }
 
 /// `pos`, moved back so that it does not split a character.
@@ -104,7 +102,7 @@ mod tests {
         let text = "ab€cd"; // € is bytes 2..5
         let w = range(text.as_bytes(), "utf-8", 3, 6, 1000);
         assert_eq!(w.actual, [2, 6]);
-        assert_eq!(w.text, "€c");
+        assert_eq!(w.rendered.text, "@2: €c");
         let w = range(text.as_bytes(), "utf-8", 0, 4, 1000);
         assert_eq!(w.actual, [0, 2]);
     }
@@ -113,7 +111,7 @@ mod tests {
     fn range_inside_one_character_widens_to_it() {
         let w = range("a€".as_bytes(), "utf-8", 2, 3, 1000);
         assert_eq!(w.actual, [1, 4]);
-        assert_eq!(w.text, "€");
+        assert_eq!(w.rendered.text, "@1: €");
     }
 
     #[test]
@@ -131,10 +129,10 @@ mod tests {
         let (bytes, _, _) = encoding_rs::SHIFT_JIS.encode(&prose);
         let w = range(&bytes, "shift_jis", 0, 2001, 100_000);
         assert_eq!(w.actual, [0, 2000]);
-        assert!(!w.cap_hit && w.invalid == 0, "{w:?}");
+        assert!(!w.cap_hit && w.rendered.invalid == 0, "{w:?}");
         let next = range(&bytes, "shift_jis", 2000, 4000, 100_000);
-        assert_eq!(next.invalid, 0, "the next range starts on the character the first one left out");
-        assert!(next.text.starts_with('晴'), "{}", next.text);
+        assert_eq!(next.rendered.invalid, 0, "the next range starts on the character the first one left out");
+        assert!(next.rendered.text.starts_with("@2000: 晴"), "{}", next.rendered.text);
         // A range inside one character is shown cut rather than empty, so that paging moves on.
         let inside = range(&bytes, "shift_jis", 2000, 2001, 100_000);
         assert!(inside.actual[1] > inside.actual[0], "{inside:?}");
@@ -143,8 +141,9 @@ mod tests {
     #[test]
     fn cap_ends_range_early_at_a_boundary() {
         let text = "€".repeat(100);
-        let w = range(text.as_bytes(), "utf-8", 0, 1000, 10);
+        let w = range(text.as_bytes(), "utf-8", 0, 1000, 14);
         assert_eq!(w.actual, [0, 9]);
         assert!(w.cap_hit);
+        assert_eq!(w.rendered.text, "@0: €€€");
     }
 }

@@ -6,6 +6,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub mod envelope;
 pub mod http;
 pub mod mcp;
 pub mod pdf;
@@ -52,6 +53,28 @@ impl Ws {
     pub fn cmd(&self) -> Command {
         let mut cmd = Command::cargo_bin("agent-read").expect("binary built");
         cmd.current_dir(&self.root).arg("--root").arg(&self.root).timeout(Duration::from_secs(60));
+        cmd
+    }
+
+    /// [`Ws::cmd`] with the process's address space limited to `bytes` (`RLIMIT_AS`, inherited by what it starts):
+    /// a read that would need more memory fails to allocate.
+    #[cfg(unix)]
+    pub fn cmd_with_memory_limit(&self, bytes: u64) -> Command {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"));
+        cmd.current_dir(&self.root).arg("--root").arg(&self.root);
+        // SAFETY: `setrlimit` is async-signal-safe; the closure only calls it and reads errno.
+        unsafe {
+            cmd.pre_exec(move || {
+                let limit = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
+                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut cmd = Command::from_std(cmd);
+        cmd.timeout(Duration::from_secs(60));
         cmd
     }
 }

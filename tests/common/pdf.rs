@@ -156,3 +156,83 @@ pub fn encrypted(user_password: &str) -> Vec<u8> {
     doc.save_to(&mut bytes).expect("the encrypted fixture saves");
     bytes
 }
+
+/// A PDF written by hand, with a classic cross-reference table, from the bodies of objects 1, 2, … (object 1 is the
+/// catalog).
+pub fn handmade(objects: &[Vec<u8>]) -> Vec<u8> {
+    let mut pdf = b"%PDF-1.5\n".to_vec();
+    let mut offsets = Vec::with_capacity(objects.len());
+    for (index, body) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend_from_slice(format!("{} 0 obj\n", index + 1).as_bytes());
+        pdf.extend_from_slice(body);
+        pdf.extend_from_slice(b"\nendobj\n");
+    }
+    let xref = pdf.len();
+    pdf.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    for offset in offsets {
+        pdf.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    let trailer = format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1);
+    pdf.extend_from_slice(trailer.as_bytes());
+    pdf
+}
+
+/// The body of a stream object: `dict`'s entries, its length, and `data`.
+pub fn stream_object(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut body = format!("<< {dict} /Length {} >>\nstream\n", data.len()).into_bytes();
+    body.extend_from_slice(data);
+    body.extend_from_slice(b"\nendstream");
+    body
+}
+
+/// The text of page `page` of [`long_pdf`].
+pub fn long_pdf_text(page: u32) -> String {
+    format!("Page {page} text")
+}
+
+/// A PDF of `pages` pages, page N showing [`long_pdf_text`]`(N)`, all of them kids of one page tree node (the shape
+/// that makes a long document costliest to walk). Written directly, without lopdf, so that it is quick at any size.
+pub fn long_pdf(pages: u32) -> Vec<u8> {
+    let mut objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        Vec::new(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+    ];
+    let mut kids = String::new();
+    for page in 1..=pages {
+        let content = format!("BT /F1 12 Tf 72 720 Td ({}) Tj ET", long_pdf_text(page));
+        objects.push(stream_object("", content.as_bytes()));
+        let page_object = format!(
+            "<< /Type /Page /Parent 2 0 R /Resources << /Font << /F1 3 0 R >> >> /Contents {} 0 R >>",
+            objects.len()
+        );
+        objects.push(page_object.into_bytes());
+        kids.push_str(&format!("{} 0 R ", objects.len()));
+    }
+    objects[1] = format!("<< /Type /Pages /Kids [{kids}] /Count {pages} /MediaBox [0 0 612 792] >>").into_bytes();
+    handmade(&objects)
+}
+
+/// A PDF of one page whose content shows `text` once per text-showing operator, `operators` times over, in one
+/// FlateDecode stream (a few tens of kilobytes compressed for millions of operators), then "the end".
+pub fn operator_flood(operators: usize, text: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    let operation = format!("({text}) Tj ");
+    encoder.write_all(b"BT /F1 12 Tf 72 720 Td ").expect("compresses");
+    let block = operation.repeat(4096);
+    for _ in 0..operators / 4096 {
+        encoder.write_all(block.as_bytes()).expect("compresses");
+    }
+    encoder.write_all(operation.repeat(operators % 4096).as_bytes()).expect("compresses");
+    encoder.write_all(b"0 -20 Td (the end) Tj ET").expect("compresses");
+    let content = encoder.finish().expect("compresses");
+    handmade(&[
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 /MediaBox [0 0 612 792] >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>".to_vec(),
+        stream_object("/Filter /FlateDecode", &content),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+    ])
+}

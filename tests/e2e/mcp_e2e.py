@@ -132,7 +132,7 @@ class Workspace:
     root: Path  # the server's --root
     outside_file: Path  # an existing file outside the root
     secret: str  # its content, which must never come back
-    client_root_a: Path  # roots the client offers, first ...
+    client_root_a: Path  # roots the client offers (inside root), first ...
     client_root_b: Path  # ... and after roots/list_changed (a space in its name: the URI is percent-encoded)
     hello: bytes
     big: str
@@ -181,10 +181,11 @@ def make_workspace(base: Path) -> Workspace:
     secret = "OUTSIDE-THE-ROOT-do-not-show"
     (elsewhere / "secret.txt").write_text(secret + "\n", encoding="utf-8")
 
-    client_root_a = base / "client-root-a"
+    # Client roots lie inside --root: a client's roots only narrow the configured ones.
+    client_root_a = root / "client-root-a"
     client_root_a.mkdir()
     (client_root_a / "from_a.txt").write_text("from client root a\n", encoding="utf-8")
-    client_root_b = base / "client root b"
+    client_root_b = root / "client root b"
     client_root_b.mkdir()
     (client_root_b / "from_b.txt").write_text("from client root b\n", encoding="utf-8")
 
@@ -755,6 +756,17 @@ async def check_roots(ctx: Context) -> str:
         # The client changes its roots and says so; the server asks again and follows.
         await change_roots(session, offered, ws.client_root_b)
         expect(offered.asked > asked_before, "roots/list asked again after list_changed", offered.asked)
+
+        # Roots beyond --root are refused: the configured root serves, and nothing outside it is read.
+        offered.directories = [ws.outside_file.parent, Path("/")]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            await session.send_roots_list_changed()
+        back = await eventually(session, "hello.txt", True, "the configured root did not serve again")
+        expect("client roots refused" in back["output"], "the model told the roots were refused", back["output"])
+        outside = await read(session, {"path": str(ws.outside_file)})
+        expect_error(outside, "OUTSIDE_ROOT", "the outside file, offered as a root")
+        expect(ws.secret not in text_of(outside), "the outside file's content never shown", text_of(outside))
     return f"client root adopted, then followed on roots/list_changed (to {ws.client_root_b.name!r}, %20 in its URI)"
 
 

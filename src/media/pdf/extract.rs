@@ -3,11 +3,14 @@
 //! text reaches `max_chars`.
 
 use super::guard::Guard;
+use super::lazy::{Lazily, Lazy};
 use super::measure::probe_raw_streams;
 use super::stop::Stop;
-use super::text::page_text;
+use super::text::{PageView, page_text};
+use super::xref::read_index;
 use super::{Extracted, MAX_PDF_BYTES, PageSelection, PageText, PdfError, file_too_large, shorten};
-use lopdf::{Dictionary, Document, Object};
+use lopdf::{Dictionary, Document, Object, ObjectId};
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
@@ -61,7 +64,8 @@ pub(super) enum Host {
     Worker,
 }
 
-/// Extracts the chosen pages of the PDF in `data`.
+/// Extracts the chosen pages of the PDF in `data`: loaded an object at a time when its cross-reference data reads
+/// plainly (`lazy`), whole by lopdf otherwise.
 pub(super) fn extract_bytes(
     data: &[u8],
     selection: &PageSelection,
@@ -69,24 +73,81 @@ pub(super) fn extract_bytes(
     stop: &Stop,
     host: Host,
 ) -> Result<Extracted, PdfError> {
-    if memchr::memmem::find(data, b"%PDF-").is_none() {
+    let Some(header) = memchr::memmem::find(data, b"%PDF-") else {
         return Err(PdfError::Malformed("it has no %PDF- header, so it is not a PDF".to_string()));
-    }
+    };
     if host == Host::Thread {
         probe_raw_streams(data, stop)?;
+    }
+    let from_header = &data[header..];
+    if let Some(index) = read_index(from_header, stop)? {
+        let lazily = Lazy::open(from_header, index, stop).and_then(|(lazy, doc)| {
+            let mut pages = Pages::Lazy(Box::new(lazy));
+            extract_pages(doc, &mut pages, selection, max_chars, stop)
+        });
+        match lazily {
+            Ok(extracted) => return Ok(extracted),
+            Err(Lazily::Failed(err)) => return Err(err),
+            Err(Lazily::GiveUp) => {}
+        }
     }
     let mut doc = Document::load_mem(data).map_err(load_error)?;
     if doc.trailer.get(b"Encrypt").is_ok() {
         return Err(PdfError::Encrypted);
     }
     stop.check()?;
-    empty_textless_streams(&mut doc);
-    let page_ids = doc.get_pages();
-    let page_count = u32::try_from(page_ids.len()).unwrap_or(u32::MAX);
-    if page_count == 0 {
-        return Err(PdfError::Malformed("it has no pages (its page tree is missing or broken)".to_string()));
+    for object in doc.objects.values_mut() {
+        empty_if_textless(object);
     }
-    let mut guard = Guard::new(host == Host::Thread);
+    let mut pages = Pages::Listed(doc.get_pages());
+    extract_pages(doc, &mut pages, selection, max_chars, stop).map_err(|err| match err {
+        Lazily::Failed(err) => err,
+        Lazily::GiveUp => PdfError::Malformed("its structure could not be followed".to_string()),
+    })
+}
+
+/// The pages of a document: listed by lopdf from a whole document, or found in one loaded as needed.
+enum Pages<'a> {
+    Listed(BTreeMap<u32, ObjectId>),
+    Lazy(Box<Lazy<'a>>),
+}
+
+impl Pages<'_> {
+    fn count(&self) -> u32 {
+        match self {
+            Pages::Listed(pages) => u32::try_from(pages.len()).unwrap_or(u32::MAX),
+            Pages::Lazy(lazy) => lazy.page_count(),
+        }
+    }
+
+    /// The page `number`, with what extracting it reads loaded.
+    fn page(&mut self, doc: &mut Document, number: u32, stop: &Stop) -> Result<Option<ObjectId>, Lazily> {
+        match self {
+            Pages::Listed(pages) => Ok(pages.get(&number).copied()),
+            Pages::Lazy(lazy) => {
+                let page_id = lazy.find(doc, number, stop)?;
+                lazy.prepare(doc, page_id, stop)?;
+                Ok(Some(page_id))
+            }
+        }
+    }
+}
+
+/// Walks the chosen pages in order — each checked by the guards, its text gathered — until the text reaches
+/// `max_chars`.
+fn extract_pages(
+    mut doc: Document,
+    pages_of: &mut Pages<'_>,
+    selection: &PageSelection,
+    max_chars: usize,
+    stop: &Stop,
+) -> Result<Extracted, Lazily> {
+    let page_count = pages_of.count();
+    if page_count == 0 {
+        return Err(PdfError::Malformed("it has no pages (its page tree is missing or broken)".to_string()).into());
+    }
+    let view = PageView::install(&mut doc)?;
+    let mut guard = Guard::new();
     let mut pages = Vec::new();
     let mut gathered = 0usize;
     let mut complete = true;
@@ -96,11 +157,12 @@ pub(super) fn extract_bytes(
             break;
         }
         stop.check()?;
-        let Some(&page_id) = page_ids.get(&number) else { continue };
+        let Some(page_id) = pages_of.page(&mut doc, number, stop)? else { continue };
         guard.check_page(&doc, number, page_id, stop)?;
-        let (text, cut) = page_text(&doc, number, max_chars, stop)?;
-        gathered = gathered.saturating_add(text.chars().count());
-        pages.push(PageText { number, text, cut });
+        let page = page_text(&mut doc, &view, page_id, max_chars, stop)?;
+        gathered = gathered.saturating_add(page.text.chars().count());
+        let cut = page.cut;
+        pages.push(PageText { number, text: page.text, cut, capped: page.capped, skipped: page.skipped });
         if cut {
             complete = false;
             break;
@@ -119,18 +181,16 @@ fn load_error(err: lopdf::Error) -> PdfError {
     }
 }
 
-/// Empties the streams that hold no text — images, embedded files, metadata, the already unpacked object and
-/// cross-reference streams — so nothing inflates them (pdf-extract reads an image it meets as page content).
-fn empty_textless_streams(doc: &mut Document) {
-    for object in doc.objects.values_mut() {
-        if let Object::Stream(stream) = object {
-            let textless = name_is(&stream.dict, b"Subtype", b"Image")
-                || [&b"EmbeddedFile"[..], b"Metadata", b"ObjStm", b"XRef"]
-                    .iter()
-                    .any(|kind| name_is(&stream.dict, b"Type", kind));
-            if textless {
-                stream.set_plain_content(Vec::new());
-            }
+/// Empties a stream that holds no text — an image, an embedded file, metadata, an object or cross-reference stream
+/// already unpacked — so nothing inflates it (pdf-extract reads an image it meets as page content).
+pub(super) fn empty_if_textless(object: &mut Object) {
+    if let Object::Stream(stream) = object {
+        let textless = name_is(&stream.dict, b"Subtype", b"Image")
+            || [&b"EmbeddedFile"[..], b"Metadata", b"ObjStm", b"XRef"]
+                .iter()
+                .any(|kind| name_is(&stream.dict, b"Type", kind));
+        if textless {
+            stream.set_plain_content(Vec::new());
         }
     }
 }

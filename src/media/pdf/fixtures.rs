@@ -232,3 +232,64 @@ pub(super) fn sample(len: usize) -> Vec<u8> {
     out.truncate(len);
     out
 }
+
+/// A PDF written by hand, with a classic cross-reference table, from the bodies of objects 1, 2, … (object 1 is the
+/// catalog).
+pub(super) fn handmade(objects: &[String]) -> Vec<u8> {
+    let mut pdf = b"%PDF-1.5\n".to_vec();
+    let mut offsets = Vec::with_capacity(objects.len());
+    for (index, body) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend_from_slice(format!("{} 0 obj\n{body}\nendobj\n", index + 1).as_bytes());
+    }
+    let xref = pdf.len();
+    pdf.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    for offset in offsets {
+        pdf.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    let trailer = format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1);
+    pdf.extend_from_slice(trailer.as_bytes());
+    pdf
+}
+
+/// A PDF of `pages` pages, page N saying "Page N text", its page tree balanced with at most `fanout` kids a node
+/// (written by hand: quick at any size). `count` gives each node's /Count from its kids' page counts.
+pub(super) fn tree_pdf(pages: u32, fanout: usize, count: fn(&[u32]) -> u32) -> Vec<u8> {
+    let mut objects = vec![String::new(), "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_string()];
+    let mut level = Vec::new();
+    for page in 1..=pages {
+        let content = format!("BT /F1 12 Tf 72 720 Td (Page {page} text) Tj ET");
+        objects.push(format!("<< /Length {} >>\nstream\n{content}\nendstream", content.len()));
+        let page = format!(
+            "<< /Type /Page /Parent PARENT /Resources << /Font << /F1 2 0 R >> >> /Contents {} 0 R >>",
+            objects.len()
+        );
+        objects.push(page);
+        level.push((objects.len(), 1u32));
+    }
+    loop {
+        let mut parents = Vec::new();
+        for group in level.chunks(fanout) {
+            let id = objects.len() + 1;
+            let kids: Vec<String> = group.iter().map(|(kid, _)| format!("{kid} 0 R")).collect();
+            let counts: Vec<u32> = group.iter().map(|(_, pages)| *pages).collect();
+            for (kid, _) in group {
+                objects[kid - 1] = objects[kid - 1].replace("/Parent PARENT", &format!("/Parent {id} 0 R"));
+            }
+            objects.push(format!(
+                "<< /Type /Pages /Parent PARENT /Kids [{}] /Count {} /MediaBox [0 0 612 792] >>",
+                kids.join(" "),
+                count(&counts)
+            ));
+            parents.push((id, counts.iter().sum()));
+        }
+        level = parents;
+        if level.len() == 1 {
+            break;
+        }
+    }
+    let root = level[0].0;
+    objects[root - 1] = objects[root - 1].replace("/Parent PARENT ", "");
+    objects[0] = format!("<< /Type /Catalog /Pages {root} 0 R >>");
+    handmade(&objects)
+}

@@ -1,17 +1,20 @@
 //! Structure guards, checked before each page is extracted: what pdf-extract would recurse on without a bound (a page
 //! tree that loops, a form XObject that draws itself, forms nested too deeply) overflows the stack — in a thread, an
 //! abort of the whole process — and what it would inflate or parse without a bound exhausts memory. Each page's
-//! streams are measured, and (in the thread mode) its content scanned, before pdf-extract touches them.
+//! streams are measured, and the forms it draws scanned, before pdf-extract touches them. (The page's own content
+//! needs no such check: it reaches pdf-extract in bounded batches, see `batch`. A form's content is parsed whole, and
+//! the forms drawn inside one another are all parsed at once: their sum is what is bounded.)
 
 use super::PdfError;
-use super::measure::{MAX_STREAM_BYTES, measure_stream};
+use super::measure::measure_stream;
 use super::scan::{Scanned, scan_content};
 use super::stop::Stop;
+use super::text::plain_content;
 use lopdf::{Dictionary, Document, Object, ObjectId, Stream};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-/// Most memory the parsed content of a page, or of a form, may take in the thread mode (an estimate, see
+/// Most memory the parsed content of a chain of forms drawn inside one another may take (an estimate, see
 /// [`Scanned::parsed_bytes`]).
 const MAX_PARSED_BYTES: usize = 128 * 1024 * 1024;
 /// Deepest chain of form XObjects drawn inside one another.
@@ -22,25 +25,51 @@ const MAX_TREE_DEPTH: usize = 256;
 /// What was already checked in this document.
 #[derive(Default)]
 pub(super) struct Guard {
-    /// Whether parsing must be bounded too (the thread mode, which has no memory limit to fall back on).
-    bounded: bool,
     /// Objects reached (and their streams measured) from the pages checked so far.
     reached: HashSet<ObjectId>,
     /// What each form's content holds (read once per form).
     scanned: HashMap<ObjectId, Rc<Scanned>>,
-    /// Forms checked under given resources (by address), with the height of the forms nested inside them.
-    forms: HashMap<(ObjectId, usize), usize>,
+    /// Forms checked under given resources, with what drawing them takes: the height of the forms nested inside
+    /// them, and the parsed size of the costliest chain of forms from them down.
+    forms: HashMap<(ObjectId, Owner), Drawn>,
 }
 
+/// Which resources dictionary is meant, stable while the document gains objects (pages are loaded as they are read,
+/// so addresses would not be): the object it is, or the object that holds it directly.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Owner {
+    Itself(ObjectId),
+    HeldBy(ObjectId),
+}
+
+/// The resources dictionary of `holder` (the object `holder_id`), with who owns it.
+fn resources_of<'a>(doc: &'a Document, holder_id: ObjectId, holder: &'a Dictionary) -> Option<(&'a Dictionary, Owner)> {
+    let value = holder.get(b"Resources").ok()?;
+    let owner = match value {
+        Object::Reference(id) => Owner::Itself(*id),
+        _ => Owner::HeldBy(holder_id),
+    };
+    Some((dict_of(doc, Some(value))?, owner))
+}
+
+/// What drawing a form takes (see [`Guard::forms`]).
+#[derive(Clone, Copy)]
+struct Drawn {
+    height: usize,
+    parsed: usize,
+}
+
+/// The mark of a form being walked: meeting it again below it is a cycle.
+const ON_PATH: Drawn = Drawn { height: usize::MAX, parsed: 0 };
+
 impl Guard {
-    /// A guard for a new document; `bounded` when parsing must be bounded too (the thread mode).
-    pub(super) fn new(bounded: bool) -> Guard {
-        Guard { bounded, ..Guard::default() }
+    /// A guard for a new document.
+    pub(super) fn new() -> Guard {
+        Guard::default()
     }
 
-    /// Fails when extracting page `number` could exhaust memory (a stream that inflates too far; in the thread mode,
-    /// content too large to parse) or the stack (a looping page tree, a form that draws itself, forms nested too
-    /// deeply).
+    /// Fails when extracting page `number` could exhaust memory (a stream that inflates too far, forms too large to
+    /// parse) or the stack (a looping page tree, a form that draws itself, forms nested too deeply).
     pub(super) fn check_page(
         &mut self,
         doc: &Document,
@@ -50,7 +79,7 @@ impl Guard {
     ) -> Result<(), PdfError> {
         let Ok(page) = doc.get_dictionary(page_id) else { return Ok(()) };
         // The chain pdf-extract climbs for inherited keys (Resources, MediaBox).
-        let mut chain = vec![page];
+        let mut chain = vec![(page_id, page)];
         let mut seen = HashSet::from([page_id]);
         let mut node = page;
         while let Ok(parent_id) = node.get(b"Parent").and_then(Object::as_reference) {
@@ -61,28 +90,17 @@ impl Guard {
             if chain.len() >= MAX_TREE_DEPTH {
                 return Err(PdfError::Malformed("its page tree is nested too deeply".to_string()));
             }
-            chain.push(parent);
+            chain.push((parent_id, parent));
             node = parent;
         }
         let mut roots: Vec<&Object> = page.get(b"Contents").into_iter().collect();
-        roots.extend(chain.iter().filter_map(|dict| dict.get(b"Resources").ok()));
+        roots.extend(chain.iter().filter_map(|(_, dict)| dict.get(b"Resources").ok()));
         self.measure_reachable(doc, roots, stop)?;
-        if self.bounded {
-            // pdf-extract joins the page's content streams, then parses the whole into operations.
-            let (mut bytes, mut parsed) = (0usize, 0usize);
-            for id in doc.get_page_contents(page_id) {
-                let Ok(stream) = doc.get_object(id).and_then(Object::as_stream) else { continue };
-                let content = plain_content(stream);
-                bytes = bytes.saturating_add(content.len() + 1);
-                parsed = parsed.saturating_add(scan_content(&content).parsed_bytes());
-                if bytes > MAX_STREAM_BYTES || parsed > MAX_PARSED_BYTES {
-                    return Err(content_too_large(&format!("page {number}")));
-                }
-            }
-        }
-        let resources = chain.iter().find_map(|dict| dict_of(doc, dict.get(b"Resources").ok()));
-        if let Some(resources) = resources {
-            self.check_forms(doc, resources, None, 0, stop)?;
+        let resources = chain.iter().find_map(|&(id, dict)| resources_of(doc, id, dict));
+        if let Some((resources, owner)) = resources
+            && self.check_forms(doc, resources, owner, None, 0, stop)?.parsed > MAX_PARSED_BYTES
+        {
+            return Err(forms_too_large(number));
         }
         Ok(())
     }
@@ -117,55 +135,55 @@ impl Guard {
 
     /// Walks the form XObjects reachable from `resources` — all of them, or only those named in `names` (what a
     /// form's content invokes) — as pdf-extract will draw them, failing on a cycle or too deep a nesting. Returns the
-    /// height of the deepest nesting below.
+    /// height of the deepest nesting below, and the parsed size of the costliest chain.
     fn check_forms(
         &mut self,
         doc: &Document,
         resources: &Dictionary,
+        owner: Owner,
         names: Option<&HashSet<Vec<u8>>>,
         depth: usize,
         stop: &Stop,
-    ) -> Result<usize, PdfError> {
+    ) -> Result<Drawn, PdfError> {
         stop.check()?;
-        let Some(xobjects) = dict_of(doc, resources.get(b"XObject").ok()) else { return Ok(0) };
+        let mut drawn = Drawn { height: 0, parsed: 0 };
+        let Some(xobjects) = dict_of(doc, resources.get(b"XObject").ok()) else { return Ok(drawn) };
         let too_deep = || PdfError::Malformed(format!("its form XObjects are nested more than {MAX_FORM_DEPTH} deep"));
-        let mut height = 0;
         for (name, value) in xobjects.iter() {
             if names.is_some_and(|names| !names.contains(name)) {
                 continue;
             }
             let Ok((Some(id), Object::Stream(form))) = doc.dereference(value) else { continue };
-            let inner = dict_of(doc, form.dict.get(b"Resources").ok()).unwrap_or(resources);
-            let key = (id, inner as *const Dictionary as usize);
+            let (inner, inner_owner) = resources_of(doc, id, &form.dict).unwrap_or((resources, owner));
+            let key = (id, inner_owner);
             let below = match self.forms.get(&key) {
                 Some(&below) => below,
                 None => {
-                    // Marked as on the path while its own forms are walked: meeting it again below is a cycle.
-                    self.forms.insert(key, usize::MAX);
+                    self.forms.insert(key, ON_PATH);
                     let scanned = self.scan_form(id, form);
-                    if self.bounded && scanned.parsed_bytes() > MAX_PARSED_BYTES {
-                        return Err(content_too_large("a form XObject"));
-                    }
-                    let below = if scanned.invoked.is_empty() {
-                        0
+                    let nested = if scanned.invoked.is_empty() {
+                        Drawn { height: 0, parsed: 0 }
                     } else if depth + 1 >= MAX_FORM_DEPTH {
                         return Err(too_deep());
                     } else {
-                        self.check_forms(doc, inner, Some(&scanned.invoked), depth + 1, stop)?
+                        self.check_forms(doc, inner, inner_owner, Some(&scanned.invoked), depth + 1, stop)?
                     };
+                    let below =
+                        Drawn { height: nested.height, parsed: nested.parsed.saturating_add(scanned.parsed_bytes()) };
                     self.forms.insert(key, below);
                     below
                 }
             };
-            if below == usize::MAX {
+            if below.height == usize::MAX {
                 return Err(PdfError::Malformed("a form XObject in it draws itself".to_string()));
             }
-            if depth + 1 + below > MAX_FORM_DEPTH {
+            if depth + 1 + below.height > MAX_FORM_DEPTH {
                 return Err(too_deep());
             }
-            height = height.max(below + 1);
+            drawn.height = drawn.height.max(below.height + 1);
+            drawn.parsed = drawn.parsed.max(below.parsed);
         }
-        Ok(height)
+        Ok(drawn)
     }
 
     /// What a form's content holds (read once per form; the stream was measured already, so this is bounded).
@@ -174,20 +192,12 @@ impl Guard {
     }
 }
 
-/// The error of content whose parsing would pass [`MAX_PARSED_BYTES`].
-fn content_too_large(what: &str) -> PdfError {
+/// The error of forms whose parsing would pass [`MAX_PARSED_BYTES`].
+fn forms_too_large(number: u32) -> PdfError {
     PdfError::TooLarge(format!(
-        "the content of {what} is too large to parse in this process (its operations would take over {} MiB)",
+        "the form XObjects drawn on page {number} are too large to parse (their operations would take over {} MiB)",
         MAX_PARSED_BYTES / (1024 * 1024)
     ))
-}
-
-/// A stream's bytes as pdf-extract reads them: decoded, or as stored when lopdf cannot decode them.
-fn plain_content(stream: &Stream) -> Vec<u8> {
-    match stream.filters() {
-        Ok(_) => stream.decompressed_content().unwrap_or_else(|_| stream.content.clone()),
-        Err(_) => stream.content.clone(),
-    }
 }
 
 /// The values of a dictionary the walk follows: all but the links back up (`/Parent`, an annotation's `/P`).
@@ -288,14 +298,40 @@ mod tests {
     }
 
     #[test]
-    fn content_too_large_to_parse_is_refused_in_a_thread_only() {
+    fn a_page_of_many_operators_is_read_in_both_modes() {
         let mut fixture = Fixture::new();
-        // 300,000 operators: about 150 MiB once parsed.
-        fixture.page_with("q Q ".repeat(150_000).into_bytes(), Dictionary::new());
+        // 80,000 operators (several batches), then text.
+        let mut content = "q Q ".repeat(40_000).into_bytes();
+        content.extend(show("after the drawing"));
+        fixture.page_with(content, Dictionary::new());
         let bytes = fixture.bytes();
-        let err = run_bytes(&bytes, "1", 100).unwrap_err();
-        assert!(matches!(&err, PdfError::TooLarge(reason) if reason.contains("page 1")), "{err:?}");
+        assert_eq!(texts(&run_bytes(&bytes, "1", 100).unwrap()), [(1, "after the drawing")]);
         let extracted = extract_bytes(&bytes, &PageSelection::all(), 100, &Stop::never(), Host::Worker).unwrap();
-        assert_eq!(texts(&extracted), [(1, "")]);
+        assert_eq!(texts(&extracted), [(1, "after the drawing")]);
+    }
+
+    #[test]
+    fn forms_too_large_to_parse_together_are_refused_in_both_modes() {
+        // Two forms, one drawing the other, of 150,000 operators each: 75 MiB apiece once parsed, parsed at once.
+        let mut fixture = Fixture::new();
+        let drawing = "q Q ".repeat(75_000);
+        let inner =
+            fixture.doc.add_object(Stream::new(dictionary! { "Subtype" => "Form" }, drawing.clone().into_bytes()));
+        let outer = fixture.doc.add_object(Stream::new(
+            dictionary! { "Subtype" => "Form", "Resources" => dictionary! { "XObject" => dictionary! { "In" => inner } } },
+            format!("{drawing} /In Do").into_bytes(),
+        ));
+        fixture.page_with(b"/Out Do".to_vec(), dictionary! { "XObject" => dictionary! { "Out" => outer } });
+        let bytes = fixture.bytes();
+        for host in [Host::Thread, Host::Worker] {
+            let err = extract_bytes(&bytes, &PageSelection::all(), 100, &Stop::never(), host).unwrap_err();
+            assert!(matches!(&err, PdfError::TooLarge(reason) if reason.contains("page 1")), "{host:?}: {err:?}");
+        }
+        // Either form alone is within the bound.
+        let mut fixture = Fixture::new();
+        let alone = fixture.doc.add_object(Stream::new(dictionary! { "Subtype" => "Form" }, drawing.into_bytes()));
+        fixture.page_with(b"/In Do".to_vec(), dictionary! { "XObject" => dictionary! { "In" => alone } });
+        let extracted = extract_bytes(&fixture.bytes(), &PageSelection::all(), 100, &Stop::never(), Host::Worker);
+        assert_eq!(texts(&extracted.unwrap()), [(1, "")]);
     }
 }

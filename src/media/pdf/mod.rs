@@ -1,9 +1,15 @@
 //! PDFs: the text of chosen pages, extracted in isolation from the caller.
 //!
-//! Text comes from `pdf-extract` over `lopdf`, a page at a time (`output_doc_page` into a capped sink): only the chosen
-//! pages are extracted, in order, and extraction stops after the page that brings the gathered text to `max_chars`
-//! characters — the first pages of a 2,000-page PDF cost what those pages cost. The page count is lopdf's page tree.
+//! Text comes from `pdf-extract` over `lopdf`, a page at a time: only the chosen pages are extracted, in order, and
+//! extraction stops after the page that brings the gathered text to `max_chars` characters. The work follows the pages
+//! read, not the document's length: the document is loaded an object at a time (`xref`, `lazy`) — its
+//! cross-reference data, its page tree's nodes (the page count), then for each page read what that page reaches —
+//! and pdf-extract is shown one page at a time (`text`: it would list every page of the document at each call). A
+//! document whose cross-reference data or page tree is out of the ordinary is loaded whole by lopdf instead.
 //! A page that makes pdf-extract panic or fail does not sink the others: its text is a bracketed note saying so.
+//!
+//! A page's content reaches pdf-extract in bounded batches (`batch`, over the in-place lexer `lex`), never parsed
+//! whole, and a page keeps at most [`MAX_PAGE_CHARS`] characters ([`PageText::capped`] says when it stops there).
 //!
 //! # Isolation, and why
 //!
@@ -42,10 +48,13 @@
 //!   dictionary — so no escaped name or odd `/Length` can hide it — through up to four nested decodings;
 //! - before each page (both modes): every stream the page reaches through its contents and resources is decoded
 //!   exactly as lopdf will (its filter chain, PNG predictors and their row size included);
-//! - before each page (thread mode): the page's content, and each form's, is scanned for what parsing it will cost
-//!   (lopdf makes each operator a ~500-byte operation), and refused past 128 MiB of it.
+//! - before each page (both modes): the forms the page draws are scanned for what parsing them will cost (lopdf makes
+//!   each operator a ~500-byte operation, and a form's content is parsed whole, with the forms it draws), and refused
+//!   past 128 MiB for the costliest chain of forms drawn inside one another;
+//! - while loading an object at a time: a cross-reference stream or object stream is measured before it is decoded.
 //!
-//! Image and embedded-file streams, which hold no text, are emptied after loading, so they are never inflated (nor
+//! The page's own content needs no such bound: whatever its length, it is parsed a batch of at most 65,536 tokens at a
+//! time. Image and embedded-file streams, which hold no text, are emptied after loading, so they are never inflated (nor
 //! parsed as page content, as pdf-extract would do with an image it draws). What only the process mode's memory limit
 //! bounds: lopdf's own decoding, at load time, of object and cross-reference streams whose decode parameters hide a
 //! further stage behind a PNG predictor or ask for enormous predictor rows; the object streams of an encrypted PDF
@@ -62,16 +71,20 @@
 //! # Layout
 //!
 //! [`PageSelection`] is parsed in `pages`. `thread`, `process` and `worker` keep the extraction apart from the caller
-//! (`process` is the caller's side of a worker process, `worker` the worker's own). `extract` loads the document and
-//! walks the chosen pages, `text` gathers one page's text. `guard` refuses, page by page, the structures that would
+//! (`process` is the caller's side of a worker process, `worker` the worker's own). `extract` loads the document (an
+//! object at a time through `xref` and `lazy`, or whole) and walks the chosen pages, `text` gathers one page's text,
+//! feeding its content to pdf-extract through `batch`. `guard` refuses, page by page, the structures that would
 //! exhaust the stack or memory, with `scan` reading content streams for it and `measure` sizing streams through the
 //! bounded decoders of `decode`. `stop` is the signal that ends work which ran out of time.
 
+mod batch;
 mod decode;
 mod extract;
 #[cfg(test)]
 pub(crate) mod fixtures;
 mod guard;
+mod lazy;
+mod lex;
 mod measure;
 mod pages;
 mod process;
@@ -80,6 +93,7 @@ mod stop;
 mod text;
 mod thread;
 mod worker;
+mod xref;
 
 pub use pages::PageSelection;
 pub use worker::worker_main;
@@ -95,22 +109,30 @@ use thread::in_thread;
 
 /// Largest PDF read, in bytes.
 pub const MAX_PDF_BYTES: u64 = 256 * 1024 * 1024;
+/// Most characters of text kept from one page: past them the page's text stops (and says so), in every mode.
+pub const MAX_PAGE_CHARS: usize = 1_000_000;
 /// Longest pause between two looks at a running extraction.
 const POLL_MAX: Duration = Duration::from_millis(10);
 /// Characters of a crash or failure reason passed on.
 const REASON_CHARS: usize = 200;
 
 /// One page's extracted text: trailing spaces cut from every line, at most two blank lines in a row, no blank lines
-/// at the start or end. A page longer than `max_chars` alone is cut there; a page the extractor fails on holds a
-/// bracketed note saying why (after any text gathered before the failure).
+/// at the start or end. A page longer than `max_chars` alone is cut there, and no page holds more than
+/// [`MAX_PAGE_CHARS`]; a page the extractor fails on holds a bracketed note saying why (after any text gathered before
+/// the failure).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageText {
     /// The page's 1-based number.
     pub number: u32,
     /// The page's text.
     pub text: String,
-    /// Whether the text stops at the extraction cap before the page's end (more text is on the page).
+    /// Whether the text stops at the extraction cap before the page's end (more text is on the page, readable with
+    /// a larger cap).
     pub cut: bool,
+    /// Whether the text stops at [`MAX_PAGE_CHARS`]: the rest of the page is not read, whatever the cap.
+    pub capped: bool,
+    /// Content operations of the page skipped for their size (past 16,384 tokens or 1 MiB: none that shows text).
+    pub skipped: usize,
 }
 
 /// What extraction gave: the document's page count and the text of the chosen pages, in order. Extraction stops early

@@ -2,6 +2,7 @@
 //! operator a ~500-byte operation, so a few megabytes of content can take gigabytes) and which XObjects it draws, so
 //! the guards can refuse what would exhaust memory and follow forms as pdf-extract will.
 
+use super::lex::{Kind, Lexer, name_of};
 use std::collections::HashSet;
 
 /// What a content stream holds, as far as the guards care.
@@ -23,107 +24,30 @@ impl Scanned {
     }
 }
 
-/// Reads a content stream's tokens, without building anything from them.
+/// Reads a content stream's tokens, without building anything from them; inline image data is read as tokens too, so
+/// a `Do` that a reader could find there is not missed.
 pub(super) fn scan_content(content: &[u8]) -> Scanned {
-    fn is_space(byte: u8) -> bool {
-        matches!(byte, b'\0' | b'\t' | b'\n' | b'\x0C' | b'\r' | b' ')
-    }
-    fn is_delimiter(byte: u8) -> bool {
-        matches!(byte, b'(' | b')' | b'<' | b'>' | b'[' | b']' | b'{' | b'}' | b'/' | b'%')
-    }
     let mut scanned = Scanned { operators: 0, operands: 0, invoked: HashSet::new() };
     let mut last_name: Option<Vec<u8>> = None;
-    let mut at = 0;
-    while let Some(&byte) = content.get(at) {
-        if is_space(byte) {
-            at += 1;
-            continue;
-        }
-        if byte == b'%' {
-            while content.get(at).is_some_and(|&b| b != b'\n' && b != b'\r') {
-                at += 1;
-            }
-            continue;
-        }
-        match byte {
-            b'(' => {
-                scanned.operands += 1;
-                let mut nesting = 0usize;
-                while let Some(&b) = content.get(at) {
-                    at += 1;
-                    match b {
-                        b'\\' => at += 1,
-                        b'(' => nesting += 1,
-                        b')' => {
-                            nesting -= 1;
-                            if nesting == 0 {
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                last_name = None;
-            }
-            b'<' | b'>' if content.get(at + 1) == Some(&byte) => {
-                scanned.operands += usize::from(byte == b'<');
-                at += 2;
-                last_name = None;
-            }
-            b'<' => {
-                scanned.operands += 1;
-                while content.get(at).is_some_and(|&b| b != b'>') {
-                    at += 1;
-                }
-                at += 1;
-                last_name = None;
-            }
-            b'/' => {
-                scanned.operands += 1;
-                at += 1;
-                let mut name = Vec::new();
-                while let Some(&b) = content.get(at).filter(|&&b| !is_space(b) && !is_delimiter(b)) {
-                    let escaped = (b == b'#')
-                        .then(|| content.get(at + 1..at + 3))
-                        .flatten()
-                        .and_then(|hex| std::str::from_utf8(hex).ok())
-                        .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-                    match escaped {
-                        Some(decoded) => {
-                            name.push(decoded);
-                            at += 3;
-                        }
-                        None => {
-                            name.push(b);
-                            at += 1;
-                        }
-                    }
-                }
-                last_name = Some(name);
-            }
-            _ if is_delimiter(byte) => {
-                scanned.operands += usize::from(byte == b'[');
-                at += 1;
-                last_name = None;
-            }
-            _ => {
-                let start = at;
-                while content.get(at).is_some_and(|&b| !is_space(b) && !is_delimiter(b)) {
-                    at += 1;
-                }
-                let token = &content[start..at];
-                if token == b"Do" {
+    for token in Lexer::everywhere(content) {
+        match token.kind {
+            Kind::Operator => {
+                scanned.operators += 1;
+                if token.bytes == b"Do" {
                     scanned.invoked.extend(last_name.take());
                 }
-                if matches!(token[0], b'0'..=b'9' | b'+' | b'-' | b'.') || matches!(token, b"true" | b"false" | b"null")
-                {
-                    scanned.operands += 1;
-                } else {
-                    scanned.operators += 1;
-                }
-                last_name = None;
+            }
+            Kind::Name => {
+                scanned.operands += 1;
+                last_name = Some(name_of(token.bytes));
+                continue;
+            }
+            Kind::ArrayClose | Kind::DictClose => {}
+            Kind::Number | Kind::String | Kind::Constant | Kind::ArrayOpen | Kind::DictOpen | Kind::InlineData => {
+                scanned.operands += 1;
             }
         }
+        last_name = None;
     }
     scanned
 }
@@ -135,11 +59,11 @@ mod tests {
     #[test]
     fn content_scans_count_tokens_and_find_the_drawn_xobjects() {
         let content =
-            b"q /Fm1 Do Q (a /Str Do) Tj /F#6fo Do % /Commented Do\n/Fm1 Do /X1 12 Do <</A 1>> BI /W 1 ID x EI";
+            b"q /Fm1 Do Q (a /Str Do) Tj /F#6fo Do % /Commented Do\n/Fm1 Do /X1 12 Do <</A 1>> BI /W 1 ID /X Do EI";
         let scanned = scan_content(content);
-        assert_eq!(scanned.invoked, HashSet::from([b"Fm1".to_vec(), b"Foo".to_vec()]));
-        // Operators: q Do Q Tj Do Do Do BI ID x EI; operands: /Fm1 (…) /F#6fo /Fm1 /X1 12 << /A 1 /W 1.
-        assert_eq!((scanned.operators, scanned.operands), (11, 11));
+        assert_eq!(scanned.invoked, HashSet::from([b"Fm1".to_vec(), b"Foo".to_vec(), b"X".to_vec()]));
+        // Operators: q Do Q Tj Do Do Do BI ID Do EI; operands: /Fm1 (…) /F#6fo /Fm1 /X1 12 << /A 1 /W 1 /X.
+        assert_eq!((scanned.operators, scanned.operands), (11, 12));
         assert!(scan_content(b"(unbalanced /X Do").invoked.is_empty());
         let array = scan_content(b"[1 -2 .3 (s) <ab>] TJ true");
         assert_eq!((array.operators, array.operands), (1, 7));

@@ -37,6 +37,10 @@ pub(super) struct WirePage {
     text: String,
     #[serde(default)]
     cut: bool,
+    #[serde(default)]
+    capped: bool,
+    #[serde(default)]
+    skipped: usize,
 }
 
 impl Answer {
@@ -49,7 +53,13 @@ impl Answer {
                 pages: extracted
                     .pages
                     .into_iter()
-                    .map(|page| WirePage { number: page.number, text: page.text, cut: page.cut })
+                    .map(|page| WirePage {
+                        number: page.number,
+                        text: page.text,
+                        cut: page.cut,
+                        capped: page.capped,
+                        skipped: page.skipped,
+                    })
                     .collect(),
             },
             Err(PdfError::Encrypted) => Answer::Encrypted,
@@ -69,7 +79,13 @@ impl Answer {
                 complete,
                 pages: pages
                     .into_iter()
-                    .map(|page| PageText { number: page.number, text: page.text, cut: page.cut })
+                    .map(|page| PageText {
+                        number: page.number,
+                        text: page.text,
+                        cut: page.cut,
+                        capped: page.capped,
+                        skipped: page.skipped,
+                    })
                     .collect(),
             }),
             Answer::Encrypted => Err(PdfError::Encrypted),

@@ -61,11 +61,22 @@ pub enum Found {
 /// Finds the block around line `anchor` of `source`, whose text is in `codec`. Reads from the first line to the
 /// block's end, holding one chunk and the open headers; stops with an error when the source's budget runs out.
 pub fn find(source: &Source<'_>, codec: Codec, anchor: u64) -> io::Result<Found> {
+    find_in(source, codec, anchor, None)
+}
+
+/// [`find`] in a rendering whose document lines stand behind `gutter` (a UTF-8 prefix such as `│ `; the gutter
+/// without its trailing space stands for an empty line): the indentation measured is the document's own, after it.
+pub fn find_in(source: &Source<'_>, codec: Codec, anchor: u64, gutter: Option<&str>) -> io::Result<Found> {
     let mut finder = Finder::new(anchor);
     let pass = Pass { stop_when_done: true, ..Pass::whole(source) };
     scan::scan_pass(source, pass, Start::Line(1), u64::MAX, KEEP_BYTES, |line| {
         let whole = line.kept.len() as u64 == line.content_end - line.start;
-        finder.feed(line.number, LineShape::of(codec, line.kept, whole))
+        let kept = match gutter {
+            Some(gutter) if whole && line.kept == gutter.trim_end().as_bytes() => &[][..],
+            Some(gutter) => line.kept.strip_prefix(gutter.as_bytes()).unwrap_or(line.kept),
+            None => line.kept,
+        };
+        finder.feed(line.number, LineShape::of(codec, kept, whole))
     })?;
     Ok(finder.finish())
 }

@@ -33,11 +33,12 @@ const PNG = Buffer.from(
 const SECRET = 'OUTSIDE-THE-ROOT-do-not-show';
 const HELLO = 'Hello, agent-read!\nsecond line ünïcödé ✓\n';
 
-/** The files every test reads: `root` is the server's --root; the client roots and `elsewhere` lie beside it. */
+/** The files every test reads: `root` is the server's --root, holding the client roots (a client's roots only narrow
+ * the configured ones); `elsewhere` lies beside it. */
 function makeWorkspace() {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-read-e2e-ts-'));
   const at = (...parts) => path.join(base, ...parts);
-  for (const dir of ['workspace/tree/sub', 'elsewhere', 'client-root-a', 'client root b']) {
+  for (const dir of ['workspace/tree/sub', 'elsewhere', 'workspace/client-root-a', 'workspace/client root b']) {
     fs.mkdirSync(at(dir), { recursive: true });
   }
   fs.writeFileSync(at('workspace/hello.txt'), HELLO);
@@ -61,9 +62,10 @@ function makeWorkspace() {
   fs.writeFileSync(at('workspace/huge.log'), 'line\n'.repeat(20_000));
   fs.truncateSync(at('workspace/huge.log'), 64 * 2 ** 30);
   fs.writeFileSync(at('elsewhere/secret.txt'), SECRET + '\n');
-  fs.writeFileSync(at('client-root-a/from_a.txt'), 'from client root a\n');
-  fs.writeFileSync(at('client root b/from_b.txt'), 'from client root b\n');
-  return { base, root: at('workspace'), rootA: at('client-root-a'), rootB: at('client root b'), big: big + '\n' };
+  fs.writeFileSync(at('workspace/client-root-a/from_a.txt'), 'from client root a\n');
+  fs.writeFileSync(at('workspace/client root b/from_b.txt'), 'from client root b\n');
+  const [rootA, rootB] = [at('workspace/client-root-a'), at('workspace/client root b')];
+  return { base, root: at('workspace'), rootA, rootB, big: big + '\n' };
 }
 
 const ws = makeWorkspace();

@@ -1,0 +1,307 @@
+//! A compiled list of policy globs (the deny list, or the allow list), and how a path is matched against it.
+//!
+//! Matching is ASCII case-insensitive, done by lowercasing both the globs and the paths (`globset`'s own
+//! case-insensitive mode turns every glob into a regex; lowercased, a literal name such as `.env` or an extension such
+//! as `*.pem` takes `globset`'s hash-lookup paths and needs none). A glob with a class (`[A-Z]`) keeps `globset`'s
+//! case-insensitive mode, whose folding is ASCII-only too, so both kinds agree.
+//!
+//! "Anything beneath a matching directory matches too" is checked by matching the path and each of its ancestors,
+//! rather than by a second `…/**` glob per pattern: that second glob was always a regex.
+//!
+//! The globs go into as few sets as their regexes allow: a set whose regexes outgrow the regex engine's size limit
+//! is split in two until each part builds, so a list of ten thousand globs is accepted like a short one.
+
+use super::bounds;
+use crate::config::ConfigError;
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use std::path::{Path, PathBuf};
+
+/// Which list the globs form, which decides where a glob without a leading `/` may match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Deny globs match at any depth, whatever they contain (a secret stays denied wherever it sits), and an editor's
+    /// or a backup's copy of a name they match is matched too (see [`copies_of`]).
+    Deny,
+    /// Allow globs match at any depth when they name no `/`, else from the root down (`src/` anywhere, `docs/*.md`
+    /// only at the top); a copy is matched only on its own name.
+    Allow,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Deny => "deny",
+            Kind::Allow => "allow",
+        }
+    }
+}
+
+/// Compiled globs: those matched against paths relative to their root, and those (starting with `/`) matched against
+/// absolute paths.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    relative: Sets,
+    absolute: Sets,
+    kind: Kind,
+}
+
+impl Rules {
+    /// Compiles `patterns` as a list of `kind`; an error names the glob and what is wrong with it.
+    pub fn new(patterns: &[String], kind: Kind) -> Result<Rules, ConfigError> {
+        let name = kind.name();
+        let mut relative = Vec::new();
+        let mut absolute = Vec::new();
+        for pattern in patterns {
+            let trimmed = pattern.trim().trim_end_matches('/');
+            if trimmed.is_empty() {
+                return Err(ConfigError::new(format!("{name} glob `{pattern}` is empty")));
+            }
+            bounds::check(trimmed).map_err(|why| ConfigError::new(format!("{name} glob `{pattern}`: {why}")))?;
+            let (target, glob) = if trimmed.starts_with('/') {
+                (&mut absolute, trimmed.to_string())
+            } else if trimmed.starts_with("**/") || (kind == Kind::Allow && trimmed.contains('/')) {
+                (&mut relative, trimmed.to_string())
+            } else {
+                (&mut relative, format!("**/{trimmed}"))
+            };
+            let compiled =
+                compile(&glob).map_err(|e| ConfigError::new(format!("{name} glob `{pattern}` is invalid: {e}")))?;
+            target.push((compiled, pattern.clone()));
+        }
+        Ok(Rules { relative: Sets::build(relative, name)?, absolute: Sets::build(absolute, name)?, kind })
+    }
+
+    /// The first rule (in the order given) that matches `relative` or `absolute`, or one of their ancestors (or, for
+    /// deny rules, a name they are a copy of).
+    pub fn first_match(&self, relative: &Path, absolute: &Path) -> Option<&str> {
+        let copies = self.kind == Kind::Deny;
+        self.relative.first_match(relative, copies).or_else(|| self.absolute.first_match(absolute, copies))
+    }
+}
+
+/// Suffixes editors and tools give copies of a file: backups (`~`, `.bak`, `.orig` from merges, `.save` from nano,
+/// `.old`, `.backup`) and vim's swap files (`.swp`, then `.swo`, `.swn` for a second and third).
+const COPY_SUFFIXES: [&str; 9] = ["~", ".bak", ".backup", ".old", ".orig", ".save", ".swp", ".swo", ".swn"];
+
+/// The names `name` may be a copy of: without a copy suffix (`server.key~`, `tls.pem.bak`), without Emacs's
+/// auto-save `#…#` (`#.env#`), without vim's swap dot (`.server.key.swp`), repeatedly (`.env.bak~`). Empty when
+/// `name` is no copy.
+pub fn copies_of(name: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut pending = vec![name.to_string()];
+    while let Some(current) = pending.pop() {
+        let mut originals = Vec::new();
+        if let Some(inner) = current.strip_prefix('#').and_then(|rest| rest.strip_suffix('#')) {
+            originals.push(inner.to_string());
+        }
+        for suffix in COPY_SUFFIXES {
+            if let Some(stem) = current.strip_suffix(suffix) {
+                originals.push(stem.to_string());
+                if suffix.starts_with(".sw")
+                    && let Some(unhidden) = stem.strip_prefix('.')
+                {
+                    originals.push(unhidden.to_string());
+                }
+            }
+        }
+        for original in originals {
+            // Bounded: every step makes the name shorter.
+            if !original.is_empty() && !found.contains(&original) {
+                found.push(original.clone());
+                pending.push(original);
+            }
+        }
+    }
+    found
+}
+
+/// A glob as matched: lowercased when that keeps its meaning (no class), else compiled case-insensitively.
+fn compile(glob: &str) -> Result<Glob, globset::Error> {
+    let has_class = glob.contains('[');
+    let text = if has_class { glob.to_string() } else { glob.to_ascii_lowercase() };
+    GlobBuilder::new(&text).case_insensitive(has_class).literal_separator(true).build()
+}
+
+/// Globs in one or more sets, with the pattern each came from.
+#[derive(Debug, Clone, Default)]
+struct Sets {
+    sets: Vec<(GlobSet, Vec<String>)>,
+}
+
+impl Sets {
+    fn build(globs: Vec<(Glob, String)>, kind: &'static str) -> Result<Sets, ConfigError> {
+        let mut sets = Sets::default();
+        if !globs.is_empty() {
+            sets.add(globs, kind)?;
+        }
+        Ok(sets)
+    }
+
+    /// Builds `globs` as one set, or, when their regexes are too big for one, as two halves (each split again as
+    /// needed). Order is kept, so the first set holding a match holds the first rule that matches.
+    fn add(&mut self, globs: Vec<(Glob, String)>, kind: &'static str) -> Result<(), ConfigError> {
+        let mut builder = GlobSetBuilder::new();
+        globs.iter().for_each(|(glob, _)| _ = builder.add(glob.clone()));
+        match builder.build() {
+            Ok(set) => {
+                self.sets.push((set, globs.into_iter().map(|(_, source)| source).collect()));
+                Ok(())
+            }
+            Err(e) if globs.len() == 1 => {
+                Err(ConfigError::new(format!("{kind} glob `{}` cannot be compiled: {e}", globs[0].1)))
+            }
+            Err(_) => {
+                let mut first = globs;
+                let second = first.split_off(first.len() / 2);
+                self.add(first, kind)?;
+                self.add(second, kind)
+            }
+        }
+    }
+
+    /// The first pattern (in order) matching `path` or one of its ancestors, or with `copies`, one of them with its
+    /// last name replaced by a name it is a copy of.
+    fn first_match(&self, path: &Path, copies: bool) -> Option<&str> {
+        if self.sets.is_empty() {
+            return None;
+        }
+        let lowered = ascii_lowercase(path);
+        let mut paths: Vec<PathBuf> = lowered.ancestors().filter(|p| !is_bare_root(p)).map(Path::to_path_buf).collect();
+        if copies {
+            paths.extend(paths.clone().iter().flat_map(|p| originals_of(p)));
+        }
+        let candidates: Vec<globset::Candidate<'_>> = paths.iter().map(globset::Candidate::new).collect();
+        self.sets.iter().find_map(|(set, sources)| {
+            // `is_match` first: most paths match nothing, and it is a cheaper search than listing every match.
+            let first = candidates
+                .iter()
+                .filter(|candidate| set.is_match_candidate(candidate))
+                .filter_map(|candidate| set.matches_candidate(candidate).into_iter().min())
+                .min()?;
+            sources.get(first).map(String::as_str)
+        })
+    }
+}
+
+/// `path` with its last name replaced by each name it may be a copy of.
+fn originals_of(path: &Path) -> Vec<PathBuf> {
+    let Some(name) = path.file_name().and_then(|name| name.to_str()) else { return Vec::new() };
+    copies_of(name).into_iter().map(|original| path.with_file_name(original)).collect()
+}
+
+/// The empty path and `/`: ancestors of every path, never a match of their own.
+fn is_bare_root(path: &Path) -> bool {
+    path.as_os_str().is_empty() || path == Path::new("/")
+}
+
+/// `path` with ASCII letters lowercased, byte for byte (other bytes, valid UTF-8 or not, are kept).
+#[cfg(unix)]
+fn ascii_lowercase(path: &Path) -> PathBuf {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    PathBuf::from(std::ffi::OsString::from_vec(path.as_os_str().as_bytes().to_ascii_lowercase()))
+}
+
+/// `path` with ASCII letters lowercased (a name that is not Unicode is matched as written).
+#[cfg(not(unix))]
+fn ascii_lowercase(path: &Path) -> PathBuf {
+    match path.to_str() {
+        Some(text) => PathBuf::from(text.to_ascii_lowercase()),
+        None => path.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(patterns: &[&str], kind: Kind) -> Rules {
+        Rules::new(&patterns.iter().map(|p| p.to_string()).collect::<Vec<_>>(), kind).unwrap()
+    }
+
+    fn first(rules: &Rules, relative: &str) -> Option<String> {
+        rules.first_match(Path::new(relative), &Path::new("/w").join(relative)).map(str::to_string)
+    }
+
+    #[test]
+    fn slashed_deny_globs_match_at_any_depth_and_beneath() {
+        let deny = rules(&[".kube/config", "config/*.key"], Kind::Deny);
+        for path in [".kube/config", "proj/infra/.kube/config", "home/u/.KUBE/Config", "a/config/x.key/inner"] {
+            assert!(first(&deny, path).is_some(), "{path}");
+        }
+        assert_eq!(first(&deny, "kube/config"), None);
+        assert_eq!(first(&deny, "a/.kube/configs"), None);
+    }
+
+    #[test]
+    fn slashed_allow_globs_stay_anchored_at_the_root() {
+        let allow = rules(&["docs/*.md", "src/"], Kind::Allow);
+        assert!(first(&allow, "docs/a.md").is_some() && first(&allow, "lib/src/x.rs").is_some());
+        assert_eq!(first(&allow, "vendor/docs/a.md"), None);
+    }
+
+    #[test]
+    fn the_first_rule_in_order_is_named_whichever_ancestor_matched() {
+        let deny = rules(&["secrets/", "*secret*", "*.yaml"], Kind::Deny);
+        assert_eq!(first(&deny, "deploy/secrets/db.yaml").as_deref(), Some("secrets/"));
+        assert_eq!(first(&deny, "my_secret/db.yaml").as_deref(), Some("*secret*"));
+    }
+
+    #[test]
+    fn classes_keep_their_meaning_and_still_ignore_case() {
+        let deny = rules(&["[A-C]*.TXT", "[Z-a]"], Kind::Deny);
+        assert!(first(&deny, "b1.txt").is_some() && first(&deny, "B1.TXT").is_some());
+        assert_eq!(first(&deny, "d1.txt"), None);
+        assert!(first(&deny, "_").is_some(), "`_` lies between Z and a");
+    }
+
+    #[test]
+    fn ten_thousand_globs_of_every_kind_build_and_match() {
+        let mut patterns: Vec<String> = Vec::new();
+        for i in 0..10_000 {
+            patterns.push(match i % 4 {
+                0 => format!("name{i}.txt"),
+                1 => format!("*.ext{i}"),
+                2 => format!("*part{i}*"),
+                _ => format!("dir{i}/*.d"),
+            });
+        }
+        let deny = Rules::new(&patterns, Kind::Deny).unwrap();
+        assert_eq!(first(&deny, "a/b/x.ext9997").as_deref(), Some("*.ext9997"));
+        assert_eq!(first(&deny, "xx_part9998_yy").as_deref(), Some("*part9998*"));
+        assert_eq!(first(&deny, "q/dir9999/f.d").as_deref(), Some("dir9999/*.d"));
+        assert_eq!(first(&deny, "name0.txt").as_deref(), Some("name0.txt"));
+        assert_eq!(first(&deny, "ordinary.rs"), None);
+    }
+
+    #[test]
+    fn absolute_globs_match_the_absolute_path_and_beneath() {
+        let deny = rules(&["/proc/**/environ", "/etc/shadow"], Kind::Deny);
+        assert_eq!(deny.first_match(Path::new("x"), Path::new("/proc/7/task/9/environ")), Some("/proc/**/environ"));
+        assert_eq!(deny.first_match(Path::new("x"), Path::new("/ETC/shadow")), Some("/etc/shadow"));
+        assert_eq!(deny.first_match(Path::new("shadow"), Path::new("/w/etc/shadow")), None);
+    }
+
+    #[test]
+    fn copies_are_denied_like_their_original_but_only_for_deny_rules() {
+        let deny = rules(&[".env", "*.key", ".htpasswd", "*.pem", ".ssh/"], Kind::Deny);
+        for copy in [".env~", "#.env#", "server.key~", ".htpasswd~", "tls.pem.bak", ".env.swp", ".server.key.swo"] {
+            assert!(first(&deny, copy).is_some(), "{copy}");
+        }
+        assert!(first(&deny, "home/.ssh.bak/id_ed25519").is_some(), "a copied directory");
+        assert!(first(&deny, ".env.bak~").is_some(), "a copy of a copy");
+        for ordinary in ["main.rs~", "notes.md.bak", "keyboard.rs", "#main.rs#", ".vimrc.swp", "env~"] {
+            assert_eq!(first(&deny, ordinary), None, "{ordinary}");
+        }
+        let allow = rules(&["*.md"], Kind::Allow);
+        assert_eq!(first(&allow, "a.md~"), None);
+        assert_eq!(copies_of("a"), Vec::<String>::new());
+        assert_eq!(copies_of(".x.swp"), vec![".x".to_string(), "x".to_string()]);
+    }
+
+    #[test]
+    fn a_glob_past_the_bounds_is_a_config_error_naming_it_and_the_limit() {
+        let deep = format!("{}a{}", "{".repeat(250), "}".repeat(250));
+        let error = Rules::new(&[deep], Kind::Deny).unwrap_err().to_string();
+        assert!(error.starts_with("deny glob `{{{") && error.contains("at most 8 levels"), "{error}");
+    }
+}
