@@ -119,14 +119,18 @@ impl Drop for HttpServer {
     }
 }
 
-/// One raw HTTP/1.1 exchange; returns the whole response.
+/// One raw HTTP/1.1 exchange; returns the whole response (what arrived before the server closed the connection).
+/// A server may answer and close before a large body is sent whole, so a failed write still reads the answer.
 pub fn raw_exchange(authority: &str, head: &str, body: &str) -> String {
     let mut stream = std::net::TcpStream::connect(authority).unwrap();
     let request = format!("{head}Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    response
+    let _ = stream.write_all(request.as_bytes());
+    let mut response = Vec::new();
+    let mut chunk = [0u8; 65536];
+    while let Ok(n @ 1..) = stream.read(&mut chunk) {
+        response.extend_from_slice(&chunk[..n]);
+    }
+    String::from_utf8_lossy(&response).into_owned()
 }
 
 pub fn raw_post(authority: &str, host_header: &str, body: &str) -> String {
