@@ -65,6 +65,9 @@ pub struct Who<'a> {
     pub client: Option<&'a str>,
     /// The client's version, as it gave it.
     pub client_version: Option<&'a str>,
+    /// Whom HTTP authentication let in (`static token 2`, `alice from https://auth.example`), when it is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authenticated: Option<&'a str>,
 }
 
 /// A root refused, with why.
@@ -146,7 +149,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
         let log = AuditLog::open(&path).unwrap();
-        let who = Who { transport: "stdio", session: None, client: Some("c"), client_version: Some("1") };
+        let who = Who { transport: "http", client: Some("c"), authenticated: Some("static token 1"), ..Who::default() };
         log.record_roots(&RootsChange {
             time: now(),
             event: "roots",
@@ -160,8 +163,9 @@ mod tests {
         let line: serde_json::Value = serde_json::from_str(text.trim_end()).unwrap();
         assert_eq!(text.lines().count(), 1);
         assert_eq!(line["event"], "roots");
-        assert_eq!(line["transport"], "stdio");
+        assert_eq!(line["transport"], "http");
         assert_eq!(line["client"], "c");
+        assert_eq!(line["authenticated"], "static token 1");
         assert_eq!(line["refused"][0]["why"], "outside the configured roots");
         assert_eq!(line["in_force"][0], "/ws");
     }

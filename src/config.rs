@@ -28,7 +28,16 @@
 //! repeat_read_stubs = true     # an exact repeat of an unchanged read answers a one-line notice (default true)
 //! budget_tokens = 200000       # tokens one session may return; every answer says what is left (default none)
 //! token_counting = "estimate"  # or "o200k" (exact; needs the `tiktoken` cargo feature)
+//!
+//! [http]                       # the MCP server over HTTP (see `HttpConfig` for every key and its default)
+//! auth_token_file = "tokens"   # static bearer tokens, one a line (off by default)
+//! head_timeout_ms = 10000      # a request's head must arrive within this
+//! max_sessions = 1000          # MCP sessions held at once
 //! ```
+
+mod http;
+
+pub use http::{HttpConfig, OAuthConfig};
 
 use crate::policy::PolicyConfig;
 use crate::session::{SessionSettings, TokenCounting};
@@ -133,6 +142,9 @@ pub struct Config {
     /// only narrow the configured ones. The MCP server refuses it over HTTP.
     #[serde(default)]
     pub trust_client_roots: bool,
+    /// How the MCP server's HTTP face authenticates and bounds its clients (`[http]`).
+    #[serde(default)]
+    pub http: HttpConfig,
 }
 
 /// The `[session]` table: every field optional, so that each face keeps its own defaults for what is not set.
@@ -170,7 +182,13 @@ impl Config {
         check_layout(&toml::from_str(text).map_err(invalid)?)?;
         // Parsed again as the typed config, whose errors point at the line.
         let mut config: Config = toml::from_str(text).map_err(invalid)?;
-        for path in config.roots.iter_mut().chain(config.audit_log.iter_mut()).chain(config.index_cache.iter_mut()) {
+        for path in config
+            .roots
+            .iter_mut()
+            .chain(config.audit_log.iter_mut())
+            .chain(config.index_cache.iter_mut())
+            .chain(config.http.auth_token_file.iter_mut())
+        {
             if path.is_relative() {
                 *path = base_dir.join(&*path);
             }
@@ -304,6 +322,7 @@ mod tests {
         let config = Config::from_toml(&module, Path::new("/base")).unwrap();
         assert_eq!(config.index_cache, Some(PathBuf::from("/var/cache/agent-read")));
         assert_eq!(config.session.budget_tokens, Some(200_000));
+        assert_eq!(config.http.auth_token_file, Some(PathBuf::from("/base/tokens")));
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! - `agent-read many PATH_OR_GLOB... [--limit N] [--max-files N] [--json]` reads several files in one answer (the
 //!   `read_many` tool; without paths, one JSON request on standard input); `agent-read many --schema` prints that tool.
 //! - `agent-read mcp [--root DIR]... [--trust-client-roots]` serves the tool as an MCP server on standard input and
-//!   output; `agent-read mcp --http ADDR [--allow-host HOST]... [--stateless]` serves it over streamable HTTP.
+//!   output; `agent-read mcp --http ADDR [--allow-host HOST]... [--stateless] [--auth-token-file FILE]
+//!   [--insecure-no-auth]` serves it over streamable HTTP.
 //!
 //! Exit status: 0 when a result was printed (for JSON output, errors included), 1 when a plain-text read failed
 //! (the error went to standard error), 2 for a usage or configuration error. `mcp`: 0 when the client ends the
@@ -133,6 +134,14 @@ struct McpArgs {
     /// balancer; client roots are not asked for.
     #[arg(long, requires = "http")]
     stateless: bool,
+    /// Require a bearer token from every HTTP client: one of the tokens in FILE, one a line (`#` comments; at least
+    /// 32 characters each; the file private to its owner). Also `[http] auth_token_file`.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    auth_token_file: Option<PathBuf>,
+    /// Serve HTTP beyond loopback, or for any Host, without authentication (only behind something that
+    /// authenticates clients). Also `[http] insecure_no_auth`.
+    #[arg(long, requires = "http")]
+    insecure_no_auth: bool,
     /// Send the content again on an exact repeat of an unchanged read, instead of a one-line "unchanged" notice.
     #[arg(long)]
     no_repeat_stubs: bool,
@@ -162,6 +171,14 @@ impl McpArgs {
         }
         settings.token_counting.available()?;
         Ok(settings)
+    }
+
+    /// The HTTP flags, over the configuration's `[http]` table.
+    fn apply_http_flags(&self, config: &mut Config) {
+        if let Some(file) = &self.auth_token_file {
+            config.http.auth_token_file = Some(file.clone());
+        }
+        config.http.insecure_no_auth |= self.insecure_no_auth;
     }
 }
 
@@ -200,18 +217,21 @@ fn run(cli: &Cli) -> ExitCode {
         let text = serde_json::to_string_pretty(&tool::definition(format)).unwrap_or_default();
         return print_stdout(&text, ExitCode::SUCCESS);
     }
-    let config = match build_config(cli) {
+    let mut config = match build_config(cli) {
         Ok(config) => config,
         Err(message) => return usage_error(&message),
     };
     if let Some(Mode::Mcp(args)) = &cli.command {
-        let mut config = config;
+        args.apply_http_flags(&mut config);
         config.trust_client_roots |= args.trust_client_roots;
         let settings = match args.session_settings(&config) {
             Ok(settings) => settings,
             Err(message) => return usage_error(&message),
         };
-        if let Err(message) = mcp::check_client_roots_trust(config.trust_client_roots, args.http.is_some()) {
+        if let Err(message) = mcp::check_client_roots_trust(
+            config.trust_client_roots,
+            args.http.is_some() && !config.http.authenticates(),
+        ) {
             return usage_error(&message);
         }
         let served = match &args.http {

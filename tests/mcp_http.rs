@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::http::HttpServer;
+use common::http::{HttpServer, INITIALIZE, raw_exchange, raw_post, raw_post_with};
 use common::mcp::{
     RootsClient, assert_resources_and_prompts_are_not_served, call, call_tool, protocol_2026, text_of, workspace,
 };
@@ -143,31 +143,6 @@ async fn one_client_keeping_all_its_slots_busy_does_not_stall_another() {
     assert_eq!(audited.lines().count(), 1, "the slow reads were still running: {audited}");
     slow.iter().for_each(|task| task.abort());
 }
-
-/// One raw HTTP/1.1 exchange; returns the whole response.
-fn raw_exchange(authority: &str, head: &str, body: &str) -> String {
-    let mut stream = std::net::TcpStream::connect(authority).unwrap();
-    let request = format!("{head}Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    response
-}
-
-fn raw_post(authority: &str, host_header: &str, body: &str) -> String {
-    raw_post_with(authority, host_header, "", body)
-}
-
-/// A raw JSON `POST /mcp` with `Host: host_header` and the header lines `extra` (each ending in CRLF).
-fn raw_post_with(authority: &str, host_header: &str, extra: &str, body: &str) -> String {
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {host_header}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n{extra}"
-    );
-    raw_exchange(authority, &head, body)
-}
-
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
 
 #[tokio::test]
 async fn foreign_host_headers_are_refused_and_allow_host_admits_them() {

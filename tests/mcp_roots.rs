@@ -335,6 +335,35 @@ async fn trusting_client_roots_is_an_explicit_choice_that_lets_a_stdio_client_be
     assert!(changes.iter().any(|c| c["accepted"] == json!([beyond])), "{changes:#?}");
 }
 
+/// Over HTTP, trusting client roots needs authentication: with a token file, a client that presents a token may
+/// choose a root beyond the configured one.
+#[tokio::test]
+async fn trusting_client_roots_over_http_lets_an_authenticated_client_beyond() {
+    use std::os::unix::fs::PermissionsExt;
+    let layout = Layout::new();
+    std::fs::write(layout.tmp.join("outside/beyond.txt"), "beyond the configured root\n").unwrap();
+    let token = "t0ken-of-the-operator-0123456789abcdef";
+    let tokens = layout.tmp.join("tokens");
+    std::fs::write(&tokens, format!("{token}\n")).unwrap();
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let audit = layout.audit.display().to_string();
+    let flags = ["--auth-token-file", tokens.to_str().unwrap(), "--trust-client-roots", "--audit-log", &audit];
+    let server = HttpServer::start(&layout.ws, &flags);
+    let (handler, roots) = roots_client();
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(server.url.as_str())
+            .auth_header(token);
+    let client = handler.serve(StreamableHttpClientTransport::from_config(config)).await.expect("initialize");
+    offer(&client, &roots, vec![layout.uri("outside")], true, Some("beyond.txt")).await;
+    client.cancel().await.unwrap();
+    // The audit log says who chose: the token the client presented (by its place in the file, never its value).
+    let text = std::fs::read_to_string(&layout.audit).unwrap();
+    let change = text.lines().map(|line| serde_json::from_str::<Value>(line).unwrap()).find(|l| l["event"] == "roots");
+    let change = change.expect("a change of roots audited");
+    assert_eq!(change["authenticated"], "static token 1", "{change}");
+    assert!(!text.contains(token), "the audit log holds the token");
+}
+
 #[test]
 fn trusting_client_roots_over_http_is_refused_at_start_up_until_there_is_authentication() {
     let layout = Layout::new();

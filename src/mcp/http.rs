@@ -4,19 +4,29 @@
 //! rebinding protection) unless `--allow-host` names more. In session mode (the default) each client gets a session
 //! with its own roots; `--stateless` answers every request on its own, with plain JSON responses, so any number of
 //! instances can sit behind any load balancer.
+//!
+//! Clients authenticate with a bearer token when a token file or OAuth is configured (see [`http_auth`]); serving
+//! beyond loopback, or for any `Host`, without either is refused unless `--insecure-no-auth` says so. Every connection
+//! is bounded in time and number (see [`http_serve`]), a request's body in time (`[http] body_timeout_ms`), and
+//! sessions and their calls in number (see [`http_sessions`]).
 
-use super::http_edges::{self, Asked};
+use super::http_auth::Gate;
+use super::http_edges::{self, Answer, Asked};
+use super::http_serve::{self, ConnectionLimits};
+use super::http_sessions::{self, CappedSessions, Refused};
 use super::{ReadServer, ServeError, idle_trim, multi_thread_runtime};
 use agent_read::{Config, SessionSettings};
+use axum::body::Bytes;
 use axum::extract::Request;
-use axum::serve::ListenerExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use axum::http::{HeaderValue, StatusCode, header};
+use http_body_util::BodyExt;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 /// Where the HTTP path is mounted.
 pub const MCP_PATH: &str = "/mcp";
@@ -24,7 +34,10 @@ pub const MCP_PATH: &str = "/mcp";
 /// `Host` headers accepted whatever `--allow-host` says.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
-/// How to serve over HTTP, as given on the command line.
+/// Seconds a client refused by a cap is asked to wait before it tries again.
+const RETRY_AFTER_SECS: &str = "1";
+
+/// How to serve over HTTP, as given on the command line (the rest is the configuration's `[http]` table).
 #[derive(Debug, Clone, Default)]
 pub struct HttpOptions {
     /// `HOST:PORT` or a bare port (which listens on 127.0.0.1).
@@ -35,10 +48,14 @@ pub struct HttpOptions {
     pub stateless: bool,
 }
 
-/// Serves the tools over streamable HTTP until interrupted (Ctrl-C or SIGTERM).
+/// Serves the tools over streamable HTTP until interrupted (Ctrl-C or SIGTERM), as `config.http` configures.
 pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpOptions) -> Result<(), ServeError> {
     let address = listen_address(&options.listen)?;
     options.allowed_hosts.iter().try_for_each(|host| check_allowed_host(host))?;
+    let http = config.http.clone();
+    http.validate().map_err(|e| e.to_string())?;
+    let gate = Gate::from_config(&http)?.map(Arc::new);
+    check_exposure(address, options, gate.is_some(), http.insecure_no_auth)?;
     if options.stateless {
         // Every request stands alone: no session lives long enough to hold a ledger or a budget.
         if settings.budget_tokens.is_some() {
@@ -50,6 +67,11 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
         settings.repeat_read_stubs = false;
     }
     idle_trim::pin_trim_threshold();
+    let limits = ConnectionLimits {
+        head_timeout: Duration::from_millis(http.head_timeout_ms),
+        idle_timeout: Duration::from_millis(http.idle_timeout_ms),
+        max_connections: http_serve::fit_descriptor_limit(http.max_connections),
+    };
     // A budget needs a session, which protocol 2026-07-28 has not over HTTP: clients are steered to `initialize`.
     let sessions_required = settings.budget_tokens.is_some();
     let transport = if options.stateless { "http-stateless" } else { "http" };
@@ -63,8 +85,8 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
             .await
             .map_err(|e| format!("cannot listen on {address}: {e}; choose another address or port"))?;
         let bound = listener.local_addr().map_err(|e| format!("cannot read the listening address: {e}"))?;
-        let sessions = Arc::new(LocalSessionManager::default());
-        let service: StreamableHttpService<ReadServer, LocalSessionManager> = StreamableHttpService::new(
+        let sessions = Arc::new(CappedSessions::new(http.max_sessions, http.max_calls_per_session));
+        let service: StreamableHttpService<ReadServer, CappedSessions> = StreamableHttpService::new(
             move || base.for_new_client().map_err(std::io::Error::other),
             sessions.clone(),
             http_config,
@@ -72,44 +94,107 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
         tokio::spawn(activity.clone().trim_when_quiet());
         // Stateless mode keeps no sessions: rmcp answers every DELETE there itself.
         let sessions = (!options.stateless).then_some(sessions);
-        let tracked = Tracked { inner: Arc::new(service), activity, sessions, sessions_required };
-        let router = axum::Router::new().nest_service(MCP_PATH, tracked);
+        let body_timeout = Duration::from_millis(http.body_timeout_ms);
+        let tracked = Tracked {
+            inner: Arc::new(service),
+            activity,
+            sessions,
+            sessions_required,
+            gate: gate.clone(),
+            body_timeout,
+        };
+        let router = routes(tracked, gate.as_deref());
         warn_if_unreachable(bound, options);
         let mode = if options.stateless { "stateless" } else { "sessions" };
-        eprintln!("agent-read: serving MCP over streamable HTTP at http://{bound}{MCP_PATH} ({mode})");
-        // Without TCP_NODELAY a streamed answer (headers, then the event) waits on the client's delayed ACK: 40 ms.
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        // Made into a service once: served as it is, a router rebuilds its table of routes for every connection.
-        axum::serve(listener, router.into_make_service())
-            .with_graceful_shutdown(async move {
-                interrupted().await;
-                // Ends open sessions and their event streams, so the shutdown does not wait on idle clients.
-                stop.cancel();
-            })
-            .await
-            .map_err(|e| ServeError::Failed(format!("the HTTP server stopped: {e}")))
+        let auth = if gate.is_some() { "bearer tokens required" } else { "no authentication" };
+        eprintln!("agent-read: serving MCP over streamable HTTP at http://{bound}{MCP_PATH} ({mode}; {auth})");
+        http_serve::serve(listener, router, limits, async move {
+            interrupted().await;
+            // Ends open sessions and their event streams, so the shutdown does not wait on idle clients.
+            stop.cancel();
+        })
+        .await;
+        Ok(())
     })
 }
 
-/// rmcp's service with two additions: every request counts as activity for the idle trim, and answers where rmcp's
-/// fall short are corrected (see [`http_edges`]). A plain wrapper rather than axum middleware: in a burst of 1,000
-/// requests, two `from_fn` layers cost a server that answered from memory about 40 µs of CPU per request
-/// (BENCHMARKS.md, "The floor").
+/// The routes: the MCP path, and the protected resource metadata when OAuth is configured.
+fn routes(tracked: Tracked, gate: Option<&Gate>) -> axum::Router {
+    let mut router = axum::Router::new().nest_service(MCP_PATH, tracked);
+    if let Some(metadata) = gate.and_then(Gate::metadata) {
+        for path in &metadata.paths {
+            let document = metadata.document.clone();
+            router = router.route(path, axum::routing::get(move || std::future::ready(metadata_answer(&document))));
+        }
+    }
+    router
+}
+
+/// The protected resource metadata document: any page may read it (clients in browsers look it up).
+fn metadata_answer(document: &Bytes) -> Answer {
+    let mut answer = axum::http::Response::new(http_body_util::Full::new(document.clone()).boxed());
+    let headers = answer.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    answer
+}
+
+/// Refuses to serve, without authentication, where anyone may connect: on an address beyond loopback, or for any
+/// `Host` (`--allow-host '*'`, which also lets any web page's requests through). `--insecure-no-auth` serves anyway,
+/// with a warning, for a server behind something else that authenticates.
+fn check_exposure(
+    address: SocketAddr,
+    options: &HttpOptions,
+    authenticated: bool,
+    insecure: bool,
+) -> Result<(), String> {
+    let any_host = options.allowed_hosts.iter().any(|host| host == "*");
+    let exposed = if !address.ip().is_loopback() {
+        format!("on {address}, beyond loopback")
+    } else if any_host {
+        "for any Host (--allow-host '*')".to_string()
+    } else {
+        return Ok(());
+    };
+    if authenticated {
+        return Ok(());
+    }
+    if insecure {
+        eprintln!(
+            "agent-read: WARNING: serving {exposed} without authentication (--insecure-no-auth): anyone who can \
+             reach this server can read every file under its roots"
+        );
+        return Ok(());
+    }
+    Err(format!(
+        "refusing to serve {exposed} without authentication: anyone who can reach the server could read every file \
+         under its roots; give --auth-token-file FILE (or configure [http.oauth]), or, if something in front of this \
+         server authenticates its clients, --insecure-no-auth"
+    ))
+}
+
+/// rmcp's service with its additions: authentication first (see [`http_auth`]), then a time limit on the request's
+/// body; every request counts as activity for the idle trim; answers where rmcp's fall short are corrected (see
+/// [`http_edges`]), and the refusals of the caps (see [`http_sessions`]) are answered as such. A plain wrapper rather
+/// than axum middleware: in a burst of 1,000 requests, two `from_fn` layers cost a server that answered from memory
+/// about 40 µs of CPU per request (BENCHMARKS.md, "The floor").
 #[derive(Clone)]
 struct Tracked {
     /// Shared rather than cloned per request: its configuration holds the lists of accepted hosts and origins.
-    inner: Arc<StreamableHttpService<ReadServer, LocalSessionManager>>,
+    inner: Arc<StreamableHttpService<ReadServer, CappedSessions>>,
     activity: idle_trim::Activity,
     /// The sessions, to tell an unknown one's `DELETE` (none in stateless mode).
-    sessions: Option<Arc<LocalSessionManager>>,
+    sessions: Option<Arc<CappedSessions>>,
     /// Whether only protocols with sessions are served (a token budget needs one).
     sessions_required: bool,
+    /// Who may use the server (none: anyone who reaches it).
+    gate: Option<Arc<Gate>>,
+    /// How long a request's body may take to arrive.
+    body_timeout: Duration,
 }
 
 impl tower_service::Service<Request> for Tracked {
-    type Response = http_edges::Answer;
+    type Response = Answer;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
 
@@ -118,20 +203,69 @@ impl tower_service::Service<Request> for Tracked {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
+    fn call(&mut self, mut request: Request) -> Self::Future {
         use rmcp::transport::streamable_http_server::SessionManager;
         self.activity.record();
-        let (inner, sessions, sessions_required) = (self.inner.clone(), self.sessions.clone(), self.sessions_required);
+        let this = self.clone();
         Box::pin(async move {
-            let (mut asked, request) = Asked::of(request).await;
+            if let Some(gate) = &this.gate {
+                match gate.admit(request.headers()).await {
+                    Ok(who) => _ = request.extensions_mut().insert(who),
+                    Err(refusal) => return Ok(refusal),
+                }
+            }
+            let Ok((mut asked, request)) = tokio::time::timeout(this.body_timeout, Asked::of(request)).await else {
+                return Ok(body_too_slow(this.body_timeout));
+            };
             // Asked before rmcp ends it; acted on only after rmcp has checked Host and Origin (see `amend`).
-            if let (Some(id), Some(sessions)) = (&asked.ending, &sessions) {
+            if let (Some(id), Some(sessions)) = (&asked.ending, &this.sessions) {
                 asked.unknown_session = !sessions.has_session(id).await.unwrap_or(true);
             }
-            let answer = inner.handle(request).await;
-            Ok(http_edges::amend(&asked, answer, sessions_required).await)
+            let (answer, refused) = http_sessions::noting_refusals(this.inner.handle(request)).await;
+            if let Some(refused) = refused {
+                return Ok(cap_reached(refused));
+            }
+            Ok(http_edges::amend(&asked, answer, this.sessions_required).await)
         })
     }
+}
+
+/// `408` for a body that did not arrive in time; the connection closes after it.
+fn body_too_slow(limit: Duration) -> Answer {
+    let text = format!(
+        "the request body did not arrive within {} ms ([http] body_timeout_ms); send it whole, promptly",
+        limit.as_millis()
+    );
+    let mut answer = text_answer(StatusCode::REQUEST_TIMEOUT, text);
+    answer.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    answer
+}
+
+/// `503` (no room for a session) or `429` (too many calls in the session), with `Retry-After`.
+fn cap_reached(refused: Refused) -> Answer {
+    let (status, text) = match refused {
+        Refused::NoRoomForASession => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no room for another session: the server holds its most sessions ([http] max_sessions) and every one \
+             has a call under way; try again shortly",
+        ),
+        Refused::TooManyCalls => (
+            StatusCode::TOO_MANY_REQUESTS,
+            "too many calls under way in this session ([http] max_calls_per_session); wait for an answer before \
+             sending more",
+        ),
+    };
+    let mut answer = text_answer(status, text);
+    answer.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECS));
+    answer
+}
+
+/// A plain-text answer.
+fn text_answer(status: StatusCode, text: impl Into<String>) -> Answer {
+    let mut answer = axum::http::Response::new(http_body_util::Full::new(Bytes::from(text.into())).boxed());
+    *answer.status_mut() = status;
+    answer.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    answer
 }
 
 /// An `--allow-host` value: `*`, or a host name, an IPv4 address or an IPv6 address (bare, or in brackets), with an
@@ -206,7 +340,7 @@ fn warn_if_unreachable(bound: SocketAddr, options: &HttpOptions) {
     if !bound.ip().is_loopback() && options.allowed_hosts.is_empty() {
         eprintln!(
             "agent-read: listening on {bound}, but only loopback Host headers are accepted; add --allow-host NAME \
-             for each name remote clients use (the server has no authentication: expose it only behind one)"
+             for each name remote clients use"
         );
     }
 }
@@ -287,10 +421,12 @@ mod tests {
         let activity = base.activity.clone();
         let inner = Arc::new(StreamableHttpService::new(
             move || base.for_new_client().map_err(std::io::Error::other),
-            Arc::new(LocalSessionManager::default()),
+            Arc::new(CappedSessions::new(10, 10)),
             http_config(&HttpOptions::default()),
         ));
-        let mut tracked = Tracked { inner, activity: activity.clone(), sessions: None, sessions_required: false };
+        let activity_of = activity.clone();
+        let (sessions, sessions_required, gate, body_timeout) = (None, false, None, Duration::from_secs(1));
+        let mut tracked = Tracked { inner, activity: activity_of, sessions, sessions_required, gate, body_timeout };
         // The clock counts whole milliseconds from the activity's creation: let one pass.
         std::thread::sleep(std::time::Duration::from_millis(3));
         let before = activity.last_ms();

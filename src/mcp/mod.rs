@@ -30,7 +30,10 @@ mod backlog;
 mod client_roots;
 mod duplicates;
 pub mod http;
+mod http_auth;
 mod http_edges;
+mod http_serve;
+mod http_sessions;
 mod idle_trim;
 mod line;
 mod lookout;
@@ -319,11 +322,13 @@ impl ReadServer {
     /// configured roots when none is left. `extensions` and `client` say who asked, for the audit log.
     fn adopt_roots(&self, uris: &[String], extensions: &model::Extensions, client: Option<&Implementation>) {
         let session_id = session_id(extensions);
+        let authenticated = authenticated(extensions);
         let who = Who {
             transport: self.transport,
             session: session_id.as_deref(),
             client: client.map(|c| c.name.as_str()),
             client_version: client.map(|c| c.version.as_str()),
+            authenticated: authenticated.as_deref(),
         };
         let (reader, notice) = client_roots::adopt(&self.configured, uris, self.trust_client_roots, who);
         // The session keeps its ledger: a file it read is the same file under new roots.
@@ -334,6 +339,12 @@ impl ReadServer {
     }
 }
 
+/// Whom HTTP authentication let in for this request, if it is on.
+fn authenticated(extensions: &model::Extensions) -> Option<String> {
+    let parts = extensions.get::<axum::http::request::Parts>()?;
+    parts.extensions.get::<http_auth::Authenticated>().map(|who| who.0.clone())
+}
+
 /// The MCP session id an HTTP request carried, if any.
 fn session_id(extensions: &model::Extensions) -> Option<String> {
     let parts = extensions.get::<axum::http::request::Parts>()?;
@@ -341,13 +352,14 @@ fn session_id(extensions: &model::Extensions) -> Option<String> {
     header.to_str().ok().map(str::to_string)
 }
 
-/// Refuses to let clients choose roots beyond the configured ones over HTTP: there, any client that can reach the
-/// port would choose, and this server cannot yet tell one client from another by authentication.
-pub fn check_client_roots_trust(trust_client_roots: bool, http: bool) -> Result<(), String> {
-    if trust_client_roots && http {
+/// Refuses to let clients choose roots beyond the configured ones over HTTP without authentication: there, anyone
+/// who can reach the port would choose. `unauthenticated_http` is true when serving HTTP with neither a token file
+/// nor OAuth.
+pub fn check_client_roots_trust(trust_client_roots: bool, unauthenticated_http: bool) -> Result<(), String> {
+    if trust_client_roots && unauthenticated_http {
         return Err("--trust-client-roots (or `trust_client_roots` in the configuration) lets a client choose roots \
-                    beyond the configured ones, which over HTTP needs authentication: serve it on standard input and \
-                    output, or drop it"
+                    beyond the configured ones, which over HTTP needs authentication: add --auth-token-file FILE (or \
+                    [http.oauth]), serve it on standard input and output, or drop it"
             .to_string());
     }
     Ok(())
