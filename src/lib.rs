@@ -29,6 +29,7 @@ pub mod error;
 pub mod many;
 pub mod media;
 pub mod panics;
+pub mod platform;
 pub mod policy;
 pub mod render;
 pub mod request;

@@ -134,7 +134,7 @@ fn extension(name: &str) -> Option<&str> {
     Path::new(name).extension().and_then(OsStr::to_str)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::budget::Cancel;

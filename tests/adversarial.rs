@@ -19,6 +19,7 @@
 //! Confinement cases run twice: with the default policy (where `DENIED` is also an acceptable refusal, since the
 //! outside file is called `secret`) and with `--no-default-deny`, where only `OUTSIDE_ROOT` is — so a deny rule can
 //! never hide a confinement hole.
+#![cfg(unix)] // Unix by nature: symbolic links, FIFOs, /proc
 
 use assert_cmd::Command;
 use serde_json::{Value, json};

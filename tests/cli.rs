@@ -1345,6 +1345,7 @@ fn unknown_encoding_label_is_invalid_param() {
 }
 
 #[test]
+#[cfg(unix)]
 fn cjk_svg_and_assembly_are_text() {
     let ws = Ws::new();
     ws.file("cjk.txt", "日本語のテキスト\n中文内容\n한국어\n")
@@ -1366,6 +1367,7 @@ fn cjk_svg_and_assembly_are_text() {
 // ---------------------------------------------------------------------------------------------------------------
 
 /// A directory with files, subdirectories and a symlink, in no particular creation order.
+#[cfg(unix)]
 fn populated_dir(ws: &Ws) {
     ws.file("proj/zeta.rs", "fn z() {}\n")
         .file("proj/Makefile", "all:\n")
@@ -1376,6 +1378,7 @@ fn populated_dir(ws: &Ws) {
     std::os::unix::fs::symlink("alpha.txt", ws.root.join("proj/link.txt")).unwrap();
 }
 
+#[cfg(unix)]
 #[test]
 fn directory_page_snapshot() {
     let ws = Ws::new();
@@ -1383,6 +1386,7 @@ fn directory_page_snapshot() {
     insta::assert_snapshot!("directory_page", ws.run(&["proj", "--limit", "4"]));
 }
 
+#[cfg(unix)]
 #[test]
 fn directory_lists_sorted_entries_with_kinds_and_sizes() {
     let ws = Ws::new();
@@ -1415,6 +1419,7 @@ fn directory_lists_sorted_entries_with_kinds_and_sizes() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn directory_pages_with_offset_and_limit() {
     let ws = Ws::new();
@@ -1430,6 +1435,7 @@ fn directory_pages_with_offset_and_limit() {
     assert_eq!(output(&v), "link.txt  (symlink)\nsrc/\nzeta.rs  (10 B)\n(entries 5-7 of 7 · end of directory)");
 }
 
+#[cfg(unix)]
 #[test]
 fn directory_negative_offset_lists_the_last_entries() {
     let ws = Ws::new();
@@ -1442,6 +1448,7 @@ fn directory_negative_offset_lists_the_last_entries() {
     assert_eq!(v["meta"]["returned_entries"], 7);
 }
 
+#[cfg(unix)]
 #[test]
 fn directory_offset_past_the_end_is_invalid_range() {
     let ws = Ws::new();
@@ -1472,6 +1479,7 @@ fn root_is_listed_as_dot() {
     assert_eq!(output(&v), "a/\nb.txt  (1 B)\n(entries 1-2 of 2 · end of directory)");
 }
 
+#[cfg(unix)]
 #[test]
 fn directory_limit_is_clamped_and_reported() {
     let ws = Ws::new();
@@ -1576,6 +1584,7 @@ fn not_found_never_suggests_names_outside_the_root() {
 /// SPEC §3: near misses are "never a name outside the roots". A symlinked directory inside the root that leads
 /// outside must not let NOT_FOUND list the outside directory's names.
 #[test]
+#[cfg(unix)]
 fn not_found_never_suggests_names_behind_a_symlink_leading_outside() {
     let ws = Ws::new();
     ws.outside_file("private/secret_plan.txt", "do not read\n");
@@ -1623,6 +1632,7 @@ fn sibling_directory_sharing_the_root_prefix_is_outside_root() {
 }
 
 #[test]
+#[cfg(unix)]
 fn symlink_leading_outside_is_outside_root() {
     let ws = Ws::new();
     let outside = ws.outside_file("outside.txt", "secret\n");
@@ -1636,6 +1646,7 @@ fn symlink_leading_outside_is_outside_root() {
 /// SPEC §5: "any path that leads outside is OUTSIDE_ROOT" — also a missing name beneath a symlinked directory that
 /// leads outside (otherwise NOT_FOUND vs OUTSIDE_ROOT tells the model which outside names exist).
 #[test]
+#[cfg(unix)]
 fn missing_path_under_a_symlinked_directory_leading_outside_is_outside_root() {
     let ws = Ws::new();
     ws.outside_file("private/present.txt", "x\n");
@@ -1646,6 +1657,7 @@ fn missing_path_under_a_symlinked_directory_leading_outside_is_outside_root() {
 }
 
 #[test]
+#[cfg(unix)]
 fn symlink_inside_the_root_is_followed() {
     let ws = Ws::new();
     ws.file("real/target.txt", "inside\n");
@@ -1683,6 +1695,7 @@ fn fifo_is_not_regular_at_once() {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_broken_link_is_named_as_such_without_its_destination() {
     let ws = Ws::new();
     std::os::unix::fs::symlink("gone/target-name.txt", ws.root.join("dangling")).unwrap();

@@ -43,6 +43,7 @@
 //! arithmetic slips panic as they do in a debug build (a separate target directory keeps the normal build's cache):
 //! `FUZZ_CASES=200000 RUSTFLAGS="-C overflow-checks=on" CARGO_TARGET_DIR=target/fuzz cargo test --release --test fuzz
 //! -- --nocapture`. "Executions" in the printed summary include the runs made while shrinking a failure.
+#![cfg(unix)] // The path oracle builds symbolic links, FIFOs and a socket in every case.
 
 use agent_read::classify::boundary::last_boundary;
 use agent_read::classify::codec::DecodeLimit;

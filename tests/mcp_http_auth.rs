@@ -21,10 +21,13 @@ const OTHER_TOKEN: &str = "c0ffee00c0ffee00c0ffee00c0ffee00ab";
 
 /// A private file in `dir` holding `text`.
 fn private_file(dir: &Path, name: &str, text: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
     path
 }
 
@@ -117,6 +120,7 @@ fn refused_start(args: &[&str]) -> String {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_token_file_that_is_short_shared_or_empty_is_refused_without_showing_a_token() {
     use std::os::unix::fs::PermissionsExt;
     let secrets = tempfile::tempdir().unwrap();

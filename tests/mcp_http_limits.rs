@@ -163,6 +163,7 @@ fn connections_beyond_the_cap_wait_and_idle_ones_are_closed_to_make_room() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn with_few_file_descriptors_the_server_serves_fewer_connections_and_stays_up() {
     let root = workspace();

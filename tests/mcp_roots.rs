@@ -4,6 +4,7 @@
 //! absolute, and one swapped back and forth while the client asks), and a root the policy denies. Every run checks that
 //! nothing outside the configured root — `/etc/passwd` or a marker file — ever reaches an answer, that each refusal is
 //! said on standard error and in the audit log, and that the model is told the roots in force.
+#![cfg(unix)] // Symbolic links inside the root leading out, and /etc/passwd as the secret.
 
 mod common;
 
@@ -285,6 +286,7 @@ async fn http_client_roots_given_in_each_call_only_narrow_the_configured_root_wi
 /// A link inside the root swapped back and forth between a directory inside and one outside while a client keeps
 /// giving it as its root: whichever it points at when the server opens it, nothing outside is ever read.
 #[tokio::test]
+#[cfg(unix)]
 async fn a_root_link_swapped_to_lead_outside_never_reads_outside() {
     let layout = Layout::new();
     let server = HttpServer::start(&layout.ws, &["--stateless"]);
@@ -338,6 +340,7 @@ async fn trusting_client_roots_is_an_explicit_choice_that_lets_a_stdio_client_be
 /// Over HTTP, trusting client roots needs authentication: with a token file, a client that presents a token may
 /// choose a root beyond the configured one.
 #[tokio::test]
+#[cfg(unix)]
 async fn trusting_client_roots_over_http_lets_an_authenticated_client_beyond() {
     use std::os::unix::fs::PermissionsExt;
     let layout = Layout::new();

@@ -258,7 +258,7 @@ fn the_worker_reads_the_file_from_its_start_and_its_offset_is_left_alone() {
 fn the_hidden_worker_argument_answers_one_json_document() {
     let binary = env!("CARGO_BIN_EXE_agent-read");
     let output = Command::new(binary)
-        .args(["__pdf-worker", "2", "1000", "10"])
+        .args(["__pdf-worker", "2", "1000", "10", "-"])
         .stdin(Stdio::from(as_file(&numbered(3))))
         .output()
         .unwrap();

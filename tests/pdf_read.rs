@@ -5,9 +5,9 @@
 
 mod common;
 
-use common::pdf::{
-    Fixture, encrypted, handmade, long_pdf, long_pdf_text, operator_flood, pdf_of, show, stream_object, zeros_zlib,
-};
+use common::pdf::{Fixture, encrypted, long_pdf, long_pdf_text, pdf_of, show, zeros_zlib};
+#[cfg(unix)]
+use common::pdf::{handmade, operator_flood, stream_object};
 use common::{Ws, envelope, output, parse_one_json};
 use lopdf::{Dictionary, Stream, dictionary};
 use serde_json::{Value, json};
@@ -617,6 +617,7 @@ fn as_a_document_the_pdf_itself_is_attached_after_it_is_seen_to_open() {
 }
 
 #[test]
+#[cfg(unix)]
 fn as_a_document_a_broken_pdf_is_an_error_never_an_attachment() {
     let ws = Ws::new();
     ws.file("broken.pdf", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\nthis is not a PDF body at all\n");
@@ -631,6 +632,7 @@ fn as_a_document_a_broken_pdf_is_an_error_never_an_attachment() {
 // ---------------------------------------------------------------------------------------------------------------
 
 /// The address space the hostile PDFs below are read in (the binary and its PDF worker together).
+#[cfg(unix)]
 const SMALL_MEMORY: u64 = 256 << 20;
 
 /// The time budget of the reads below: what they prove is what they return and the memory they take (their speed is
@@ -638,6 +640,7 @@ const SMALL_MEMORY: u64 = 256 << 20;
 const PATIENT_MS: &str = "120000";
 
 /// `read` with the binary's address space limited to [`SMALL_MEMORY`], and a patient time budget.
+#[cfg(unix)]
 fn read_in_small_memory(ws: &Ws, request: Value) -> Value {
     let mut cmd = ws.cmd_with_memory_limit(SMALL_MEMORY);
     cmd.args(["--timeout-ms", PATIENT_MS]).timeout(Duration::from_secs(180));
@@ -647,6 +650,7 @@ fn read_in_small_memory(ws: &Ws, request: Value) -> Value {
     parse_one_json(&out.stdout)
 }
 
+#[cfg(unix)]
 #[test]
 fn a_page_of_8_million_text_operators_is_read_in_256_mb_and_says_its_text_was_capped() {
     let ws = Ws::new();
@@ -673,6 +677,7 @@ fn a_page_of_8_million_text_operators_is_read_in_256_mb_and_says_its_text_was_ca
     assert!(footer(out).contains("page 1: text stops at the per-page limit of 1000000 characters"), "{}", footer(out));
 }
 
+#[cfg(unix)]
 #[test]
 fn other_operator_floods_are_read_in_256_mb_too() {
     let ws = Ws::new();

@@ -66,6 +66,7 @@ fn freshness_follows_content_not_timestamps() {
 }
 
 #[test]
+#[cfg(unix)]
 fn freshness_through_a_symlink_and_of_unread_or_outside_paths() {
     let ws = Ws::new();
     ws.file("real.txt", "x\n");

@@ -5,6 +5,7 @@
 //!
 //! Where the temporary directory cannot be read without waiting (a file system that is not local, a kernel without
 //! `RESOLVE_CACHED`, a seccomp filter), each test says so on stderr and checks only that every read steps aside.
+#![cfg(target_os = "linux")] // Linux only: openat2 and preadv2 (src/resolve/cached.rs)
 
 use agent_read::engine::ReadOptions;
 use agent_read::request::ReadMode;

@@ -12,7 +12,7 @@ use crate::error::{ErrorCode, ReadError};
 use crate::render::{self, FOOTER_RESERVE, Footer, human_size};
 use crate::request::Window;
 use crate::result::{DirEntry, DirectoryMeta, DirectoryResult, EntryKind};
-use cap_std::fs::{Dir, FileType, FileTypeExt};
+use cap_std::fs::{Dir, FileType};
 use std::ffi::OsString;
 use std::path::Path;
 
@@ -148,13 +148,22 @@ fn describe(dir: &Dir, name: &OsString, file_type: Option<FileType>) -> DirEntry
 }
 
 fn other_kind_name(t: FileType) -> &'static str {
-    if t.is_fifo() {
-        "fifo"
-    } else if t.is_socket() {
-        "socket"
-    } else if t.is_char_device() || t.is_block_device() {
-        "device"
-    } else {
+    #[cfg(unix)]
+    {
+        use cap_std::fs::FileTypeExt as _;
+        if t.is_fifo() {
+            "fifo"
+        } else if t.is_socket() {
+            "socket"
+        } else if t.is_char_device() || t.is_block_device() {
+            "device"
+        } else {
+            "other"
+        }
+    }
+    #[cfg(windows)]
+    {
+        let _ = t;
         "other"
     }
 }
@@ -229,6 +238,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn a_name_is_one_line_and_a_name_no_request_can_spell_says_so() {
         use std::os::unix::ffi::OsStrExt;
         let dir = tempfile::tempdir().unwrap();

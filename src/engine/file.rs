@@ -122,6 +122,7 @@ pub fn read_head(file: &File, metadata: &Metadata, shown: &str) -> Result<Vec<u8
 /// or larger than [`SNIFF_LEN`], when any of it would have to come from the disk, or when fewer bytes came than its
 /// size said; `Err` when its file system cannot read without waiting at all (`EOPNOTSUPP`). What [`read_head`]
 /// returns for the same file, got without ever waiting for a device.
+#[cfg(target_os = "linux")]
 pub fn read_whole_cached(file: &File, metadata: &Metadata) -> Result<Option<Vec<u8>>, rustix::io::Errno> {
     let Some(size) = usize::try_from(metadata.len()).ok().filter(|size| (1..=SNIFF_LEN).contains(size)) else {
         return Ok(None);
@@ -133,6 +134,14 @@ pub fn read_whole_cached(file: &File, metadata: &Metadata) -> Result<Option<Vec<
         Err(unsupported @ rustix::io::Errno::OPNOTSUPP) => Err(unsupported),
         Err(_) => Ok(None),
     }
+}
+
+/// Reading without waiting needs Linux's `preadv2` with `RWF_NOWAIT`: elsewhere nothing opens without waiting
+/// ([`crate::resolve::Roots::open_cached`]), so nothing comes here; were it to, it would wait on nothing and read
+/// nothing.
+#[cfg(not(target_os = "linux"))]
+pub fn read_whole_cached(_file: &File, _metadata: &Metadata) -> Result<Option<Vec<u8>>, std::io::Error> {
+    Ok(None)
 }
 
 /// What the file is, from its head; fails when the request asks what this content cannot give (pages of a file that

@@ -9,7 +9,6 @@
 use crate::window::index::FileVersion;
 use std::fs::{File, Metadata};
 use std::io;
-use std::os::unix::fs::{FileExt as _, MetadataExt as _};
 use std::path::PathBuf;
 use xxhash_rust::xxh3::Xxh3;
 
@@ -52,8 +51,8 @@ impl Seen {
         Seen {
             real_path,
             is_dir: metadata.is_dir(),
-            device: metadata.dev(),
-            inode: metadata.ino(),
+            device: crate::platform::identity(metadata).0,
+            inode: crate::platform::identity(metadata).1,
             version: FileVersion::of(metadata),
             content: None,
         }
@@ -99,7 +98,7 @@ fn hash_rest(file: &File, hasher: &mut Xxh3, mut position: u64, size: u64) -> io
     // 7 KB file cost more than hashing it.
     let mut buffer = vec![0u8; usize::try_from(size.saturating_sub(position) + 1).unwrap_or(usize::MAX).min(64 * 1024)];
     loop {
-        let n = match file.read_at(&mut buffer, position) {
+        let n = match crate::platform::read_at(file, &mut buffer, position) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

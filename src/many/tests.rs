@@ -82,6 +82,7 @@ fn globs_honour_ignore_files_skip_hidden_names_and_come_sorted() {
 }
 
 #[test]
+#[cfg(unix)]
 fn duplicates_are_read_once_whatever_their_spelling() {
     let (_dir, root) = workspace(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
     std::os::unix::fs::symlink("a.txt", root.join("link.txt")).unwrap();
@@ -93,6 +94,7 @@ fn duplicates_are_read_once_whatever_their_spelling() {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_glob_climbing_out_of_a_linked_folder_goes_where_the_path_does() {
     // `lnk` leads to `a/b`, so `lnk/..` is `a`, for a glob's base as for a path (and as for a shell).
     let (_dir, root) = workspace(&[("a/b/in_b.txt", "b\n"), ("a/x.txt", "in a\n"), ("x.txt", "in the root\n")]);
@@ -106,6 +108,7 @@ fn a_glob_climbing_out_of_a_linked_folder_goes_where_the_path_does() {
 }
 
 #[test]
+#[cfg(unix)]
 fn denied_glob_matches_are_counted_never_named() {
     let (dir, root) =
         workspace(&[("app/main.rs", "fn main() {}\n"), ("app/.env", "TOKEN=x\n"), ("app/db_password.txt", "x")]);

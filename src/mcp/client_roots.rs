@@ -23,8 +23,6 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer};
-use std::ffi::OsString;
-use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -205,7 +203,8 @@ fn notice(refused: &[Refused<'_>], in_force: &[String], none_taken: bool) -> Str
 }
 
 /// The absolute path a `file:` URI names on this machine: `file:///p` and `file://localhost/p` (the authority may
-/// name only this host); the path's escapes decoded to the exact bytes, since Unix paths need not be UTF-8.
+/// name only this host); the path's escapes decoded to the exact bytes, since Unix paths need not be UTF-8. On Windows
+/// the path names a drive (`file:///C:/work` is `C:\work`), and must be UTF-8.
 fn local_path(uri: &str) -> Result<PathBuf, &'static str> {
     let (scheme, rest) = uri.split_once(':').ok_or("not a file:// URI")?;
     if !scheme.eq_ignore_ascii_case("file") {
@@ -229,7 +228,27 @@ fn local_path(uri: &str) -> Result<PathBuf, &'static str> {
     if bytes.contains(&0) {
         return Err("its path holds a NUL byte");
     }
-    Ok(PathBuf::from(OsString::from_vec(bytes)))
+    path_of_bytes(bytes)
+}
+
+#[cfg(unix)]
+fn path_of_bytes(bytes: Vec<u8>) -> Result<PathBuf, &'static str> {
+    use std::os::unix::ffi::OsStringExt as _;
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+}
+
+#[cfg(windows)]
+fn path_of_bytes(bytes: Vec<u8>) -> Result<PathBuf, &'static str> {
+    windows_path_of_bytes(bytes)
+}
+
+/// What the decoded path of a `file:` URI names on Windows: a drive's path (`/C:/work` is `C:\work`).
+#[cfg_attr(not(windows), allow(dead_code))]
+fn windows_path_of_bytes(bytes: Vec<u8>) -> Result<PathBuf, &'static str> {
+    let text = String::from_utf8(bytes).map_err(|_| "its path is not UTF-8 (percent-encoded UTF-8 is expected)")?;
+    let path = agent_read::platform::windows_paths::from_uri_path(&text)
+        .ok_or("names no drive (file:///C:/path is expected on Windows)")?;
+    Ok(PathBuf::from(path))
 }
 
 #[cfg(test)]
@@ -283,9 +302,22 @@ mod tests {
     }
 
     #[test]
+    fn windows_uris_name_a_drive() {
+        assert_eq!(windows_path_of_bytes(b"/C:/work".to_vec()), Ok(PathBuf::from(r"C:\work")));
+        assert_eq!(windows_path_of_bytes(b"/c:/My Work/x".to_vec()), Ok(PathBuf::from(r"C:\My Work\x")));
+        assert_eq!(
+            windows_path_of_bytes(b"/work".to_vec()),
+            Err("names no drive (file:///C:/path is expected on Windows)")
+        );
+        assert!(windows_path_of_bytes(b"/C:/caf\xe9".to_vec()).is_err());
+    }
+
+    #[test]
+    #[cfg(unix)]
     fn escapes_decode_to_exact_bytes_even_when_not_utf8() {
         assert_eq!(local_path("file:///a%20b/c%23d"), Ok(PathBuf::from("/a b/c#d")));
         let latin1 = local_path("file:///caf%E9").unwrap();
+        use std::os::unix::ffi::OsStringExt as _;
         assert_eq!(latin1.into_os_string().into_vec(), b"/caf\xe9");
     }
 

@@ -345,14 +345,26 @@ fn warn_if_unreachable(bound: SocketAddr, options: &HttpOptions) {
     }
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
+/// Resolves on Ctrl-C (on Windows, also Ctrl-Break and a console closed), or SIGTERM on Unix.
 async fn interrupted() {
+    #[cfg(unix)]
     let terminate = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut signal) => {
                 signal.recv().await;
             }
             Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(windows)]
+    let terminate = async {
+        let (Ok(mut brk), Ok(mut close)) = (tokio::signal::windows::ctrl_break(), tokio::signal::windows::ctrl_close())
+        else {
+            return std::future::pending::<()>().await;
+        };
+        tokio::select! {
+            _ = brk.recv() => {}
+            _ = close.recv() => {}
         }
     };
     tokio::select! {

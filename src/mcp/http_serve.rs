@@ -33,6 +33,7 @@ use tokio::time::Instant;
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// File descriptors kept beyond the connections' for files being read, PDF workers and the audit log.
+#[cfg(unix)]
 const DESCRIPTOR_RESERVE: u64 = 256;
 
 /// The timeouts and the cap of the accept loop.
@@ -375,6 +376,9 @@ pub(super) fn fit_descriptor_limit(wanted: usize) -> usize {
     }
     if wide(limit.rlim_cur) < needed {
         let wanted = needed.min(wide(limit.rlim_max));
+        // macOS refuses a soft limit above OPEN_MAX, whatever the hard limit says.
+        #[cfg(target_os = "macos")]
+        let wanted = wanted.min(libc::OPEN_MAX as u64);
         let raised = libc::rlimit { rlim_cur: libc::rlim_t::try_from(wanted).unwrap_or(limit.rlim_max), ..limit };
         // SAFETY: setrlimit reads one rlimit through the pointer, which points to one.
         if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
@@ -400,7 +404,7 @@ fn wide(limit: libc::rlim_t) -> u64 {
     u64::from(limit)
 }
 
-/// Elsewhere descriptors are not limited per process in the same way.
+/// Windows sets no per-process limit on sockets or handles that a server of this size could reach.
 #[cfg(not(unix))]
 pub(super) fn fit_descriptor_limit(wanted: usize) -> usize {
     wanted

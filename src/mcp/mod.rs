@@ -399,10 +399,17 @@ const URI_PATH_KEEPS: &percent_encoding::AsciiSet =
 
 /// The `file://` URI of a path a result shows: its absolute path beneath its root, percent-encoded byte for byte.
 fn file_uri(session: &Session, shown: &str) -> String {
-    use std::os::unix::ffi::OsStrExt;
     // The path was just read, so it resolves; the root-relative form is only a fallback.
     let absolute = session.reader().lexical_path(shown).unwrap_or_else(|_| Path::new("/").join(shown));
-    let encoded = percent_encoding::percent_encode(absolute.as_os_str().as_bytes(), URI_PATH_KEEPS);
+    #[cfg(unix)]
+    let bytes = {
+        use std::os::unix::ffi::OsStrExt as _;
+        absolute.as_os_str().as_bytes().to_vec()
+    };
+    // `C:\work\a.txt` is `file:///C:/work/a.txt`.
+    #[cfg(windows)]
+    let bytes = agent_read::platform::windows_paths::to_uri_path(&absolute.to_string_lossy()).into_bytes();
+    let encoded = percent_encoding::percent_encode(&bytes, URI_PATH_KEEPS);
     format!("file://{encoded}")
 }
 

@@ -322,6 +322,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn bytes_that_are_not_utf8_still_deny_the_name() {
         let f = IgnoreFiles::new(|path: &Path| match path.to_str() {
             Some(".gitignore") => IgnoreFile::Text(b"caf\xe9.txt\r\n".to_vec()),

@@ -31,7 +31,7 @@ fn read_ignore_file(dir: Option<&Dir>, real: &Path, relative: &Path) -> IgnoreFi
     let file = match open_confined(dir, real, relative) {
         Ok(file) => file,
         Err(e) if is_escape(&e) => return IgnoreFile::Unreadable("leads outside the root".to_string()),
-        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR | libc::ENXIO)) => {
+        Err(e) if crate::platform::is_missing(&e) || crate::platform::is_special_open_failure(&e) => {
             return IgnoreFile::Missing;
         }
         Err(e) => return IgnoreFile::Unreadable(format!("cannot be read ({})", io_words(&e))),

@@ -19,19 +19,36 @@
 //! configured root holding it ([`Roots::judged`]). So overlapping roots, given in any order, and roots narrowed beneath
 //! the configured ones all see the same rules match.
 
+#[cfg(target_os = "linux")]
 mod cached;
+#[cfg(not(target_os = "linux"))]
+mod cached {
+    //! Opening without waiting needs Linux's `openat2` with `RESOLVE_CACHED`: elsewhere nothing opens that way, and
+    //! every read takes the ordinary open.
+    use super::{Opened, Resolved, Roots};
+
+    impl Roots {
+        /// Never opens here (see above): the caller takes [`Roots::open`].
+        pub fn open_cached(&self, _resolved: &Resolved) -> Option<Opened> {
+            None
+        }
+
+        /// Nothing to turn off here.
+        pub fn stop_opening_without_waiting(&self, _index: usize) {}
+    }
+}
 mod ignore_files;
 mod narrow;
+mod windows;
 
 pub use narrow::{Asked, Narrowing};
 
 use crate::config::ConfigError;
 use crate::error::{ErrorCode, ReadError};
-use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
+use crate::platform;
+use cap_std::fs::{Dir, OpenOptions};
 use std::fs::{File, Metadata};
 use std::io;
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -56,6 +73,7 @@ struct Root {
     dir: Option<Arc<Dir>>,
     /// Whether [`Roots::open_cached`] may open files beneath it (see [`cached`]); turned off for good when its file
     /// system turns out unable to read without waiting.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     opens_without_waiting: AtomicBool,
 }
 
@@ -111,6 +129,8 @@ pub enum Handle {
 impl Roots {
     /// Checks and opens the roots: each must be an existing directory. No roots means the working directory.
     pub fn new(paths: &[PathBuf]) -> Result<Roots, ConfigError> {
+        #[cfg(all(target_os = "linux", feature = "portable-resolver"))]
+        platform::portable::refuse_openat2().map_err(ConfigError::new)?;
         let cwd = std::env::current_dir()
             .map_err(|e| ConfigError::new(format!("cannot determine the working directory: {e}")))?;
         let paths = if paths.is_empty() { std::slice::from_ref(&cwd) } else { paths };
@@ -145,6 +165,11 @@ impl Roots {
     /// starts at the first root; one whose `..` climbs out of it resolves as its absolute spelling would, so it may
     /// still land beneath another root.
     pub fn resolve(&self, path: &str) -> Result<Resolved, ReadError> {
+        #[cfg(windows)]
+        let respelled = self.windows_spelling(path)?;
+        #[cfg(windows)]
+        let asked = Path::new(&respelled);
+        #[cfg(not(windows))]
         let asked = Path::new(path);
         if asked.is_relative() {
             if let Some(relative) = normalize(&Path::new("/").join(asked)) {
@@ -162,10 +187,10 @@ impl Roots {
         let normalized = normalize(asked).ok_or_else(|| self.outside_root(path))?;
         for (index, root) in self.roots.iter().enumerate() {
             for base in [&root.real, &root.given] {
-                if let Ok(relative) = normalized.strip_prefix(base) {
+                if let Some(relative) = strip_base(&normalized, base) {
                     // Keep the request's own `..` for the kernel when the spelling allows it.
-                    let beneath = asked.strip_prefix(base).unwrap_or(relative).to_path_buf();
-                    return Ok(Resolved { root: index, beneath, relative: relative.to_path_buf() });
+                    let beneath = strip_base(asked, base).unwrap_or_else(|| relative.clone());
+                    return Ok(Resolved { root: index, beneath, relative });
                 }
             }
         }
@@ -193,13 +218,11 @@ impl Roots {
         };
         let metadata = file.metadata().map_err(|e| ReadError::from_io(&e, shown))?;
         // The type first: a pipe or socket has no path to locate (its "real path" is `pipe:[N]`).
-        if !metadata.is_dir() && !metadata.is_file() {
-            let t = metadata.file_type();
-            let what = special_kind(t.is_fifo(), t.is_socket(), t.is_char_device(), t.is_block_device());
+        if let Some(what) = platform::special_kind(&file, &metadata) {
             return Err(not_regular(what, shown));
         }
-        let real = real_path_of(&file)
-            .or_else(|| std::fs::canonicalize(self.roots[root].real.join(&beneath)).ok())
+        let walked = follow_links(&self.roots[root].real.join(&beneath));
+        let real = platform::real_path::of(&file, walked.as_deref())
             .ok_or_else(|| ReadError::new(ErrorCode::IoError, format!("{shown}: cannot tell where the file is")))?;
         let (root, real_relative) = self.locate(&real).ok_or_else(|| self.outside_root(shown))?;
         let handle =
@@ -255,10 +278,7 @@ impl Roots {
 
     /// The root a real path lies beneath, and the path relative to it.
     pub(crate) fn locate(&self, real: &Path) -> Option<(usize, PathBuf)> {
-        self.roots
-            .iter()
-            .enumerate()
-            .find_map(|(i, root)| real.strip_prefix(&root.real).ok().map(|relative| (i, relative.to_path_buf())))
+        self.roots.iter().enumerate().find_map(|(i, root)| strip_base(real, &root.real).map(|relative| (i, relative)))
     }
 
     /// `OUTSIDE_ROOT` for `path`; beneath narrowed roots, naming the roots in force (they lie within the configured
@@ -280,25 +300,20 @@ impl Roots {
     }
 
     fn open_error(&self, err: &io::Error, resolved: &Resolved, shown: &str) -> ReadError {
-        match err.raw_os_error() {
+        match err {
             // Opening a socket fails with ENXIO; say what the path is rather than an opaque I/O error.
-            Some(libc::ENXIO) => match self.symlink_metadata(resolved.root, &resolved.beneath) {
-                Ok(metadata) => {
-                    use cap_std::fs::FileTypeExt as _;
-                    let t = metadata.file_type();
-                    not_regular(
-                        special_kind(t.is_fifo(), t.is_socket(), t.is_char_device(), t.is_block_device()),
-                        shown,
-                    )
+            err if platform::is_special_open_failure(err) => {
+                match self.symlink_metadata(resolved.root, &resolved.beneath) {
+                    Ok(metadata) => not_regular(platform::cap_type_kind(&metadata.file_type()), shown),
+                    Err(e) => ReadError::from_io(&e, shown),
                 }
-                Err(e) => ReadError::from_io(&e, shown),
-            },
-            Some(libc::ELOOP) => ReadError::new(
+            }
+            err if platform::is_link_loop(err) => ReadError::new(
                 ErrorCode::IoError,
                 format!("{shown}: too many levels of symbolic links (a loop, or a /proc magic link, never followed)"),
             )
             .with_hint("read the file the link should point to by its own path"),
-            _ => ReadError::from_io(err, shown),
+            err => ReadError::from_io(err, shown),
         }
     }
 }
@@ -312,6 +327,9 @@ impl Root {
             normalize(absolute).ok_or_else(|| ConfigError::new(format!("root {} climbs above /", path.display())))?;
         let real = std::fs::canonicalize(&given)
             .map_err(|e| ConfigError::new(format!("root {} cannot be used: {e}", path.display())))?;
+        // Windows gives `\\?\C:\work`; roots, and the real paths they are compared with, are kept as `C:\work`.
+        #[cfg(windows)]
+        let real = PathBuf::from(platform::windows_paths::plain(&real.to_string_lossy()));
         if !real.is_dir() {
             return Err(ConfigError::new(format!("root {} is not a directory", path.display())));
         }
@@ -327,7 +345,10 @@ impl Root {
 
     /// A root from its parts, its file system probed for opening without waiting.
     fn with(given: PathBuf, real: PathBuf, dir: Option<Arc<Dir>>) -> Root {
+        #[cfg(target_os = "linux")]
         let opens_without_waiting = AtomicBool::new(dir.as_deref().is_some_and(cached::opens_without_waiting));
+        #[cfg(not(target_os = "linux"))]
+        let opens_without_waiting = AtomicBool::new(false);
         Root { given, real, dir, opens_without_waiting }
     }
 
@@ -342,16 +363,10 @@ fn open_confined(dir: Option<&Dir>, real: &Path, relative: &Path) -> io::Result<
     match dir {
         Some(dir) => {
             let mut options = OpenOptions::new();
-            options.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+            platform::nonblocking(options.read(true));
             dir.open_with(dot_if_empty(relative), &options).map(cap_std::fs::File::into_std)
         }
-        None => {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-                .open(real.join(relative))
-        }
+        None => platform::nonblocking_std(std::fs::OpenOptions::new().read(true)).open(real.join(relative)),
     }
 }
 
@@ -363,13 +378,22 @@ fn io_words(error: &io::Error) -> String {
 
 /// Whether `cap-std` refused a path because it leads out of the root.
 fn is_escape(err: &io::Error) -> bool {
-    err.kind() == io::ErrorKind::PermissionDenied && err.raw_os_error().is_none()
-        || err.raw_os_error() == Some(libc::EXDEV)
+    err.kind() == io::ErrorKind::PermissionDenied && err.raw_os_error().is_none() || platform::is_cross_device(err)
 }
 
-/// The real path of an open file, from the kernel's own record of it.
-fn real_path_of(file: &File) -> Option<PathBuf> {
-    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok().filter(|p| p.is_absolute())
+/// `path` relative to `base`, when it lies beneath it. On Windows names compare without regard to case, and every
+/// spelling of a drive or share (`C:`, `c:`, `\\?\C:`) is the same start, as they are to the file system.
+fn strip_base(path: &Path, base: &Path) -> Option<PathBuf> {
+    #[cfg(windows)]
+    {
+        use platform::windows_paths::{beneath, parse};
+        let (path, base) = (parse(&path.to_string_lossy()).ok()?, parse(&base.to_string_lossy()).ok()?);
+        beneath(&base, &path).map(|names| names.iter().collect())
+    }
+    #[cfg(not(windows))]
+    {
+        path.strip_prefix(base).ok().map(Path::to_path_buf)
+    }
 }
 
 /// Links followed at most while working out where a path leads (Linux allows 40).
@@ -378,32 +402,61 @@ const MAX_LINK_HOPS: usize = 40;
 /// Where `path` leads with every symbolic link followed, like `realpath -m`: a missing tail is kept as written.
 /// `None` for a loop. Used only to classify a refused open; the open itself stays confined by the kernel.
 fn follow_links(path: &Path) -> Option<PathBuf> {
-    let mut pending: Vec<std::ffi::OsString> = path.components().rev().map(|c| c.as_os_str().to_owned()).collect();
-    let mut resolved = PathBuf::from("/");
+    let mut pending: Vec<Step> = steps(path);
+    let mut resolved = PathBuf::new();
     let mut hops = 0;
-    while let Some(component) = pending.pop() {
-        match component.to_str() {
-            Some("/") | Some(".") => continue,
-            Some("..") => {
+    while let Some(step) = pending.pop() {
+        let name = match step {
+            Step::Start(start) => {
+                resolved = start;
+                continue;
+            }
+            Step::Up => {
                 resolved.pop();
                 continue;
             }
-            _ => {}
-        }
-        let candidate = resolved.join(&component);
+            Step::Name(name) => name,
+        };
+        let candidate = resolved.join(&name);
         match std::fs::symlink_metadata(&candidate) {
+            // Windows counts junctions as symbolic links too: both are followed here, both confined by the open.
             Ok(metadata) if metadata.file_type().is_symlink() => {
                 hops += 1;
                 let target = std::fs::read_link(&candidate).ok().filter(|_| hops <= MAX_LINK_HOPS)?;
-                if target.is_absolute() {
-                    resolved = PathBuf::from("/");
-                }
-                pending.extend(target.components().rev().map(|c| c.as_os_str().to_owned()));
+                #[cfg(windows)]
+                let target = PathBuf::from(platform::windows_paths::plain(&target.to_string_lossy()));
+                pending.extend(steps(&target));
             }
             _ => resolved = candidate,
         }
     }
     Some(resolved)
+}
+
+/// One step of [`follow_links`]: start over at an absolute start (`/`, `C:\`), go up, or go down into a name.
+enum Step {
+    Start(PathBuf),
+    Up,
+    Name(std::ffi::OsString),
+}
+
+/// The steps of `path`, last first (they are taken from the end).
+fn steps(path: &Path) -> Vec<Step> {
+    let mut start = PathBuf::new();
+    let mut steps = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => start.push(component.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => steps.push(Step::Up),
+            Component::Normal(name) => steps.push(Step::Name(name.to_owned())),
+        }
+    }
+    if !start.as_os_str().is_empty() {
+        steps.insert(0, Step::Start(start));
+    }
+    steps.reverse();
+    steps
 }
 
 fn dot_if_empty(relative: &Path) -> &Path {
@@ -433,23 +486,12 @@ fn outside_root(path: &str) -> ReadError {
         .with_hint("read only paths inside the workspace; relative paths start at the first root")
 }
 
-/// What a special file is, from the four type tests both `std` and `cap-std` file types offer.
-pub fn special_kind(fifo: bool, socket: bool, char_device: bool, block_device: bool) -> &'static str {
-    match (fifo, socket, char_device, block_device) {
-        (true, ..) => "a FIFO (named pipe)",
-        (_, true, ..) => "a socket",
-        (_, _, true, _) => "a character device",
-        (.., true) => "a block device",
-        _ => "not a regular file",
-    }
-}
-
 fn not_regular(what: &str, shown: &str) -> ReadError {
     ReadError::new(ErrorCode::NotRegular, format!("{shown}: is {what}; only regular files and directories are read"))
         .with_hint("read a regular file instead")
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -10,8 +10,8 @@
 //! own; it then becomes an anchor too, a root paths beneath it are judged from.
 
 use super::{Anchor, Judged, Root, Roots, dot_if_empty, follow_links, io_words, is_escape, normalize};
+use crate::platform;
 use cap_std::fs::Dir;
-use std::os::fd::AsRawFd;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -87,13 +87,17 @@ impl Roots {
                 None if beyond => return outside(),
                 None => return Err(format!("{OUTSIDE_CONFIGURED} (through a symbolic link)")),
             },
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {
+            Err(e) if platform::is_missing(&e) => {
                 return Err("not an existing directory".to_string());
             }
             Err(e) => return Err(format!("cannot be opened ({})", io_words(&e))),
         };
         let real = match &dir {
-            Some(dir) => real_path_of_fd(dir.as_raw_fd()).ok_or("cannot tell where it is")?,
+            Some(dir) => {
+                let walked = follow_links(&self.roots[resolved.root].real.join(&resolved.beneath));
+                let handle = dir.try_clone().map_err(|e| format!("cannot be opened ({})", io_words(&e)))?;
+                platform::real_path::of(&handle.into_std_file(), walked.as_deref()).ok_or("cannot tell where it is")?
+            }
             None => PathBuf::from("/"),
         };
         // The handle was opened confined beneath a root: where it really is lies beneath one.
@@ -146,12 +150,7 @@ pub(super) fn judge(anchors: &[Anchor], absolute: &Path) -> Judged {
     }
 }
 
-/// The real path of an open file descriptor, from the kernel's own record of it.
-fn real_path_of_fd(fd: i32) -> Option<PathBuf> {
-    std::fs::read_link(format!("/proc/self/fd/{fd}")).ok().filter(|p| p.is_absolute())
-}
-
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

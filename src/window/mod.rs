@@ -25,7 +25,6 @@ use crate::classify::codec::NewlineLayout;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 
 /// Bytes read per chunk. A multiple of 4, so chunks stay aligned to UTF-16 and UTF-32 code units. 64 KiB stays in
 /// the L2 cache between the kernel's copy and the scans; larger buffers measured slower on our machines.
@@ -109,7 +108,7 @@ impl<'f> Source<'f> {
         let mut filled = cached.len().min(buf.len());
         buf[..filled].copy_from_slice(&cached[..filled]);
         while filled < buf.len() {
-            match file.read_at(&mut buf[filled..], offset + filled as u64) {
+            match crate::platform::read_at(file, &mut buf[filled..], offset + filled as u64) {
                 Ok(0) => break,
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

@@ -37,6 +37,7 @@ impl HttpServer {
     }
 
     /// Starts the server on a free loopback port, allowed to open at most `files` file descriptors (soft and hard).
+    #[cfg(unix)]
     pub fn start_with_files_limit(root: &Path, extra: &[&str], files: u64) -> HttpServer {
         use std::os::unix::process::CommandExt;
         let mut command = Command::new(env!("CARGO_BIN_EXE_agent-read"));

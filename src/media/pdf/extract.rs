@@ -13,7 +13,6 @@ use lopdf::{Dictionary, Document, Object, ObjectId};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::fs::FileExt;
 
 /// Reading the PDF: bytes per read, with a stop check between reads.
 const READ_CHUNK: usize = 1024 * 1024;
@@ -30,14 +29,14 @@ pub(super) fn read_pdf(file: &File, stop: &Stop) -> Result<Vec<u8>, PdfError> {
         stop.check()?;
         let filled = data.len();
         data.resize(filled + READ_CHUNK, 0);
-        match file.read_at(&mut data[filled..], filled as u64) {
+        match crate::platform::read_at(file, &mut data[filled..], filled as u64) {
             Ok(0) => {
                 data.truncate(filled);
                 return Ok(data);
             }
             Ok(read) => data.truncate(filled + read),
             Err(err) if err.kind() == io::ErrorKind::Interrupted => data.truncate(filled),
-            Err(err) if err.raw_os_error() == Some(libc::ESPIPE) && filled == 0 => {
+            Err(err) if crate::platform::is_unseekable(&err) && filled == 0 => {
                 data.clear();
                 let mut reader = file.take(MAX_PDF_BYTES + 1);
                 reader.read_to_end(&mut data).map_err(PdfError::Io)?;

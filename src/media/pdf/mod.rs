@@ -78,6 +78,7 @@
 //! bounded decoders of `decode`. `stop` is the signal that ends work which ran out of time.
 
 mod batch;
+mod confine;
 mod decode;
 mod extract;
 #[cfg(test)]

@@ -3,12 +3,12 @@
 //! answer and standard error with byte caps, kills it at the deadline or on the cancel signal, always reaps it, and
 //! turns however it ended into a result. The worker's side is in `worker`.
 
-use super::worker::{Answer, WORKER_MEMORY_BYTES};
+use super::confine::{Confinement, ended_by_system};
+use super::worker::{Answer, WORKER_MEMORY_BYTES, worker_memory};
 use super::{Extracted, POLL_MAX, PageSelection, PdfError, cancelled, shorten};
 use crate::budget::Cancel;
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver};
@@ -32,6 +32,8 @@ pub(super) struct Worker<'a> {
 struct Running {
     child: Child,
     reaped: bool,
+    /// What holds it (on Windows its job, which ends it when dropped); kept as long as the worker runs.
+    confinement: Confinement,
 }
 
 impl Running {
@@ -99,12 +101,15 @@ pub(super) fn in_child(
     let left = deadline.saturating_duration_since(Instant::now());
     let cpu_seconds = left.as_secs() + 1 + WORKER_CPU_SLACK_SECONDS;
     let stdin = file.try_clone().map_err(PdfError::Io)?;
+    let size = file.metadata().map_err(PdfError::Io)?.len();
+    let confinement = Confinement::new(worker_memory(size), cpu_seconds).map_err(PdfError::Io)?;
     let mut command = Command::new(worker.program);
     command
         .args(worker.args)
         .arg(selection.spec())
         .arg(max_chars.to_string())
         .arg(cpu_seconds.to_string())
+        .arg(confinement.argument())
         .env("RUST_BACKTRACE", "0")
         .stdin(Stdio::from(stdin))
         .stdout(Stdio::piped())
@@ -113,7 +118,11 @@ pub(super) fn in_child(
         let program = worker.program.display();
         PdfError::Io(io::Error::new(err.kind(), format!("could not start the PDF worker {program}: {err}")))
     })?;
-    let mut running = Running { child, reaped: false };
+    let mut running = Running { child, reaped: false, confinement };
+    if let Err(err) = running.confinement.hold(&running.child) {
+        running.stop();
+        return Err(PdfError::Io(err));
+    }
     let cap = answer_cap(max_chars);
     let readers = match (running.child.stdout.take(), running.child.stderr.take()) {
         (Some(stdout), Some(stderr)) => capped_reader(stdout, cap)
@@ -183,14 +192,8 @@ fn interpret(
     if errors.contains("overflowed its stack") || errors.contains("stack overflow") {
         return Err(PdfError::Crashed("the extractor overflowed its stack (too deeply nested content)".to_string()));
     }
-    if let Some(signal) = status.signal() {
-        return Err(match signal {
-            libc::SIGXCPU => PdfError::Timeout,
-            libc::SIGKILL => PdfError::Crashed(format!(
-                "the worker was killed (SIGKILL: its CPU limit, or the system's out-of-memory killer){because}"
-            )),
-            _ => PdfError::Crashed(format!("the worker was killed by signal {signal}{because}")),
-        });
+    if let Some(ended) = ended_by_system(&status, &because) {
+        return Err(ended);
     }
     if !status.success() {
         let code = status.code().unwrap_or(-1);

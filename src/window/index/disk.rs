@@ -11,7 +11,6 @@ use super::{FileIdentity, LineIndex};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::{self, Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Format of the files written; files of another format are ignored.
@@ -47,11 +46,8 @@ impl Folder {
         let mut text = Vec::new();
         // Non-blocking, and regular files only: anything else planted under the cache's name (a FIFO) must not hang
         // the read that consults it.
-        let file = fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-            .open(self.path_of(identity))
-            .ok()?;
+        let file =
+            crate::platform::nonblocking_std(fs::OpenOptions::new().read(true)).open(self.path_of(identity)).ok()?;
         if !file.metadata().ok()?.is_file() {
             return None;
         }

@@ -21,7 +21,6 @@ use crate::classify::codec::NewlineLayout;
 use serde::{Deserialize, Serialize};
 use std::fs::Metadata;
 use std::io;
-use std::os::unix::fs::MetadataExt;
 
 /// Files smaller than this are not indexed: a full pass over them costs less than keeping an index.
 pub const MIN_INDEXED_BYTES: u64 = 1 << 20;
@@ -59,7 +58,8 @@ pub struct FileIdentity {
 impl FileIdentity {
     /// The identity of the text of the file with `metadata`, starting at `data_start`, laid out as `layout`.
     pub fn of(metadata: &Metadata, data_start: u64, layout: NewlineLayout) -> Self {
-        FileIdentity { device: metadata.dev(), inode: metadata.ino(), data_start, layout }
+        let (device, inode) = crate::platform::identity(metadata);
+        FileIdentity { device, inode, data_start, layout }
     }
 }
 
@@ -77,12 +77,8 @@ pub struct FileVersion {
 impl FileVersion {
     /// The version of the file with `metadata`.
     pub fn of(metadata: &Metadata) -> Self {
-        let ns = |seconds: i64, nanos: i64| i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
-        FileVersion {
-            size: metadata.len(),
-            modified_ns: ns(metadata.mtime(), metadata.mtime_nsec()),
-            changed_ns: ns(metadata.ctime(), metadata.ctime_nsec()),
-        }
+        let (modified_ns, changed_ns) = crate::platform::times_ns(metadata);
+        FileVersion { size: metadata.len(), modified_ns, changed_ns }
     }
 }
 

@@ -1,0 +1,52 @@
+//! The Windows calls behind [`super`]: where a handle really is, and what kind of object it is.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::os::windows::ffi::OsStringExt as _;
+use std::os::windows::io::AsRawHandle as _;
+use std::path::PathBuf;
+use windows_sys::Win32::Storage::FileSystem::{
+    FILE_NAME_NORMALIZED, FILE_TYPE_CHAR, FILE_TYPE_DISK, FILE_TYPE_PIPE, GetFileType, GetFinalPathNameByHandleW,
+    VOLUME_NAME_DOS,
+};
+
+/// `ERROR_DIRECTORY`: a component on the way is not a directory.
+pub(super) const ERROR_DIRECTORY: i32 = windows_sys::Win32::Foundation::ERROR_DIRECTORY as i32;
+/// `ERROR_CANT_RESOLVE_FILENAME`: too many reparse points (a link loop).
+pub(super) const ERROR_CANT_RESOLVE_FILENAME: i32 = windows_sys::Win32::Foundation::ERROR_CANT_RESOLVE_FILENAME as i32;
+
+/// The handle's final path (`GetFinalPathNameByHandleW`), every link and junction resolved, in its plain form
+/// (`C:\work\a.txt`, `\\server\share\a.txt`: see [`super::windows_paths::plain`]).
+pub(super) fn final_path(file: &File) -> Option<PathBuf> {
+    let handle = file.as_raw_handle();
+    let mut buffer = vec![0u16; 512];
+    loop {
+        let capacity = u32::try_from(buffer.len()).ok()?;
+        // SAFETY: the handle is open for the call (borrowed from `file`); the call writes at most `capacity` UTF-16
+        // units into the buffer, which holds that many, and returns the length written, or the length needed
+        // (its NUL included) when the buffer is too small, or 0 on failure.
+        let written = unsafe {
+            GetFinalPathNameByHandleW(handle, buffer.as_mut_ptr(), capacity, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS)
+        } as usize;
+        if written == 0 {
+            return None;
+        }
+        if written < buffer.len() {
+            buffer.truncate(written);
+            let path = OsString::from_wide(&buffer);
+            return Some(PathBuf::from(super::windows_paths::plain(&path.to_string_lossy())));
+        }
+        buffer.resize(written, 0);
+    }
+}
+
+/// What the handle is when it is not a file on a disk: a console or other character device, or a pipe.
+pub(super) fn handle_kind(file: &File) -> Option<&'static str> {
+    // SAFETY: the handle is open for the call (borrowed from `file`); GetFileType only reads its type.
+    match unsafe { GetFileType(file.as_raw_handle()) } {
+        FILE_TYPE_DISK => None,
+        FILE_TYPE_CHAR => Some("a character device"),
+        FILE_TYPE_PIPE => Some("a pipe"),
+        _ => Some("not a regular file"),
+    }
+}
