@@ -1345,7 +1345,6 @@ fn unknown_encoding_label_is_invalid_param() {
 }
 
 #[test]
-#[cfg(unix)]
 fn cjk_svg_and_assembly_are_text() {
     let ws = Ws::new();
     ws.file("cjk.txt", "日本語のテキスト\n中文内容\n한국어\n")

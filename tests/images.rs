@@ -685,7 +685,7 @@ const PIXEL_LIMIT: &str = "is more than the 134217728 pixels (11585×11585) a re
 
 /// A PNG of `width` × `height` RGB pixels, each row one colour from `colour(y)`, written a row at a time (the
 /// test never holds it whole either; whole-row fills keep an unoptimised build quick).
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 fn streamed_png(width: u32, height: u32, colour: impl Fn(u32) -> [u8; 3]) -> Vec<u8> {
     use std::io::Write;
     let mut out = Vec::new();
@@ -792,7 +792,6 @@ fn limit_address_space(cmd: &mut std::process::Command, bytes: u64) {
     unsafe { cmd.pre_exec(address_space_limit(bytes)) };
 }
 
-#[cfg(unix)]
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn six_concurrent_mcp_reads_of_a_small_png_claiming_11000_square_stay_within_1_gib() {
@@ -834,7 +833,6 @@ async fn six_concurrent_mcp_reads_of_a_small_png_claiming_11000_square_stay_with
     client.cancel().await.expect("shut down");
 }
 
-#[cfg(unix)]
 #[cfg(target_os = "linux")]
 #[test]
 fn an_8000_by_6000_png_and_a_6000_by_4000_jpeg_are_read_in_a_fraction_of_their_full_size_pixels() {

@@ -286,7 +286,6 @@ async fn http_client_roots_given_in_each_call_only_narrow_the_configured_root_wi
 /// A link inside the root swapped back and forth between a directory inside and one outside while a client keeps
 /// giving it as its root: whichever it points at when the server opens it, nothing outside is ever read.
 #[tokio::test]
-#[cfg(unix)]
 async fn a_root_link_swapped_to_lead_outside_never_reads_outside() {
     let layout = Layout::new();
     let server = HttpServer::start(&layout.ws, &["--stateless"]);
@@ -340,7 +339,6 @@ async fn trusting_client_roots_is_an_explicit_choice_that_lets_a_stdio_client_be
 /// Over HTTP, trusting client roots needs authentication: with a token file, a client that presents a token may
 /// choose a root beyond the configured one.
 #[tokio::test]
-#[cfg(unix)]
 async fn trusting_client_roots_over_http_lets_an_authenticated_client_beyond() {
     use std::os::unix::fs::PermissionsExt;
     let layout = Layout::new();

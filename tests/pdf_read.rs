@@ -617,7 +617,6 @@ fn as_a_document_the_pdf_itself_is_attached_after_it_is_seen_to_open() {
 }
 
 #[test]
-#[cfg(unix)]
 fn as_a_document_a_broken_pdf_is_an_error_never_an_attachment() {
     let ws = Ws::new();
     ws.file("broken.pdf", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\nthis is not a PDF body at all\n");

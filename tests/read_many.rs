@@ -254,7 +254,7 @@ fn glob_matches_whose_names_are_not_utf8_are_skipped_saying_why() {
 
 /// Makes `levels` nested folders named `name` beneath `dir`, each created relative to the one before (no path
 /// beyond PATH_MAX is ever spelled), and writes `file` at the bottom.
-#[cfg(unix)]
+#[cfg(target_os = "linux")] // rustix, a dependency on Linux only
 fn nest_beyond_path_max(dir: &std::path::Path, name: &str, levels: usize, file: &str) {
     use rustix::fs::{CWD, Mode, OFlags, mkdirat, openat};
     let folder = OFlags::DIRECTORY | OFlags::CLOEXEC;
@@ -266,7 +266,7 @@ fn nest_beyond_path_max(dir: &std::path::Path, name: &str, levels: usize, file: 
     openat(&here, file, OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC, Mode::from_raw_mode(0o644)).expect("file");
 }
 
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[test]
 fn a_glob_whose_match_lies_beyond_path_max_says_the_walk_stopped_and_why() {
     let ws = Ws::new();

@@ -69,8 +69,10 @@ pub fn find(roots: &Roots, pattern: &str, budget: &mut WalkBudget<'_>) -> Result
     let split = Split::of(pattern)?;
     // Checked with the request already (see `request::check_entry`); again here, where the glob is compiled.
     bounds::check(&split.rest).map_err(|why| ReadError::invalid_param(format!("invalid glob: {why}")))?;
+    // Windows' file systems ignore case: so do its globs.
     let matcher = GlobBuilder::new(&split.rest)
         .literal_separator(true)
+        .case_insensitive(cfg!(windows))
         .build()
         .map_err(|e| ReadError::invalid_param(format!("invalid glob: {e}")).with_hint(GLOB_HINT))?
         .compile_matcher();
@@ -104,6 +106,9 @@ struct Split {
 
 impl Split {
     fn of(pattern: &str) -> Result<Split, ReadError> {
+        // On Windows `\` separates names too (and escapes nothing).
+        #[cfg(windows)]
+        let pattern = &crate::platform::windows_paths::glob(pattern);
         let parts: Vec<&str> = pattern.split('/').filter(|part| !part.is_empty()).collect();
         let first_glob = parts.iter().position(|part| is_glob(part)).unwrap_or(parts.len());
         let rest: Vec<&str> = parts[first_glob..].iter().copied().filter(|part| *part != ".").collect();

@@ -376,9 +376,9 @@ pub(super) fn fit_descriptor_limit(wanted: usize) -> usize {
     }
     if wide(limit.rlim_cur) < needed {
         let wanted = needed.min(wide(limit.rlim_max));
-        // macOS refuses a soft limit above OPEN_MAX, whatever the hard limit says.
+        // macOS refuses a soft limit above OPEN_MAX (10240, <sys/syslimits.h>), whatever the hard limit says.
         #[cfg(target_os = "macos")]
-        let wanted = wanted.min(libc::OPEN_MAX as u64);
+        let wanted = wanted.min(10_240);
         let raised = libc::rlimit { rlim_cur: libc::rlim_t::try_from(wanted).unwrap_or(limit.rlim_max), ..limit };
         // SAFETY: setrlimit reads one rlimit through the pointer, which points to one.
         if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {

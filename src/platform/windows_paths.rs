@@ -244,6 +244,12 @@ pub fn glob(pattern: &str) -> String {
     pattern.replace('\\', "/")
 }
 
+/// Whether a glob (separators `/`) starts at a drive: `C:/…`.
+pub fn is_drive_glob(glob: &str) -> bool {
+    let bytes = glob.as_bytes();
+    bytes.len() >= 3 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && bytes[2] == b'/'
+}
+
 /// The Windows path a `file:` URI's decoded path names: `/C:/work` (or `/C|/work`) is `C:\work`. `None` when it names
 /// no drive.
 pub fn from_uri_path(path: &str) -> Option<String> {
@@ -396,6 +402,7 @@ mod tests {
     fn globs_and_file_uris() {
         assert_eq!(glob(r"src\**\*.rs"), "src/**/*.rs");
         assert_eq!(glob(r"C:\Users\*\.ssh\"), "C:/Users/*/.ssh/");
+        assert!(is_drive_glob(&glob(r"c:\Users\*")) && !is_drive_glob("c:") && !is_drive_glob("src/*.rs"));
         assert_eq!(from_uri_path("/C:/work"), Some(r"C:\work".into()));
         assert_eq!(from_uri_path("/c|/My Work/x"), Some(r"C:\My Work\x".into()));
         assert_eq!(from_uri_path("/C:"), Some(r"C:\".into()));

@@ -52,12 +52,13 @@ impl Rules {
         let mut relative = Vec::new();
         let mut absolute = Vec::new();
         for pattern in patterns {
-            let trimmed = pattern.trim().trim_end_matches('/');
+            let spelled = native_glob(pattern);
+            let trimmed = spelled.trim().trim_end_matches('/');
             if trimmed.is_empty() {
                 return Err(ConfigError::new(format!("{name} glob `{pattern}` is empty")));
             }
             bounds::check(trimmed).map_err(|why| ConfigError::new(format!("{name} glob `{pattern}`: {why}")))?;
-            let (target, glob) = if trimmed.starts_with('/') {
+            let (target, glob) = if is_absolute_glob(trimmed) {
                 (&mut absolute, trimmed.to_string())
             } else if trimmed.starts_with("**/") || (kind == Kind::Allow && trimmed.contains('/')) {
                 (&mut relative, trimmed.to_string())
@@ -77,6 +78,25 @@ impl Rules {
         let copies = self.kind == Kind::Deny;
         self.relative.first_match(relative, copies).or_else(|| self.absolute.first_match(absolute, copies))
     }
+}
+
+/// A glob as this system's users write it: on Windows, `\` separates names like `/` (see
+/// [`crate::platform::windows_paths::glob`]); elsewhere `\` escapes the character after it, as globs do.
+fn native_glob(pattern: &str) -> String {
+    #[cfg(windows)]
+    {
+        crate::platform::windows_paths::glob(pattern)
+    }
+    #[cfg(not(windows))]
+    {
+        pattern.to_string()
+    }
+}
+
+/// Whether a glob (separators `/`) is matched against absolute paths: it starts at `/`, or on Windows at a drive
+/// (`C:/Users/*/.aws`).
+fn is_absolute_glob(glob: &str) -> bool {
+    glob.starts_with('/') || cfg!(windows) && crate::platform::windows_paths::is_drive_glob(glob)
 }
 
 /// Suffixes editors and tools give copies of a file: backups (`~`, `.bak`, `.orig` from merges, `.save` from nano,
@@ -189,9 +209,9 @@ fn originals_of(path: &Path) -> Vec<PathBuf> {
     copies_of(name).into_iter().map(|original| path.with_file_name(original)).collect()
 }
 
-/// The empty path and `/`: ancestors of every path, never a match of their own.
+/// The empty path and a file system's root (`/`, `C:\`): ancestors of every path, never a match of their own.
 fn is_bare_root(path: &Path) -> bool {
-    path.as_os_str().is_empty() || path == Path::new("/")
+    path.as_os_str().is_empty() || path.parent().is_none()
 }
 
 /// `path` with ASCII letters lowercased, byte for byte (other bytes, valid UTF-8 or not, are kept).

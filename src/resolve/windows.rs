@@ -52,7 +52,7 @@ mod tests {
             assert_eq!(code(path), Some(ErrorCode::InvalidParam), "{path}");
         }
         assert_eq!(code(r"src\main.rs"), None);
-        let error = refused("x:y", &parse("x:y").unwrap_err());
+        let error = refused("a.txt:y", &parse("a.txt:y").unwrap_err());
         assert!(error.message.contains("alternate data stream"), "{}", error.message);
     }
 
