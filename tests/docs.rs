@@ -2,9 +2,13 @@
 //!
 //! - Every `console` block of README.md and docs/*.md runs through trycmd: each `$ agent-read …` line is run and
 //!   what it prints (standard output and error together), and its exit status (`? 1`), must match the block.
-//! - Every pretty JSON result in docs/*.md that follows a `<!-- example: … -->` line is compared with what that
-//!   command returns, pretty-printed. `[..]` in a line matches anything (a time, a base64 payload), and a line `...`
-//!   any lines.
+//! - Every result in README.md and docs/*.md that follows a `<!-- example: … -->` line is compared with what that
+//!   command returns: a ```json block with the JSON pretty-printed, a ```text block with standard output as printed
+//!   (trycmd would turn a JSON string's `\n` into `/n`). `[..]` in a line matches anything (a time, a base64
+//!   payload), and a line `...` any lines.
+//! - Every ```toml block is a configuration agent-read loads, unless the line before it says
+//!   `<!-- another program's configuration -->` (a client's own settings).
+//! - Every link from one document to another (`[…](file.md#anchor)`) reaches a file that exists and a heading in it.
 //!
 //! Each document reads its own copy of one small project, [`demo_project`], from the project's root: commands run
 //! there with no `--root`, as a person would in their checkout.
@@ -61,12 +65,14 @@ fn console_examples_print_what_the_binary_prints() {
     }
 }
 
-/// One `<!-- example: … -->` line and the JSON block after it.
+/// One `<!-- example: … -->` line and the block after it.
 struct JsonExample {
     /// The marker's line, 1-based.
     line: usize,
     command: String,
     expected: String,
+    /// A ```json block (the result pretty-printed) rather than ```text (standard output as printed).
+    pretty: bool,
 }
 
 /// The JSON examples of one document.
@@ -78,29 +84,45 @@ fn json_examples(rel: &Path) -> Vec<JsonExample> {
         let Some(command) = line.trim().strip_prefix("<!-- example:").and_then(|rest| rest.strip_suffix("-->")) else {
             continue;
         };
-        assert_eq!(lines.get(index + 1).map(|l| l.trim()), Some("```json"), "{}:{}: a ```json block must follow", rel.display(), index + 1);
+        let fence = lines.get(index + 1).map(|l| l.trim());
+        assert!(
+            matches!(fence, Some("```json" | "```text")),
+            "{}:{}: a ```json or ```text block must follow",
+            rel.display(),
+            index + 1
+        );
         let body: Vec<&str> = lines[index + 2..].iter().take_while(|l| l.trim() != "```").copied().collect();
         examples.push(JsonExample {
             line: index + 1,
             command: command.trim().to_string(),
             expected: body.join("\n") + "\n",
+            pretty: fence == Some("```json"),
         });
     }
     examples
 }
 
-/// What an example's command returns, as pretty JSON in the order the keys were written. `agent-read ARGS…` runs the binary (no shell: arguments are
-/// split on spaces, globs reach it as written); `session-repeat PATH` reads PATH twice in a library session with
-/// repeat notices on and returns the second answer.
-fn run_example(command: &str, project: &Path) -> String {
+/// What an example's command returns: with `pretty`, as pretty JSON in the order the keys were written, else standard
+/// output as printed. `agent-read ARGS…` runs the binary (no shell: arguments are split on spaces, globs reach it as
+/// written); `echo 'JSON' | agent-read ARGS…` gives it JSON on standard input; `session-repeat PATH` reads PATH twice
+/// in a library session with repeat notices on and returns the second answer.
+fn run_example(command: &str, project: &Path, pretty: bool) -> String {
+    let (stdin, command) = match command.strip_prefix("echo '").and_then(|rest| rest.split_once("' | ")) {
+        Some((json, rest)) => (Some(json), rest),
+        None => (None, command),
+    };
     let mut words = command.split_whitespace();
     match words.next() {
         Some("agent-read") => {
-            let output = std::process::Command::new(BIN).args(words).current_dir(project).output().expect("run binary");
+            let output = run_binary(words, stdin, project);
+            if !pretty {
+                return String::from_utf8(output.stdout).expect("output is UTF-8");
+            }
             let mut parsed = serde_json::Deserializer::from_slice(&output.stdout);
             let mut pretty = serde_json::Serializer::pretty(Vec::new());
-            serde_transcode::transcode(&mut parsed, &mut pretty)
-                .unwrap_or_else(|e| panic!("`{command}` printed no JSON ({e}): {}", String::from_utf8_lossy(&output.stdout)));
+            serde_transcode::transcode(&mut parsed, &mut pretty).unwrap_or_else(|e| {
+                panic!("`{command}` printed no JSON ({e}): {}", String::from_utf8_lossy(&output.stdout))
+            });
             String::from_utf8(pretty.into_inner()).expect("JSON is UTF-8") + "\n"
         }
         Some("session-repeat") => {
@@ -109,10 +131,28 @@ fn run_example(command: &str, project: &Path) -> String {
             let settings = agent_read::SessionSettings { repeat_read_stubs: true, ..Default::default() };
             let session = agent_read::Session::new(Arc::new(reader), settings).expect("session");
             session.read(&agent_read::ReadRequest::new(path));
-            serde_json::to_string_pretty(&session.read(&agent_read::ReadRequest::new(path))).expect("result as JSON") + "\n"
+            serde_json::to_string_pretty(&session.read(&agent_read::ReadRequest::new(path))).expect("result as JSON")
+                + "\n"
         }
         other => panic!("unknown example command {other:?} in `{command}`"),
     }
+}
+
+/// Runs the binary in `project`, with `stdin` (or nothing) on its standard input.
+fn run_binary<'a>(args: impl Iterator<Item = &'a str>, stdin: Option<&str>, project: &Path) -> std::process::Output {
+    use std::io::Write;
+    let mut child = std::process::Command::new(BIN)
+        .args(args)
+        .current_dir(project)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run binary");
+    let mut input = child.stdin.take().expect("stdin");
+    input.write_all(stdin.unwrap_or_default().as_bytes()).expect("write stdin");
+    drop(input);
+    child.wait_with_output().expect("binary output")
 }
 
 #[test]
@@ -127,7 +167,7 @@ fn json_examples_are_what_the_commands_return() {
         shown += examples.len();
         let mut text = std::fs::read_to_string(source(&rel)).expect("read document");
         for example in examples.iter().rev() {
-            let actual = run_example(&example.command, &project);
+            let actual = run_example(&example.command, &project, example.pretty);
             let expected = snapbox::Data::text(example.expected.clone());
             // No path normalization: it would turn the JSON's `\n` into `/n`.
             let assert = snapbox::Assert::new().action(snapbox::assert::Action::Verify).normalize_paths(false);
@@ -145,7 +185,12 @@ fn json_examples_are_what_the_commands_return() {
         }
     }
     assert!(shown >= 5, "the docs show their result kinds as examples; found {shown}");
-    assert!(failures.is_empty(), "{} JSON example(s) differ from the code:\n\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} JSON example(s) differ from the code:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 /// `text` with the JSON block after the marker on line `marker_line` (1-based) replaced by `body`.
@@ -163,7 +208,10 @@ fn replace_block(text: &str, marker_line: usize, body: &str) -> String {
 /// escaping or was saved in a legacy encoding, a binary, an image, a PDF and a notebook.
 fn demo_project(root: &Path) {
     let file = |rel: &str, bytes: &[u8]| common::write_file(&root.join(rel), bytes);
-    file("Cargo.toml", b"[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nserde = \"1\"\n");
+    file(
+        "Cargo.toml",
+        b"[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nserde = \"1\"\n",
+    );
     file("Cargo.lock", b"# This file is automatically @generated by Cargo.\nversion = 4\n\n[[package]]\nname = \"demo\"\nversion = \"0.1.0\"\n");
     file("README.md", b"# demo\n\nA small project the examples read.\n");
     file(".env", b"API_TOKEN=not-for-the-model\n");
@@ -209,3 +257,120 @@ const NOTEBOOK: &str = r##"{
  "nbformat_minor": 5
 }
 "##;
+
+/// The text of `rel` outside its fenced code blocks, and the fenced blocks themselves with their info string and the
+/// line before the fence.
+struct Blocks {
+    prose: Vec<String>,
+    fenced: Vec<(String, String, String)>,
+}
+
+fn blocks(rel: &Path) -> Blocks {
+    let text = std::fs::read_to_string(source(rel)).expect("read document");
+    let (mut prose, mut fenced) = (Vec::new(), Vec::new());
+    let mut open: Option<(String, String, Vec<&str>)> = None;
+    let mut before = "";
+    for line in text.lines() {
+        match (&mut open, line.trim_start().strip_prefix("```")) {
+            (None, Some(info)) => open = Some((info.trim().to_string(), before.trim().to_string(), Vec::new())),
+            (Some(_), Some("")) => {
+                let (info, before, body) = open.take().expect("an open block");
+                fenced.push((info, before, body.join("\n") + "\n"));
+            }
+            (Some((_, _, body)), _) => body.push(line),
+            (None, None) => prose.push(line.to_string()),
+        }
+        before = line;
+    }
+    Blocks { prose, fenced }
+}
+
+/// The marker that keeps a ```toml block of another program (an MCP client's settings) from being loaded as
+/// agent-read's configuration.
+const OTHER_PROGRAM: &str = "<!-- another program's configuration -->";
+
+#[test]
+fn toml_examples_are_configurations_agent_read_loads() {
+    let mut checked = 0;
+    for rel in documents() {
+        for (info, before, body) in blocks(&rel).fenced {
+            if info != "toml" || before == OTHER_PROGRAM {
+                continue;
+            }
+            if let Err(error) = agent_read::Config::from_toml(&body, Path::new("/base")) {
+                panic!("{}: a TOML example agent-read refuses ({error}):\n{body}", rel.display());
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3, "README.md and docs/configuration.md show configurations; found {checked}");
+}
+
+/// GitHub's anchor for a heading: lower case, spaces as `-`, punctuation other than `-` and `_` dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The anchors of a document's headings.
+fn anchors(rel: &Path) -> Vec<String> {
+    blocks(rel)
+        .prose
+        .iter()
+        .filter_map(|line| line.strip_prefix('#').map(|rest| anchor(rest.trim_start_matches('#'))))
+        .collect()
+}
+
+#[test]
+fn links_between_documents_reach_a_file_and_a_heading() {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut broken = Vec::new();
+    for rel in documents() {
+        let dir = rel.parent().expect("a parent").to_path_buf();
+        for line in blocks(&rel).prose {
+            for target in line.split("](").skip(1).filter_map(|rest| rest.split(')').next()) {
+                if target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                let (file, fragment) = target.split_once('#').unwrap_or((target, ""));
+                let linked = if file.is_empty() { rel.clone() } else { normalize(&dir.join(file)) };
+                if !crate_dir.join(&linked).exists() {
+                    broken.push(format!("{}: `{target}`: no file {}", rel.display(), linked.display()));
+                } else if !fragment.is_empty()
+                    && linked.extension().is_some_and(|ext| ext == "md")
+                    && !anchors(&linked).iter().any(|a| a == fragment)
+                {
+                    broken.push(format!(
+                        "{}: `{target}`: no heading `#{fragment}` in {}",
+                        rel.display(),
+                        linked.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+/// `path` with its `..` components taken back (`docs/../SECURITY.md` is `SECURITY.md`).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
