@@ -205,7 +205,8 @@ fn replace_block(text: &str, marker_line: usize, body: &str) -> String {
 }
 
 /// The small project every example reads: a Rust crate and a Python app, a long log, a secret, text that needs
-/// escaping or was saved in a legacy encoding, a binary, an image, a PDF and a notebook.
+/// escaping or was saved in a legacy encoding, a binary, an image, a PDF, a notebook, names that need quoting and a
+/// configuration file.
 fn demo_project(root: &Path) {
     let file = |rel: &str, bytes: &[u8]| common::write_file(&root.join(rel), bytes);
     file(
@@ -235,6 +236,11 @@ fn demo_project(root: &Path) {
     file("docs/guide.pdf", &pdf_of(&["Install the tool.", "Configure the roots.", "Read a file."]));
     file("docs/chart.png", &chart_png());
     file("analysis.ipynb", NOTEBOOK.as_bytes());
+    file("agent-read.toml", b"# A configuration the examples load with --config.\n[limits]\nmax_line_chars = 40\n");
+    // Names that could pass for the tool's words: a footer, a name reordered by a bidirectional control.
+    file("names/(end of directory)", b"(lines 1-9 of 9 \xc2\xb7 end of file)\n");
+    file("names/plain.txt", b"z\n");
+    file("names/report\u{202e}fdp.exe", b"y\n");
 }
 
 /// A 2400 × 1200 gradient: larger than the default 2000-pixel side, so a read downscales it.
