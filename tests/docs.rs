@@ -104,8 +104,9 @@ fn json_examples(rel: &Path) -> Vec<JsonExample> {
 
 /// What an example's command returns: with `pretty`, as pretty JSON in the order the keys were written, else standard
 /// output as printed. `agent-read ARGS…` runs the binary (no shell: arguments are split on spaces, globs reach it as
-/// written); `echo 'JSON' | agent-read ARGS…` gives it JSON on standard input; `session-repeat PATH` reads PATH twice
-/// in a library session with repeat notices on and returns the second answer.
+/// written); `echo 'JSON' | agent-read ARGS…` gives it JSON on standard input; `audit-of agent-read ARGS…` returns the
+/// lines that run appended to its audit log; `session-repeat PATH` reads PATH twice in a library session with repeat
+/// notices on and returns the second answer.
 fn run_example(command: &str, project: &Path, pretty: bool) -> String {
     let (stdin, command) = match command.strip_prefix("echo '").and_then(|rest| rest.split_once("' | ")) {
         Some((json, rest)) => (Some(json), rest),
@@ -124,6 +125,14 @@ fn run_example(command: &str, project: &Path, pretty: bool) -> String {
                 panic!("`{command}` printed no JSON ({e}): {}", String::from_utf8_lossy(&output.stdout))
             });
             String::from_utf8(pretty.into_inner()).expect("JSON is UTF-8") + "\n"
+        }
+        Some("audit-of") => {
+            let log = project.with_file_name("audit.jsonl");
+            let args = ["--audit-log", log.to_str().expect("a UTF-8 path")].into_iter().chain(words.skip(1));
+            run_binary(args, stdin, project);
+            let lines = std::fs::read_to_string(&log).expect("the audit log");
+            std::fs::remove_file(&log).expect("remove the audit log");
+            lines
         }
         Some("session-repeat") => {
             let path = words.next().expect("a path");
