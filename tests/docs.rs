@@ -104,14 +104,18 @@ fn json_examples(rel: &Path) -> Vec<JsonExample> {
 
 /// What an example's command returns: with `pretty`, as pretty JSON in the order the keys were written, else standard
 /// output as printed. `agent-read ARGS…` runs the binary (no shell: arguments are split on spaces, globs reach it as
-/// written); `echo 'JSON' | agent-read ARGS…` gives it JSON on standard input; `audit-of agent-read ARGS…` returns the
-/// lines that run appended to its audit log; `session-repeat PATH` reads PATH twice in a library session with repeat
-/// notices on and returns the second answer.
+/// written); `echo 'JSON' | agent-read ARGS…` gives it JSON on standard input (`printf 'A\nB' | …` two lines);
+/// `audit-of agent-read ARGS…` returns the lines that run appended to its audit log; `session-repeat PATH` reads PATH
+/// twice in a library session with repeat notices on and returns the second answer.
 fn run_example(command: &str, project: &Path, pretty: bool) -> String {
-    let (stdin, command) = match command.strip_prefix("echo '").and_then(|rest| rest.split_once("' | ")) {
-        Some((json, rest)) => (Some(json), rest),
-        None => (None, command),
+    // `printf` turns `\n` into line breaks, as the shell's does: several messages for the MCP server.
+    let piped = |prefix: &str| command.strip_prefix(prefix).and_then(|rest| rest.split_once("' | "));
+    let (stdin, command) = match (piped("echo '"), piped("printf '")) {
+        (Some((text, rest)), _) => (Some(text.to_string()), rest),
+        (None, Some((text, rest))) => (Some(text.replace("\\n", "\n")), rest),
+        (None, None) => (None, command),
     };
+    let stdin = stdin.as_deref();
     let mut words = command.split_whitespace();
     match words.next() {
         Some("agent-read") => {
