@@ -393,3 +393,20 @@ fn normalize(path: &Path) -> PathBuf {
     }
     out
 }
+
+#[test]
+fn json_snippets_parse() {
+    let mut checked = 0;
+    for rel in documents() {
+        for (info, before, body) in blocks(&rel).fenced {
+            if info != "json" || before.starts_with("<!-- example:") {
+                continue;
+            }
+            if let Err(error) = serde_json::from_str::<serde_json::Value>(&body) {
+                panic!("{}: a JSON snippet that does not parse ({error}):\n{body}", rel.display());
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 6, "the README shows the MCP clients' settings as JSON; found {checked}");
+}
