@@ -1782,6 +1782,30 @@ fn schema_formats_wrap_the_same_parameters() {
     assert_eq!(mcp["annotations"]["destructiveHint"], false);
 }
 
+/// Every tool definition `--schema` prints, for both tools in every format, stays inside the subset every
+/// function-calling API and MCP client accepts: no `["integer", "null"]`, no null in an enum, no `$ref`, no `format`.
+#[test]
+fn every_printed_schema_is_portable() {
+    common::portable::self_check();
+    let ws = Ws::new();
+    for tool in [&[][..], &["many"][..]] {
+        for format in ["plain", "openai", "anthropic", "mcp"] {
+            let out = ws.cmd().args(tool).args(["--schema", "--schema-format", format]).output().unwrap();
+            assert_eq!(out.status.code(), Some(0), "{tool:?} {format}");
+            let definition: Value = serde_json::from_slice(&out.stdout).expect("schema is JSON");
+            let parameters = match format {
+                "plain" => &definition["parameters"],
+                "openai" => &definition["function"]["parameters"],
+                "anthropic" => &definition["input_schema"],
+                _ => &definition["inputSchema"],
+            };
+            let problems = common::portable::problems(parameters, common::portable::Kind::Input);
+            assert!(problems.is_empty(), "{tool:?} --schema-format {format}: {problems:#?}");
+            assert!(parameters.get("description").is_none(), "no developer note at the root: {parameters}");
+        }
+    }
+}
+
 #[test]
 fn mcp_http_with_a_malformed_address_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
