@@ -6,6 +6,8 @@
 //! snapshots (`tests/snapshots/cli__*.snap`) free of temporary paths.
 
 mod common;
+#[path = "cli/human.rs"]
+mod human;
 
 use assert_cmd::Command;
 use common::{Ws, envelope, output, parse_one_json};
@@ -600,7 +602,7 @@ fn plain_mode_read_error_exits_1_with_the_error_on_stderr() {
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
         "NOT_FOUND: readme.md: no such file or directory\nDid you mean: README.md?\n\
-         Next: list the directory to see what exists: path=.\n"
+         Next: list the directory to see what exists: agent-read .\n"
     );
 }
 
