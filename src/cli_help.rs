@@ -66,26 +66,29 @@ Exit status:
   2  it cannot be served as configured (flags, configuration, address)";
 
 /// Says on standard error, when standard input is a terminal, that the stdio server waits for an MCP client and how
-/// to register it; says nothing when a client (a pipe) is on standard input. `roots` are the `--root` flags given.
-pub fn note_mcp_at_a_terminal(roots: &[PathBuf]) {
+/// to register it; says nothing when a client (a pipe) is on standard input. `roots` are the roots in force (none:
+/// the working directory), `config` the `--config` file given.
+pub fn note_mcp_at_a_terminal(roots: &[PathBuf], config: Option<&Path>) {
     if !std::io::stdin().is_terminal() {
         return;
     }
-    let roots: Vec<String> = if roots.is_empty() {
-        std::env::current_dir().map(|dir| vec![root_flag(&dir)]).unwrap_or_default()
+    let mut flags: Vec<String> = if roots.is_empty() {
+        std::env::current_dir().map(|dir| vec![path_flag("--root", &dir)]).unwrap_or_default()
     } else {
-        roots.iter().map(|root| root_flag(root)).collect()
+        roots.iter().map(|root| path_flag("--root", root)).collect()
     };
+    flags.extend(config.map(|file| path_flag("--config", file)));
     let _ = writeln!(
         std::io::stderr(),
         "agent-read mcp: waiting for an MCP client on standard input (Ctrl-D or Ctrl-C ends it).\n\
          Register it with your client instead, e.g.: claude mcp add agent-read -- agent-read mcp {}",
-        roots.join(" ")
+        flags.join(" ")
     );
 }
 
-/// `--root DIR`, with DIR absolute (the client starts the server elsewhere) and quoted for a shell when it must be.
-fn root_flag(root: &Path) -> String {
-    let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
-    format!("--root {}", crate::flag_errors::shell_word(&root.to_string_lossy()))
+/// `FLAG PATH`, with PATH absolute (the client starts the server in another directory) and quoted for a shell when it
+/// must be.
+fn path_flag(flag: &str, path: &Path) -> String {
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    format!("{flag} {}", crate::flag_errors::shell_word(&path.to_string_lossy()))
 }

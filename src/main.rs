@@ -251,7 +251,7 @@ fn run(cli: &Cli) -> ExitCode {
         }
         let served = match &args.http {
             None => {
-                cli_help::note_mcp_at_a_terminal(&cli.roots);
+                cli_help::note_mcp_at_a_terminal(&config.roots, cli.config.as_deref());
                 mcp::serve_stdio(config, settings)
             }
             Some(listen) => {
