@@ -6,6 +6,8 @@
 //! snapshots (`tests/snapshots/cli__*.snap`) free of temporary paths.
 
 mod common;
+#[path = "cli/human.rs"]
+mod human;
 
 use assert_cmd::Command;
 use common::{Ws, envelope, output, parse_one_json};
@@ -600,7 +602,7 @@ fn plain_mode_read_error_exits_1_with_the_error_on_stderr() {
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
         "NOT_FOUND: readme.md: no such file or directory\nDid you mean: README.md?\n\
-         Next: list the directory to see what exists: path=.\n"
+         Next: list the directory to see what exists: agent-read .\n"
     );
 }
 
@@ -1780,6 +1782,30 @@ fn schema_formats_wrap_the_same_parameters() {
     assert_eq!(&mcp["inputSchema"], params);
     assert_eq!(mcp["annotations"]["readOnlyHint"], true);
     assert_eq!(mcp["annotations"]["destructiveHint"], false);
+}
+
+/// Every tool definition `--schema` prints, for both tools in every format, stays inside the subset every
+/// function-calling API and MCP client accepts: no `["integer", "null"]`, no null in an enum, no `$ref`, no `format`.
+#[test]
+fn every_printed_schema_is_portable() {
+    common::portable::self_check();
+    let ws = Ws::new();
+    for tool in [&[][..], &["many"][..]] {
+        for format in ["plain", "openai", "anthropic", "mcp"] {
+            let out = ws.cmd().args(tool).args(["--schema", "--schema-format", format]).output().unwrap();
+            assert_eq!(out.status.code(), Some(0), "{tool:?} {format}");
+            let definition: Value = serde_json::from_slice(&out.stdout).expect("schema is JSON");
+            let parameters = match format {
+                "plain" => &definition["parameters"],
+                "openai" => &definition["function"]["parameters"],
+                "anthropic" => &definition["input_schema"],
+                _ => &definition["inputSchema"],
+            };
+            let problems = common::portable::problems(parameters, common::portable::Kind::Input);
+            assert!(problems.is_empty(), "{tool:?} --schema-format {format}: {problems:#?}");
+            assert!(parameters.get("description").is_none(), "no developer note at the root: {parameters}");
+        }
+    }
 }
 
 #[test]
