@@ -15,7 +15,7 @@ pub mod duplicates;
 
 pub use block::{BlockWindow, ReadMode};
 
-/// One read request (SPEC §1). Field docs are what the model sees in the tool schema.
+/// One read request (docs/contract.md, Requests). Its field docs are what the model sees in the tool schema.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadRequest {
