@@ -1405,3 +1405,33 @@ fn generated_traversal_paths_never_reveal_the_secret() {
         })
         .unwrap();
 }
+
+/// A `portable-resolver` build takes the road macOS and Windows take, so every case above ran on it: the binary, once
+/// it has opened its roots, runs under the seccomp filter that refuses it `openat2` (`Seccomp: 2` in its status).
+#[cfg(feature = "portable-resolver")]
+#[test]
+fn a_portable_resolver_build_runs_under_the_filter_that_refuses_openat2() {
+    let layout = Ws::new();
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"))
+        .args(["mcp", "--root"])
+        .arg(&layout.root)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("server starts");
+    let status = format!("/proc/{}/status", server.id());
+    let deadline = Instant::now() + TIMEOUT;
+    let mut mode = String::new();
+    while Instant::now() < deadline {
+        let text = fs::read_to_string(&status).unwrap_or_default();
+        mode = text.lines().find(|line| line.starts_with("Seccomp:")).unwrap_or_default().to_string();
+        if mode.ends_with('2') {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.kill().expect("server ends");
+    server.wait().expect("server reaped");
+    assert_eq!(mode.split_whitespace().last(), Some("2"), "no seccomp filter on the server: {mode:?}");
+}

@@ -86,7 +86,9 @@ pub fn times_ns(metadata: &Metadata) -> (i128, i128) {
 
 /// Makes `options` (cap-std's, for opens beneath a root) open without blocking: a FIFO or a device opened for reading
 /// must not wait for a writer or a carrier. Windows opens never wait so: named pipes and devices live outside any
-/// directory a root can hold, and their names are refused before an open (see [`windows_paths`]).
+/// directory a root can hold, and their names are refused before an open (see [`windows_paths`]). There the same
+/// open must also accept a directory, which Windows opens only with `FILE_FLAG_BACKUP_SEMANTICS` (the handle's type
+/// is told afterwards, as on Unix).
 pub fn nonblocking(options: &mut cap_std::fs::OpenOptions) -> &mut cap_std::fs::OpenOptions {
     #[cfg(unix)]
     {
@@ -94,7 +96,10 @@ pub fn nonblocking(options: &mut cap_std::fs::OpenOptions) -> &mut cap_std::fs::
         options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
     }
     #[cfg(windows)]
-    options
+    {
+        use cap_std::fs::OpenOptionsExt as _;
+        options.custom_flags(windows::FILE_FLAG_BACKUP_SEMANTICS)
+    }
 }
 
 /// The same for an unconfined open (beneath a root of `/`, and the line-index cache).
@@ -105,7 +110,10 @@ pub fn nonblocking_std(options: &mut std::fs::OpenOptions) -> &mut std::fs::Open
         options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
     }
     #[cfg(windows)]
-    options
+    {
+        use std::os::windows::fs::OpenOptionsExt as _;
+        options.custom_flags(windows::FILE_FLAG_BACKUP_SEMANTICS)
+    }
 }
 
 /// What an opened handle is when it is neither a regular file nor a directory (`None` when it is one of those): a FIFO,
@@ -186,10 +194,8 @@ pub fn is_special_open_failure(error: &io::Error) -> bool {
     }
     #[cfg(windows)]
     {
-        {
-            let _ = error;
-            false
-        }
+        let _ = error;
+        false
     }
 }
 

@@ -10,6 +10,8 @@ use windows_sys::Win32::Storage::FileSystem::{
     VOLUME_NAME_DOS,
 };
 
+/// Lets an open accept a directory as well as a file.
+pub(super) const FILE_FLAG_BACKUP_SEMANTICS: u32 = windows_sys::Win32::Storage::FileSystem::FILE_FLAG_BACKUP_SEMANTICS;
 /// `ERROR_DIRECTORY`: a component on the way is not a directory.
 pub(super) const ERROR_DIRECTORY: i32 = windows_sys::Win32::Foundation::ERROR_DIRECTORY as i32;
 /// `ERROR_CANT_RESOLVE_FILENAME`: too many reparse points (a link loop).
