@@ -6,7 +6,7 @@
 use serde::Serialize;
 use std::fmt;
 
-/// The machine-readable class of a failed read (SPEC §2).
+/// The machine-readable class of a failed read (docs/contract.md, Results).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {

@@ -10,19 +10,26 @@
 //!   output; `agent-read mcp --http ADDR [--allow-host HOST]... [--stateless] [--auth-token-file FILE]
 //!   [--insecure-no-auth]` serves it over streamable HTTP.
 //!
-//! Exit status: 0 when a result was printed (for JSON output, errors included), 1 when a plain-text read failed
-//! (the error went to standard error), 2 for a usage or configuration error. `mcp`: 0 when the client ends the
-//! session, 1 when serving failed after start, 2 when it cannot be served as configured. A bug (a panic) ends a read
-//! as an `INTERNAL` error under the same rules (see `cli_panics`).
+//! Exit status: 0 when a result was printed (for JSON output, errors included), 1 when a plain-text read failed on
+//! the file (the error went to standard error), 2 for a usage or configuration error — in plain text, a read refused
+//! for its flags alone (`INVALID_PARAM`, or flags that contradict each other whatever the file) is one. `mcp`: 0 when
+//! the client ends the session, 1 when serving failed after start, 2 when it cannot be served as configured. A bug (a
+//! panic) ends a read as an `INTERNAL` error under the same rules (see `cli_panics`).
+//!
+//! People read the help (`-h` short, `--help` with examples and exit codes: `cli_help`) and the errors of plain-text
+//! reads, which speak in flags (`flag_errors`); programs and models read JSON and the MCP face, which keep the
+//! tool's own words.
 
+mod cli_help;
 mod cli_panics;
+mod flag_errors;
 mod many_cli;
 mod mcp;
 
 use agent_read::request::ReadMode;
 use agent_read::session::TokenCounting;
 use agent_read::tool::{self, SchemaFormat};
-use agent_read::{Config, ReadOptions, ReadRequest, ReadResult, Reader, SessionSettings};
+use agent_read::{Config, ErrorCode, ReadError, ReadOptions, ReadRequest, ReadResult, Reader, SessionSettings};
 use clap::Parser;
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -36,7 +43,9 @@ const MAX_REQUEST_BYTES: u64 = 1024 * 1024;
     name = "agent-read",
     version,
     about = "Read files and directories as an AI agent should: bounded windows, explicit envelopes, honest content.",
-    after_help = "Without PATH, one JSON request is read from standard input and one JSON result is printed."
+    max_term_width = 100,
+    after_help = cli_help::AFTER_HELP,
+    after_long_help = cli_help::AFTER_LONG_HELP
 )]
 struct Cli {
     /// Another mode than reading one path.
@@ -45,79 +54,85 @@ struct Cli {
     /// File or directory to read (relative to the first root, or absolute inside a root).
     path: Option<String>,
     /// 1-based first line; negative counts from the end (-100: the last 100 lines).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, help_heading = "Window")]
     offset: Option<i64>,
     /// Lines (or directory entries) to return.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, help_heading = "Window")]
     limit: Option<i64>,
     /// Byte-range mode: first byte (0-based).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, help_heading = "Window")]
     start_byte: Option<i64>,
     /// Byte-range mode: end byte (exclusive).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, help_heading = "Window")]
     end_byte: Option<i64>,
     /// PDF pages to read: "3", "1-5", "2,4-6", "8-".
-    #[arg(long)]
+    #[arg(long, help_heading = "Window")]
     pages: Option<String>,
     /// Force a text encoding (WHATWG label: utf-8, utf-16le, windows-1252, shift_jis, ...).
-    #[arg(long)]
+    #[arg(long, help_heading = "Window")]
     encoding: Option<String>,
     /// "lines" (default) or "block": the indentation block around --anchor-line.
-    #[arg(long, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", help_heading = "Window")]
     mode: Option<String>,
     /// Block mode: the 1-based line whose enclosing block to show.
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, help_heading = "Window")]
     anchor_line: Option<i64>,
     /// Print the JSON result instead of the model text.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     json: bool,
     /// A directory reads are confined to (repeatable; default: the working directory).
-    #[arg(long = "root", value_name = "DIR", global = true)]
+    #[arg(long = "root", value_name = "DIR", global = true, help_heading = "Workspace")]
     roots: Vec<PathBuf>,
     /// TOML configuration file (roots, limits, policy, audit log, MCP sessions).
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE", global = true, help_heading = "Workspace")]
     config: Option<PathBuf>,
     /// Deny paths matching this glob, on top of the configured ones (repeatable).
-    #[arg(long = "deny", value_name = "GLOB", global = true)]
+    #[arg(long = "deny", value_name = "GLOB", global = true, help_heading = "Workspace")]
     deny: Vec<String>,
     /// Allow only paths matching this glob (repeatable; replaces the configured allow list).
-    #[arg(long = "allow", value_name = "GLOB", global = true)]
+    #[arg(long = "allow", value_name = "GLOB", global = true, help_heading = "Workspace")]
     allow: Vec<String>,
     /// Drop the built-in deny list of secrets (.env, *.pem, .ssh/, ...).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Workspace")]
     no_default_deny: bool,
     /// Deny what .gitignore/.ignore files inside the root ignore.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Workspace")]
     respect_ignore: bool,
     /// Append one JSON line per read (time, root, path, outcome, bytes; never content), and per change of an MCP
     /// client's roots, to FILE.
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE", global = true, help_heading = "Workspace")]
     audit_log: Option<PathBuf>,
     /// Return PDFs whole, as a document attachment (for models that read PDFs natively).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Workspace")]
     pdf_as_document: bool,
     /// Keep line indexes of big files (1 MiB and up) in DIR, so later runs on the same file skip the full pass.
-    #[arg(long, value_name = "DIR", global = true)]
+    #[arg(long, value_name = "DIR", global = true, help_heading = "Workspace")]
     index_cache: Option<PathBuf>,
     /// Time budget of one read in milliseconds (default 30000).
-    #[arg(long, value_name = "MS", global = true)]
+    #[arg(long, value_name = "MS", global = true, help_heading = "Workspace")]
     timeout_ms: Option<u64>,
     /// Print the tool definition (name, description, JSON Schema of the request) and exit.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     schema: bool,
     /// Shape of the tool definition printed by --schema.
-    #[arg(long, value_name = "FORMAT", value_parser = ["plain", "openai", "anthropic", "mcp"])]
+    #[arg(long, value_name = "FORMAT", value_parser = ["plain", "openai", "anthropic", "mcp"], help_heading = "Output")]
     schema_format: Option<String>,
 }
 
 /// Modes other than reading one path.
 #[derive(Debug, clap::Subcommand)]
 enum Mode {
-    /// Serve the `read` and `read_many` tools as an MCP server, on standard input and output unless --http is given (a file named
-    /// `mcp` is `./mcp`).
+    /// Serve the `read` and `read_many` tools to an MCP client (stdio; --http for HTTP)
+    ///
+    /// Serve the `read` and `read_many` tools as an MCP server, on standard input and output unless --http is given.
+    /// A file named `mcp` is `./mcp`.
+    #[command(after_long_help = cli_help::MCP_AFTER_LONG_HELP)]
     Mcp(McpArgs),
-    /// Read several files, directories or globs in one answer, sharing the output cap (the `read_many` tool; a file
-    /// named `many` is `./many`).
+    /// Read several files, directories or globs in one answer (the `read_many` tool)
+    ///
+    /// Read several files, directories or globs in one answer, sharing the output cap (the `read_many` tool). A file
+    /// named `many` is `./many`.
+    #[command(after_long_help = cli_help::MANY_AFTER_LONG_HELP)]
     Many(many_cli::ManyArgs),
 }
 
@@ -235,7 +250,10 @@ fn run(cli: &Cli) -> ExitCode {
             return usage_error(&message);
         }
         let served = match &args.http {
-            None => mcp::serve_stdio(config, settings),
+            None => {
+                cli_help::note_mcp_at_a_terminal(&config.roots, cli.config.as_deref());
+                mcp::serve_stdio(config, settings)
+            }
             Some(listen) => {
                 let options = mcp::http::HttpOptions {
                     listen: listen.clone(),
@@ -301,7 +319,8 @@ fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
     // The mode goes through the same parser as JSON requests, so an unknown one gets the same instructive error.
     let mode = match cli.mode.as_deref().map(ReadMode::parse).transpose() {
         Ok(mode) => mode,
-        Err(error) => return print_result(ReadResult::Error(error), cli.json),
+        Err(error) if cli.json => return print_json(&ReadResult::Error(error)),
+        Err(error) => return print_flag_error(&error, ExitCode::from(2), &[&path]),
     };
     let request = ReadRequest {
         path,
@@ -317,21 +336,31 @@ fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
         reread: false,
     };
     agent_read::panics::test_point("cli", &request.path);
-    print_result(reader.read(&request, &ReadOptions::default()), cli.json)
-}
-
-/// Prints a result as the command line does: JSON when asked, else the output, or the error on standard error.
-fn print_result(result: ReadResult, json: bool) -> ExitCode {
-    if json {
+    let result = reader.read(&request, &ReadOptions::default());
+    if cli.json {
         return print_json(&result);
     }
     match result {
-        ReadResult::Error(_) => {
-            let _ = writeln!(std::io::stderr(), "{}", result.output());
-            ExitCode::from(1)
+        ReadResult::Error(error) => {
+            let usage = refused_for_its_flags(&error, request.window(reader.limits()).is_err());
+            print_flag_error(&error, ExitCode::from(if usage { 2 } else { 1 }), &[&request.path])
         }
         ok => print_stdout(&ok.output(), ExitCode::SUCCESS),
     }
+}
+
+/// Whether a plain-text read was refused for its flags alone, a usage error: a value the read refuses
+/// (`INVALID_PARAM`), or flags that contradict each other whatever the file (`window_invalid`, such as an end byte
+/// before the start byte). A read that fails on the file (past its end, not found, ...) is not one.
+pub(crate) fn refused_for_its_flags(error: &ReadError, window_invalid: bool) -> bool {
+    error.code == ErrorCode::InvalidParam || window_invalid
+}
+
+/// Prints an error of a request made of flags on standard error, worded in flags (see `flag_errors`).
+pub(crate) fn print_flag_error(error: &ReadError, code: ExitCode, paths: &[&str]) -> ExitCode {
+    let shown = ReadResult::Error(flag_errors::for_flags(error, paths));
+    let _ = writeln!(std::io::stderr(), "{}", shown.output());
+    code
 }
 
 fn read_stdin(reader: &Reader) -> ExitCode {

@@ -1,17 +1,19 @@
 //! `agent-read many`: the `read_many` tool on the command line.
 //!
 //! - `agent-read many PATH_OR_GLOB... [--limit N] [--max-files N] [--json]` prints what the model would see (or the
-//!   JSON result); exit 0 whenever the call ran, failed files included (their sections say why), 1 when the request
-//!   was rejected (the error goes to standard error).
+//!   JSON result); exit 0 whenever the call ran, failed files included (their sections say why), 1 when the call
+//!   failed as a whole (an internal error, say), 2 when it was refused for its flags alone (`INVALID_PARAM`); the
+//!   error goes to standard error, worded in flags.
 //! - `agent-read many` with a JSON request (`{"paths": [...]}`) on standard input prints one JSON result.
 //! - `agent-read many --schema [--schema-format openai|anthropic|mcp]` prints the tool definition.
 //!
 //! The global options (`--root`, `--config`, `--deny`, …) apply as for every mode.
 
-use super::{Cli, build_config, print_json, print_stdout, stdin_request, usage_error};
+use super::{
+    Cli, build_config, print_flag_error, print_json, print_stdout, refused_for_its_flags, stdin_request, usage_error,
+};
 use agent_read::tool::{self, SchemaFormat};
 use agent_read::{ReadManyRequest, ReadManyResult, ReadOptions, Reader};
-use std::io::Write;
 use std::process::ExitCode;
 
 /// Arguments of `agent-read many`.
@@ -85,9 +87,10 @@ pub fn run(cli: &Cli, args: &ManyArgs) -> ExitCode {
         return print_json(&result);
     }
     match result {
-        ReadManyResult::Error(_) => {
-            let _ = writeln!(std::io::stderr(), "{}", result.output());
-            ExitCode::from(1)
+        ReadManyResult::Error(error) => {
+            let usage = refused_for_its_flags(&error, request.check(reader.limits()).is_err());
+            let paths: Vec<&str> = request.paths.iter().map(String::as_str).collect();
+            print_flag_error(&error, ExitCode::from(if usage { 2 } else { 1 }), &paths)
         }
         ReadManyResult::Many(many) => print_stdout(&many.output, ExitCode::SUCCESS),
     }

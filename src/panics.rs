@@ -109,8 +109,14 @@ mod tests {
         let result = reader.read(&ReadRequest::new("boom.txt"), &ReadOptions::default());
         assert_eq!(result.error().map(|e| e.code), Some(ErrorCode::Internal));
         assert_internal(&result.output());
-        assert_eq!(reader.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output(), "1: alpha\n(lines 1-1 of 1 · 6 B · end of file)");
-        let many = reader.read_many(&ReadManyRequest::new(["boom.txt", "a.txt"]), &ReadOptions::default()).output().into_owned();
+        assert_eq!(
+            reader.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output(),
+            "1: alpha\n(lines 1-1 of 1 · 6 B · end of file)"
+        );
+        let many = reader
+            .read_many(&ReadManyRequest::new(["boom.txt", "a.txt"]), &ReadOptions::default())
+            .output()
+            .into_owned();
         assert!(many.contains("==> boom.txt <==\nINTERNAL: an internal error"), "{many}");
         assert!(many.contains("==> a.txt <==\n1: alpha\n"), "{many}");
         assert!(!many.contains("secret"), "{many}");
@@ -136,7 +142,8 @@ mod tests {
         let armed = armed::arm("session", "boom.txt");
         let failed = session.read(&ReadRequest::new("boom.txt"), &ReadOptions::default());
         assert_internal(&failed.output());
-        let many = session.read_many(&ReadManyRequest::new(["boom.txt"]), &ReadOptions::default()).output().into_owned();
+        let many =
+            session.read_many(&ReadManyRequest::new(["boom.txt"]), &ReadOptions::default()).output().into_owned();
         assert_internal(&many);
         drop(armed);
         // The lock the panic poisoned is used again, and the ledger still knows the first read.

@@ -17,7 +17,7 @@ pub(crate) mod json;
 pub use block::{BlockWindow, ReadMode};
 pub(crate) use json::truncate_for_message;
 
-/// One read request (SPEC §1). Field docs are what the model sees in the tool schema.
+/// One read request (docs/contract.md, Requests). Its field docs are what the model sees in the tool schema.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadRequest {
@@ -117,7 +117,8 @@ mod fields {
 }
 
 impl json::JsonRequest for ReadRequest {
-    const SYNTAX_HINT: &'static str = r#"send one JSON object, e.g. {"path": "src/main.rs", "offset": 1, "limit": 200}"#;
+    const SYNTAX_HINT: &'static str =
+        r#"send one JSON object, e.g. {"path": "src/main.rs", "offset": 1, "limit": 200}"#;
     const EXAMPLE: &'static str = r#"send e.g. {"path": "src/main.rs"}"#;
     const REQUIRED_FOR: &'static str = "it names the file or directory to read";
 

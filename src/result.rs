@@ -1,4 +1,4 @@
-//! The last stage's product: a read result, a plain serializable value (SPEC §2).
+//! The last stage's product: a read result, a plain serializable value (docs/contract.md, Results).
 //!
 //! Every result carries `ok`, `kind` and `output` (the text the model should see). Failures also carry `error` and
 //! `error_code`, so a harness that only knows `{"output"}` or `{"error", "error_code"}` works unchanged.

@@ -3,9 +3,18 @@
 //!
 //! The parameter schema is generated from [`ReadRequest`], so the schema, the docs and the parser cannot drift. The
 //! second tool, `read_many` (several files in one call), is defined here the same way, from [`ReadManyRequest`].
+//!
+//! Every schema stays inside the subset that every function-calling API and MCP client accepts (Gemini's
+//! OpenAPI-style declarations, OpenAI's and Anthropic's tools, strict JSON Schema validators): one `type` per
+//! schema, never `null`; an optional field is simply left out of `required` (absent means the default); no `$ref`,
+//! `anyOf`/`oneOf`/`allOf`, `const` or `format`; string `enum`s; `additionalProperties: false` on the request
+//! objects, which the parsers enforce anyway.
 
 use crate::many::ReadManyRequest;
 use crate::request::ReadRequest;
+use schemars::generate::SchemaSettings;
+use schemars::transform::RecursiveTransform;
+use schemars::{JsonSchema, Schema};
 use serde_json::{Value, json};
 
 /// The tool's name.
@@ -91,7 +100,7 @@ pub fn parameters_schema() -> Value {
 
 /// The JSON Schema of the request as served: `reread` only where repeats are answered with a notice.
 pub fn parameters_schema_for(served: Served) -> Value {
-    let mut schema = bare(schemars::schema_for!(ReadRequest));
+    let mut schema = request_schema::<ReadRequest>();
     if served == Served::OneShot
         && let Some(Value::Object(properties)) = schema.get_mut("properties")
     {
@@ -100,13 +109,45 @@ pub fn parameters_schema_for(served: Served) -> Value {
     schema
 }
 
-fn bare(schema: schemars::Schema) -> Value {
-    let mut schema = serde_json::to_value(schema).unwrap_or_else(|_| json!({}));
+/// The portable schema of a request type (see the module's doc): no `$schema`, and no root `title` or
+/// `description` — the type's name and its doc comment are for developers; the tool's description speaks to the model.
+fn request_schema<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|settings| {
+            settings.meta_schema = None;
+            settings.inline_subschemas = true;
+            settings.transforms.push(Box::new(RecursiveTransform(portable)));
+        })
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
     if let Value::Object(map) = &mut schema {
-        map.remove("$schema");
         map.remove("title");
+        map.remove("description");
     }
     schema
+}
+
+/// Rewrites what `schemars` derives for an `Option<T>` field (`"type": [T, "null"]`, and `null` among an enum's values)
+/// to plain `T`: the field is optional by being absent from `required`, and a request that sends `null` is read as if
+/// it had left the field out. `format` (`int64` on every integer) goes too: it tells a model nothing, and several
+/// function-calling APIs accept only a few formats. A description's line breaks are those of the doc comment it came
+/// from, so single ones become spaces (paragraph breaks stay).
+fn portable(schema: &mut Schema) {
+    let Some(map) = schema.as_object_mut() else { return };
+    if let Some(Value::String(text)) = map.get_mut("description") {
+        *text = text.split("\n\n").map(|paragraph| paragraph.replace('\n', " ")).collect::<Vec<_>>().join("\n\n");
+    }
+    if let Some(Value::Array(types)) = map.get_mut("type") {
+        types.retain(|t| t != "null");
+        if let [single] = types.as_slice() {
+            let single = single.clone();
+            map.insert("type".to_string(), single);
+        }
+    }
+    if let Some(Value::Array(values)) = map.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
+    map.remove("format");
 }
 
 /// The description as served.
@@ -216,7 +257,7 @@ prefer `read` to page through one large file.";
 
 /// The JSON Schema of a `read_many` request, generated from [`ReadManyRequest`].
 pub fn many_parameters_schema() -> Value {
-    bare(schemars::schema_for!(ReadManyRequest))
+    request_schema::<ReadManyRequest>()
 }
 
 /// The JSON Schema of a `read_many` result (its MCP `outputSchema`; see the README's "Results").

@@ -1,4 +1,4 @@
-//! Adversarial security tests of the `agent-read` binary (SPEC §5, Safety).
+//! Adversarial security tests of the `agent-read` binary (docs/contract.md, Safety).
 //!
 //! Every case runs the real binary as a separate process, with a 20 s timeout, in a temporary layout:
 //!
@@ -629,7 +629,8 @@ fn very_long_and_deep_paths_fail_cleanly() {
     expect_code(&ws.read_strict(&short_escape), "OUTSIDE_ROOT", "(a/../)×500 ../outside/secret");
 }
 
-/// SPEC §3: "The whole `output` respects the byte cap" — error results included. The path is echoed in the error;
+/// The contract (docs/contract.md, What the model sees): the output cap "bounds the whole `output`, prefixes and
+/// footer included, errors too". The path is echoed in the error;
 /// a huge path must not blow the cap.
 #[test]
 fn error_output_for_huge_paths_stays_within_the_cap() {

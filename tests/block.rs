@@ -227,9 +227,10 @@ fn the_command_line_takes_mode_and_anchor_line_flags() {
         "{text}"
     );
     let unknown = ws.cmd().args(["app.py", "--mode", "blocks", "--anchor-line", "8"]).output().unwrap();
-    assert_eq!(unknown.status.code(), Some(1));
+    // A flag value the read refuses is a usage error, told in flags.
+    assert_eq!(unknown.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&unknown.stderr);
-    assert!(stderr.contains("unknown `mode` \"blocks\"; valid modes: lines, block"), "{stderr}");
+    assert!(stderr.contains("unknown `--mode` \"blocks\"; valid modes: lines, block"), "{stderr}");
     let no_path = ws.cmd().args(["--anchor-line", "8"]).output().unwrap();
     assert_eq!(no_path.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&no_path.stderr).contains("--anchor-line need a PATH"));

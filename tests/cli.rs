@@ -1,4 +1,4 @@
-//! Process-level tests of the `agent-read` command line against the contract (`SPEC.md` §1–§4 and §6).
+//! Process-level tests of the `agent-read` command line against the contract (docs/contract.md).
 //!
 //! Every test builds its own workspace in a temporary directory — `<tmp>/work` is the root, `<tmp>` itself is
 //! "outside" — and runs the real binary with `--root <tmp>/work` (and that directory as its working directory), so
@@ -6,6 +6,8 @@
 //! snapshots (`tests/snapshots/cli__*.snap`) free of temporary paths.
 
 mod common;
+#[path = "cli/human.rs"]
+mod human;
 
 use assert_cmd::Command;
 use common::{Ws, envelope, output, parse_one_json};
@@ -600,7 +602,7 @@ fn plain_mode_read_error_exits_1_with_the_error_on_stderr() {
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
         "NOT_FOUND: readme.md: no such file or directory\nDid you mean: README.md?\n\
-         Next: list the directory to see what exists: path=.\n"
+         Next: list the directory to see what exists: agent-read .\n"
     );
 }
 
@@ -1264,7 +1266,8 @@ fn windows_1252_snapshot() {
     insta::assert_snapshot!("windows_1252_guess", output(&v));
 }
 
-/// SPEC §4: invalid UTF-8 that no legacy encoding explains confidently is shown as UTF-8 with U+FFFD and the count
+/// The contract (docs/contract.md, Files): invalid UTF-8 that no legacy encoding explains confidently is shown as
+/// UTF-8 with U+FFFD and the count
 /// of invalid bytes — here, UTF-8 text with accents and one stray byte, which must not turn into mojibake.
 #[test]
 fn invalid_utf8_without_a_confident_guess_shows_replacement_characters() {
@@ -1573,7 +1576,8 @@ fn not_found_never_suggests_names_outside_the_root() {
     assert!(!output(&v).contains("notes.txt"), "{v}");
 }
 
-/// SPEC §3: near misses are "never a name outside the roots". A symlinked directory inside the root that leads
+/// The contract (docs/contract.md, What the model sees): a near miss is "never one outside the roots". A symlinked
+/// directory inside the root that leads
 /// outside must not let NOT_FOUND list the outside directory's names.
 #[test]
 fn not_found_never_suggests_names_behind_a_symlink_leading_outside() {
@@ -1633,7 +1637,8 @@ fn symlink_leading_outside_is_outside_root() {
     assert!(hint(&v).contains("symbolic link"), "{v}");
 }
 
-/// SPEC §5: "any path that leads outside is OUTSIDE_ROOT" — also a missing name beneath a symlinked directory that
+/// The contract (docs/contract.md, Safety): "anything leading outside is `OUTSIDE_ROOT`" — also a missing name beneath
+/// a symlinked directory that
 /// leads outside (otherwise NOT_FOUND vs OUTSIDE_ROOT tells the model which outside names exist).
 #[test]
 fn missing_path_under_a_symlinked_directory_leading_outside_is_outside_root() {
@@ -1780,6 +1785,30 @@ fn schema_formats_wrap_the_same_parameters() {
     assert_eq!(&mcp["inputSchema"], params);
     assert_eq!(mcp["annotations"]["readOnlyHint"], true);
     assert_eq!(mcp["annotations"]["destructiveHint"], false);
+}
+
+/// Every tool definition `--schema` prints, for both tools in every format, stays inside the subset every
+/// function-calling API and MCP client accepts: no `["integer", "null"]`, no null in an enum, no `$ref`, no `format`.
+#[test]
+fn every_printed_schema_is_portable() {
+    common::portable::self_check();
+    let ws = Ws::new();
+    for tool in [&[][..], &["many"][..]] {
+        for format in ["plain", "openai", "anthropic", "mcp"] {
+            let out = ws.cmd().args(tool).args(["--schema", "--schema-format", format]).output().unwrap();
+            assert_eq!(out.status.code(), Some(0), "{tool:?} {format}");
+            let definition: Value = serde_json::from_slice(&out.stdout).expect("schema is JSON");
+            let parameters = match format {
+                "plain" => &definition["parameters"],
+                "openai" => &definition["function"]["parameters"],
+                "anthropic" => &definition["input_schema"],
+                _ => &definition["inputSchema"],
+            };
+            let problems = common::portable::problems(parameters, common::portable::Kind::Input);
+            assert!(problems.is_empty(), "{tool:?} --schema-format {format}: {problems:#?}");
+            assert!(parameters.get("description").is_none(), "no developer note at the root: {parameters}");
+        }
+    }
 }
 
 #[test]

@@ -9,7 +9,8 @@
 //! - `request_parsing_never_panics_and_rejects_malformed_input`: random bytes, random strings, mutated JSON, deep
 //!   nesting and structured values (real and wrong keys, values of every type) always give a well-formed result; a
 //!   malformed request is `INVALID_PARAM` (`INVALID_RANGE` for `end_byte <= start_byte`) and a well-formed one never
-//!   is, per an oracle written from SPEC §1; `ReadRequest::from_value` and `ReadRequest::from_json` agree.
+//!   is, per an oracle written from the contract's Requests (docs/contract.md); `ReadRequest::from_value` and
+//!   `ReadRequest::from_json` agree.
 //! - `error_output_is_bounded_whatever_the_input`: no error, whatever it quotes, is longer than a few KB or than the
 //!   configured output cap.
 //!
@@ -20,7 +21,8 @@
 //!   never panic or hang, never show the outside marker, an outside name or denied content; an ok result is a
 //!   regular file or directory inside the root and shows only what is inside; special files are `NOT_REGULAR`;
 //!   suggestions are plain names inside the root, never denied.
-//! - `path_shown_is_the_path_read`: `meta.path`, asked again, reaches what was read (SPEC §2: "as resolved").
+//! - `path_shown_is_the_path_read`: `meta.path`, asked again, reaches what was read (docs/contract.md, Results: "the
+//!   path as resolved").
 //! - `path_suggestions_lead_inside_the_root`: a suggestion never leads outside the root or to a denied file.
 //!
 //! Rendering (random contents: NUL, controls, BOMs, UTF-16/32, legacy encodings, invalid UTF-8, very long lines,
@@ -71,7 +73,7 @@ const DEFAULT_CASES: u32 = 512;
 const ERROR_OUTPUT_MAX: usize = 4 * 1024;
 /// A read that has not returned after this long is a hang (the readers here have a 10 s budget of their own).
 const HANG_AFTER: Duration = Duration::from_secs(20);
-/// Every error code of SPEC §2, as serialized.
+/// Every error code of the contract (docs/contract.md, Results), as serialized.
 const CODES: &[&str] = &[
     "INVALID_PARAM",
     "INVALID_RANGE",
@@ -221,7 +223,8 @@ fn read_guarded(reader: &Arc<Reader>, request: ReadRequest) -> Result<ReadResult
 // Invariants every result keeps
 // ---------------------------------------------------------------------------------------------------------------
 
-/// Checks the JSON shape of any result (SPEC §2) and, for windows and listings, the output cap (SPEC §3); returns
+/// Checks the JSON shape of any result (docs/contract.md, Results) and, for windows and listings, the output cap
+/// (docs/contract.md, What the model sees); returns
 /// the serialized result. How long an error may be is [`check_error_size`]'s business.
 fn check_shape(result: &ReadResult, max_output_bytes: usize) -> Result<Value, TestCaseError> {
     let v = serde_json::to_value(result).map_err(|e| TestCaseError::fail(format!("result does not serialize: {e}")))?;
@@ -291,7 +294,7 @@ fn shorten(text: &str) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// An oracle for request validation (SPEC §1), written from the spec, not from the parser
+// An oracle for request validation (docs/contract.md, Requests), written from the contract, not from the parser
 // ---------------------------------------------------------------------------------------------------------------
 
 const FIELD_NAMES: &[&str] = &["path", "file_path", "offset", "limit", "start_byte", "end_byte", "encoding"];
@@ -1203,7 +1206,8 @@ fn check_read_from_inside(fx: &PathFixture, result: &ReadResult) -> Result<(), T
     Ok(())
 }
 
-/// A suggestion is a name inside the root (SPEC §3): a plain relative path, not denied, whose directories all lie
+/// A suggestion is a name inside the root (docs/contract.md, What the model sees): a plain relative path, not denied,
+/// whose directories all lie
 /// inside the root (it never goes through a link that leads out, so it never names what is outside).
 fn check_suggestion(fx: &PathFixture, suggestion: &str) -> Result<(), TestCaseError> {
     let lexical = fx.real_root.join(suggestion);
@@ -1237,7 +1241,8 @@ fn path_handling_never_leaks_hangs_or_escapes() {
     fuzz("path_handling", strategy, |case, tally| check_path(&fx, case, tally));
 }
 
-/// The envelope names what was read (SPEC §2: `path` as resolved): asked again, `meta.path` reaches the same file
+/// The envelope names what was read (docs/contract.md, Results: "the path as resolved"): asked again, `meta.path`
+/// reaches the same file
 /// or directory.
 fn check_shown_path(fx: &PathFixture, case: &PathCase, result: &ReadResult) -> Result<(), TestCaseError> {
     let shown = match result {
@@ -1734,7 +1739,8 @@ fn next_call(footer: &str, request: &ReadRequest) -> Result<Option<ReadRequest>,
     Ok(Some(next))
 }
 
-/// SPEC §2/§3: the footer gives "the exact next call". It is a valid request, and it works.
+/// The contract (docs/contract.md, Results and What the model sees): the footer gives "the exact next call". It is a
+/// valid request, and it works.
 fn check_next_call(root: &Path, case: RenderCase, tally: &Tally) -> Result<(), TestCaseError> {
     let content = file_content(&case.pieces, case.wrap);
     let request = anchored(&case, content.len());

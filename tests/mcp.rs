@@ -50,6 +50,27 @@ async fn server_names_itself_and_lists_the_read_tool_with_its_schemas() {
     client.cancel().await.unwrap();
 }
 
+/// What `tools/list` serves, input and output schemas of both tools, with repeat stubs (`reread` offered) and
+/// without, stays inside the subset every MCP client and function-calling API accepts.
+#[tokio::test]
+async fn every_listed_schema_is_portable() {
+    use common::portable::{Kind, problems};
+    let dir = workspace();
+    for flags in [&[][..], &["--no-repeat-stubs"][..]] {
+        let client = connect_with(dir.path(), flags).await;
+        let tools = client.list_all_tools().await.expect("tools/list");
+        assert_eq!(tools.len(), 2);
+        for tool in tools {
+            let tool = serde_json::to_value(&tool).unwrap();
+            let input = problems(&tool["inputSchema"], Kind::Input);
+            assert!(input.is_empty(), "{} {flags:?} inputSchema: {input:#?}", tool["name"]);
+            let output = problems(&tool["outputSchema"], Kind::Output);
+            assert!(output.is_empty(), "{} {flags:?} outputSchema: {output:#?}", tool["name"]);
+        }
+        client.cancel().await.unwrap();
+    }
+}
+
 #[tokio::test]
 async fn read_many_is_listed_with_its_schemas_and_reads_several_files_in_one_call() {
     let dir = workspace();

@@ -18,7 +18,7 @@ mod envelope;
 
 /// The name of the generated file inside its root.
 const FILE: &str = "f.txt";
-/// How a cut line's marker starts and ends (SPEC §3).
+/// How a cut line's marker starts and ends (docs/contract.md, What the model sees).
 const MARKER_OPEN: &str = "⟨line truncated: ";
 const MARKER_CLOSE: &str = " to read it⟩";
 /// What an empty file answers.

@@ -199,10 +199,10 @@ fn json_on_standard_input_and_request_errors_naming_the_field() {
     assert_eq!(bad["error"], "`paths` must be an array of strings, not a string");
     let unknown = ws.many_stdin(r#"{"paths": ["a.txt"], "offset": 3}"#);
     assert_eq!(unknown["error"], "unknown field `offset`; valid fields: paths, limit, max_files");
-    // Plain mode: a rejected request goes to standard error with exit 1.
+    // Plain mode: a request refused for its flags goes to standard error, in flags, as a usage error.
     let out = ws.cmd().args(["many", "a.txt", "--limit", "0"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("INVALID_PARAM: `limit` must be at least 1"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("INVALID_PARAM: `--limit` must be at least 1"));
     // Options of the one-path read do not apply to `many`.
     let misplaced = ws.cmd().args(["--limit", "3", "many", "a.txt"]).output().unwrap();
     assert_eq!(misplaced.status.code(), Some(2));

@@ -4,7 +4,9 @@
 mod common;
 
 use agent_read::session::{Basis, TokenCounting, Usage};
-use agent_read::{Config, Freshness, ReadManyRequest, ReadOptions, ReadRequest, ReadResult, Reader, Session, SessionSettings};
+use agent_read::{
+    Config, Freshness, ReadManyRequest, ReadOptions, ReadRequest, ReadResult, Reader, Session, SessionSettings,
+};
 use common::Ws;
 use std::fs::File;
 use std::sync::Arc;
@@ -114,14 +116,20 @@ fn an_exact_repeat_of_an_unchanged_read_is_a_one_line_stub() {
         2
     );
     assert_eq!(
-        session.read(&ReadRequest { reread: true, ..ReadRequest::new("a.txt") }, &ReadOptions::default()).output().into_owned(),
+        session
+            .read(&ReadRequest { reread: true, ..ReadRequest::new("a.txt") }, &ReadOptions::default())
+            .output()
+            .into_owned(),
         first.output()
     );
 
     // Any change to the file, even outside the window and of the same size, sends the content again.
     std::fs::write(ws.root.join("a.txt"), "alpha\nBETA\n").unwrap();
     let window = ReadRequest { limit: Some(1), ..ReadRequest::new("a.txt") };
-    assert!(matches!(session.read(&window, &ReadOptions::default()), ReadResult::Text(_)), "the file changed after line 1");
+    assert!(
+        matches!(session.read(&window, &ReadOptions::default()), ReadResult::Text(_)),
+        "the file changed after line 1"
+    );
     assert!(matches!(session.read(&window, &ReadOptions::default()), ReadResult::Unchanged(_)));
     let usage = session.usage();
     assert_eq!((usage.reads, usage.stubs), (6, 2));
@@ -137,12 +145,21 @@ fn stubs_are_off_unless_asked_for_and_errors_are_never_stubbed() {
 
     let session = session(&ws, stubs());
     for _ in 0..2 {
-        assert!(matches!(session.read(&ReadRequest::new("missing.txt"), &ReadOptions::default()), ReadResult::Error(_)));
+        assert!(matches!(
+            session.read(&ReadRequest::new("missing.txt"), &ReadOptions::default()),
+            ReadResult::Error(_)
+        ));
     }
     session.read(&ReadRequest::new("d"), &ReadOptions::default());
-    assert!(matches!(session.read(&ReadRequest::new("d"), &ReadOptions::default()), ReadResult::Unchanged(_)), "directories too");
+    assert!(
+        matches!(session.read(&ReadRequest::new("d"), &ReadOptions::default()), ReadResult::Unchanged(_)),
+        "directories too"
+    );
     ws.file("d/new.txt", "n");
-    assert!(matches!(session.read(&ReadRequest::new("d"), &ReadOptions::default()), ReadResult::Directory(_)), "a new entry");
+    assert!(
+        matches!(session.read(&ReadRequest::new("d"), &ReadOptions::default()), ReadResult::Directory(_)),
+        "a new entry"
+    );
 }
 
 #[test]
@@ -164,7 +181,10 @@ fn a_budget_is_reported_in_every_footer_and_shrinks_the_default_window() {
     assert!(shrunk.contains("window shrunk to "), "{shrunk}");
 
     // An explicit window is honoured as asked; the budget is spent, and every answer says so.
-    let asked = session.read(&ReadRequest { limit: Some(400), ..ReadRequest::new("long.txt") }, &ReadOptions::default()).output().into_owned();
+    let asked = session
+        .read(&ReadRequest { limit: Some(400), ..ReadRequest::new("long.txt") }, &ReadOptions::default())
+        .output()
+        .into_owned();
     assert_eq!(asked.lines().count(), 401);
     assert!(asked.ends_with("session budget spent: all 3000 tokens used)"), "{}", asked.lines().last().unwrap());
     let after = session.read(&ReadRequest::new("long.txt"), &ReadOptions::default()).output().into_owned();
@@ -178,7 +198,9 @@ fn usage_counts_bytes_and_tokens_of_what_was_returned() {
     let ws = Ws::new();
     ws.file("a.txt", "alpha beta gamma\n".repeat(20));
     let session = session(&ws, SessionSettings::default());
-    let outputs: Vec<String> = (0..3).map(|_| session.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output().into_owned()).collect();
+    let outputs: Vec<String> = (0..3)
+        .map(|_| session.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output().into_owned())
+        .collect();
     let usage: Usage = session.usage();
     assert_eq!(usage.reads, 3);
     assert_eq!(usage.bytes, outputs.iter().map(|o| o.len() as u64).sum::<u64>());
@@ -221,7 +243,8 @@ fn the_ledger_holds_under_concurrent_reads_from_many_threads() {
                 scope.spawn(move || {
                     (0..per_thread)
                         .map(|i| {
-                            let result = session.read(&ReadRequest::new(format!("f{}.txt", (t + i) % 5)), &ReadOptions::default());
+                            let result = session
+                                .read(&ReadRequest::new(format!("f{}.txt", (t + i) % 5)), &ReadOptions::default());
                             (matches!(result, ReadResult::Unchanged(_)), result.output().len())
                         })
                         .collect::<Vec<_>>()
@@ -298,7 +321,8 @@ fn read_many_records_its_files_and_counts_against_the_budget() {
     assert!(matches!(session.read(&ReadRequest::new("a.txt"), &ReadOptions::default()), ReadResult::Unchanged(_)));
     // A section cut to its share is not what a `read` gives: that read sends the content.
     ws.file("long.txt", format!("{}\n", "x".repeat(60)).repeat(3000));
-    let cut = session.read_many(&ReadManyRequest::new(["long.txt", "a.txt"]), &ReadOptions::default()).output().into_owned();
+    let cut =
+        session.read_many(&ReadManyRequest::new(["long.txt", "a.txt"]), &ReadOptions::default()).output().into_owned();
     assert!(cut.contains("==> long.txt <=="), "{cut}");
     assert!(matches!(session.read(&ReadRequest::new("long.txt"), &ReadOptions::default()), ReadResult::Text(_)));
 }

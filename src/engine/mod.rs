@@ -443,7 +443,8 @@ mod tests {
         config.limits.timeout_ms = 2_000;
         let reader = Reader::new(config).unwrap();
         let long_ago = Cancel::arrived_at(Instant::now() - Duration::from_secs(3));
-        let ReadResult::Error(error) = reader.read(&ReadRequest::new("a.txt"), &ReadOptions::cancellable(&long_ago)) else {
+        let ReadResult::Error(error) = reader.read(&ReadRequest::new("a.txt"), &ReadOptions::cancellable(&long_ago))
+        else {
             panic!("a request past its budget was read")
         };
         assert_eq!(error.code, ErrorCode::Timeout);
@@ -484,7 +485,10 @@ mod tests {
         let result = reader.read(&ReadRequest::new("a.txt"), &ReadOptions::cancellable(&cancel));
         assert_eq!(result.output(), "CANCELLED: a.txt: the read was cancelled by its caller");
         // Cancelling one read does not touch the next.
-        assert_eq!(reader.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output(), "1: one\n(lines 1-1 of 1 · 4 B · end of file)");
+        assert_eq!(
+            reader.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output(),
+            "1: one\n(lines 1-1 of 1 · 4 B · end of file)"
+        );
     }
 
     #[cfg(feature = "pdf")]
@@ -496,7 +500,8 @@ mod tests {
         let config = Config::with_roots([dir.path()]);
         assert!(config.pdf_worker.is_none(), "the library default has no worker program");
         let reader = Reader::new(config).unwrap();
-        let result = reader.read(&ReadRequest { pages: Some("2".into()), ..ReadRequest::new("doc.pdf") }, &ReadOptions::default());
+        let result = reader
+            .read(&ReadRequest { pages: Some("2".into()), ..ReadRequest::new("doc.pdf") }, &ReadOptions::default());
         assert_eq!(result.output(), "── page 2 of 2 ──\n│ Second words\n(pages 2 of 2 · 753 B · end of document)");
     }
 
@@ -509,7 +514,8 @@ mod tests {
             for _ in 0..4 {
                 scope.spawn(|| {
                     for _ in 0..50 {
-                        let out = reader.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output().into_owned();
+                        let out =
+                            reader.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output().into_owned();
                         assert_eq!(out, "1: one\n2: two\n(lines 1-2 of 2 · 8 B · end of file)");
                     }
                 });

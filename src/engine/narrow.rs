@@ -76,7 +76,10 @@ mod tests {
         assert_eq!(outcomes[0].outcome, Ok(ws.join("sub")));
         assert_eq!(outcomes[1].outcome, Err("denied by the read policy (rule `secrets/`)".to_string()));
         assert_eq!(outcomes[2].outcome, Err("outside the configured roots".to_string()));
-        assert_eq!(narrowed.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output(), "1: a\n(lines 1-1 of 1 · 2 B · end of file)");
+        assert_eq!(
+            narrowed.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output(),
+            "1: a\n(lines 1-1 of 1 · 2 B · end of file)"
+        );
         let ignored = narrowed.read(&ReadRequest::new("x.log"), &ReadOptions::default()).output().into_owned();
         assert!(
             ignored.starts_with("DENIED: x.log: denied by the read policy (rule `.gitignore: *.log`)"),

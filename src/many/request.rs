@@ -63,8 +63,9 @@ fn paths<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     json::field(d, |value| {
         let Value::Array(items) = value else {
             let got = json::type_name(value);
-            return Err(ReadError::invalid_param(format!("`paths` must be an array of strings, not {got}"))
-                .with_hint(EXAMPLE));
+            return Err(
+                ReadError::invalid_param(format!("`paths` must be an array of strings, not {got}")).with_hint(EXAMPLE)
+            );
         };
         let entry = |(index, item): (usize, &Value)| {
             json::string(&format!("paths[{index}]"), item).map_err(|e| e.with_hint(EXAMPLE))

@@ -268,12 +268,15 @@ fn a_call_that_waited_its_whole_budget_reads_nothing_and_one_that_waited_less_re
     let reader = Reader::new(Config { limits, ..Config::with_roots([&root]) }).unwrap();
     let request = ReadManyRequest::new(["*.txt"]);
     let long_ago = Cancel::arrived_at(Instant::now() - Duration::from_secs(3));
-    let error = reader.read_many(&request, &ReadOptions::cancellable(&long_ago)).error().cloned().expect("the call was read");
+    let error =
+        reader.read_many(&request, &ReadOptions::cancellable(&long_ago)).error().cloned().expect("the call was read");
     assert_eq!(error.code, ErrorCode::Timeout);
     assert!(error.message.contains("waited"), "{}", error.message);
     // Waiting most of the budget leaves each file the rest of it, not less: both are read.
     let lately = Cancel::arrived_at(Instant::now() - Duration::from_millis(1_500));
-    let ReadManyResult::Many(many) = reader.read_many(&request, &ReadOptions::cancellable(&lately)) else { panic!("the call failed") };
+    let ReadManyResult::Many(many) = reader.read_many(&request, &ReadOptions::cancellable(&lately)) else {
+        panic!("the call failed")
+    };
     assert_eq!(paths_of(&many), ["a.txt", "b.txt"], "{:?}", skipped_of(&many));
 }
 

@@ -7,8 +7,8 @@
 
 use super::ReadServer;
 use super::backlog::Call;
-use agent_read::{ReadManyRequest, ReadManyResult};
 use agent_read::tool::{self, SchemaFormat};
+use agent_read::{ReadManyRequest, ReadManyResult};
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, Tool};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};

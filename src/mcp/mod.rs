@@ -219,7 +219,8 @@ impl Drop for CancelOnDrop {
 
 impl ReadServer {
     /// Asks the client for its roots and reads beneath them from now on (those inside the configured roots).
-    // MCP Roots is deprecated by SEP-2577 in the newest protocol, but the SPEC asks for it and the clients people
+    // MCP Roots is deprecated by SEP-2577 in the newest protocol, but the contract (docs/contract.md, Faces) asks for
+    // it and the clients people
     // use today (Claude Code, Cursor, VS Code) still offer roots this way.
     #[allow(deprecated)]
     async fn adopt_client_roots(&self, peer: &Peer<RoleServer>, extensions: &model::Extensions) {

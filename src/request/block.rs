@@ -207,7 +207,7 @@ mod tests {
     #[test]
     fn the_schema_offers_the_modes_inline() {
         let schema = crate::tool::parameters_schema();
-        assert_eq!(schema["properties"]["mode"]["enum"], json!(["lines", "block", null]));
+        assert_eq!(schema["properties"]["mode"]["enum"], json!(["lines", "block"]));
         assert_eq!(schema["properties"]["anchor_line"]["minimum"], 1);
         assert!(schema.get("$defs").is_none(), "no references for model APIs to trip on: {schema}");
     }

@@ -70,7 +70,8 @@ fn refusal<T: JsonRequest>(text: &str, map: &serde_json::Map<String, Value>) -> 
         return T::unknown_field(key, &names.fields);
     }
     if let Some(field) = backticked(text, "missing field `") {
-        let null = std::iter::once(field).chain(names.aliases.iter().copied()).any(|k| map.get(k).is_some_and(Value::is_null));
+        let null =
+            std::iter::once(field).chain(names.aliases.iter().copied()).any(|k| map.get(k).is_some_and(Value::is_null));
         let what = if null { format!("`{field}` is null") } else { format!("missing required field `{field}`") };
         return ReadError::invalid_param(format!("{what}; {}", T::REQUIRED_FOR)).with_hint(T::EXAMPLE);
     }
@@ -144,7 +145,10 @@ fn accepted_names<T: DeserializeOwned>() -> &'static [&'static str] {
 
 /// One field's value, checked by `check`: a field's own refusal travels through serde's error (which holds text
 /// only) to [`refusal`], which takes it back out unchanged.
-pub(crate) fn field<'de, D, T>(deserializer: D, check: impl FnOnce(&Value) -> Result<T, ReadError>) -> Result<T, D::Error>
+pub(crate) fn field<'de, D, T>(
+    deserializer: D,
+    check: impl FnOnce(&Value) -> Result<T, ReadError>,
+) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
 {

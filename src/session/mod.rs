@@ -447,7 +447,11 @@ mod tests {
         let reader = Arc::new(Reader::new(Config::with_roots([dir.path()])).unwrap());
         let session = Session::new(reader.clone(), SessionSettings::default()).unwrap();
         for path in ["big.log", "small.txt"] {
-            assert!(session.read(&ReadRequest { offset: Some(-1), ..ReadRequest::new(path) }, &ReadOptions::default()).is_ok());
+            assert!(
+                session
+                    .read(&ReadRequest { offset: Some(-1), ..ReadRequest::new(path) }, &ReadOptions::default())
+                    .is_ok()
+            );
         }
         let big_now = reader.observe("big.log").unwrap();
         assert_eq!(session.known_content(&big_now), Some(ContentHash::of(big.as_bytes())));

@@ -10,6 +10,7 @@ pub mod envelope;
 pub mod http;
 pub mod mcp;
 pub mod pdf;
+pub mod portable;
 
 /// A temporary workspace: `<tmp>/work` is the root reads are confined to; `<tmp>` is outside it.
 pub struct Ws {
