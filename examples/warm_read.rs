@@ -4,7 +4,7 @@
 //! Usage: cargo run --release --example warm_read -- ROOT PATH OFFSET LIMIT REPS
 //! Prints one JSON line: {"first_ms": …, "median_us": …, "min_us": …, "output_bytes": …}.
 
-use agent_read::{Config, ReadRequest, Reader};
+use agent_read::{Config, ReadOptions, ReadRequest, Reader};
 use std::time::Instant;
 
 fn main() {
@@ -24,7 +24,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let reader = Reader::new(Config::with_roots([root])).map_err(|e| e.to_string())?;
     let request = ReadRequest { offset: Some(number(offset)?), limit: Some(number(limit)?), ..ReadRequest::new(path) };
     let started = Instant::now();
-    let first = reader.read(&request);
+    let first = reader.read(&request, &ReadOptions::default());
     let first_ms = started.elapsed().as_secs_f64() * 1e3;
     if !first.is_ok() {
         return Err(first.output().into_owned());
@@ -32,7 +32,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps {
         let started = Instant::now();
-        let result = reader.read(&request);
+        let result = reader.read(&request, &ReadOptions::default());
         times.push(started.elapsed().as_secs_f64() * 1e6);
         if result.output() != first.output() {
             return Err(format!("a warm read differs from the first:\n{}", result.output()));

@@ -8,13 +8,14 @@
 //! A read travels one road, one module per stage:
 //! [`request`] → [`resolve`] (roots, confined open) + [`policy`] → [`classify`] (text or binary, encoding) → [`window`] (find the bytes)
 //! → [`render`] (what the model sees), driven by the [`Reader`] in [`engine`]. [`many`] reads several files in one
-//! call (`Reader::read_many`), each down that same road with its fair share of one output cap.
+//! call ([`Reader::read_many`]), each down that same road with its fair share of one output cap.
 //!
 //! ```no_run
-//! use agent_read::{Config, ReadRequest, Reader};
+//! use agent_read::{Config, ReadOptions, ReadRequest, Reader};
 //!
 //! let reader = Reader::new(Config::with_roots(["/work/project"])).expect("valid roots");
-//! let result = reader.read(&ReadRequest { offset: Some(-20), ..ReadRequest::new("logs/app.log") });
+//! let request = ReadRequest { offset: Some(-20), ..ReadRequest::new("logs/app.log") };
+//! let result = reader.read(&request, &ReadOptions::default());
 //! println!("{}", result.output());
 //! ```
 
@@ -36,14 +37,12 @@ pub mod resolve;
 pub mod result;
 pub mod session;
 pub mod suggest;
-#[cfg(test)]
-mod test_mount;
 pub mod tool;
 pub mod window;
 
 pub use budget::Cancel;
 pub use config::{Config, ConfigError, Limits};
-pub use engine::Reader;
+pub use engine::{ReadOptions, Reader};
 pub use error::{ErrorCode, ReadError};
 pub use many::{ReadManyRequest, ReadManyResult};
 pub use request::ReadRequest;

@@ -29,7 +29,7 @@ mod mcp;
 use agent_read::request::ReadMode;
 use agent_read::session::TokenCounting;
 use agent_read::tool::{self, SchemaFormat};
-use agent_read::{Config, ErrorCode, ReadError, ReadRequest, ReadResult, Reader, SessionSettings};
+use agent_read::{Config, ErrorCode, ReadError, ReadOptions, ReadRequest, ReadResult, Reader, SessionSettings};
 use clap::Parser;
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -336,7 +336,7 @@ fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
         reread: false,
     };
     agent_read::panics::test_point("cli", &request.path);
-    let result = reader.read(&request);
+    let result = reader.read(&request, &ReadOptions::default());
     if cli.json {
         return print_json(&result);
     }
@@ -368,7 +368,10 @@ fn read_stdin(reader: &Reader) -> ExitCode {
         return usage_error("give a PATH, or pipe one JSON request to standard input (see --help)");
     };
     let result = match request {
-        Ok(text) => reader.read_json_str(&text),
+        Ok(text) => match ReadRequest::from_json(&text) {
+            Ok(request) => reader.read(&request, &ReadOptions::default()),
+            Err(error) => reader.refuse(error),
+        },
         Err(error) => ReadResult::Error(error),
     };
     print_json(&result)

@@ -13,7 +13,7 @@ use super::{
     Cli, build_config, print_flag_error, print_json, print_stdout, refused_for_its_flags, stdin_request, usage_error,
 };
 use agent_read::tool::{self, SchemaFormat};
-use agent_read::{ReadManyRequest, ReadManyResult, Reader};
+use agent_read::{ReadManyRequest, ReadManyResult, ReadOptions, Reader};
 use std::process::ExitCode;
 
 /// Arguments of `agent-read many`.
@@ -72,14 +72,17 @@ pub fn run(cli: &Cli, args: &ManyArgs) -> ExitCode {
             return usage_error("give PATH_OR_GLOB..., or pipe one JSON request to standard input (see --help)");
         };
         let result = match request {
-            Ok(text) => reader.read_many_json_str(&text),
+            Ok(text) => match ReadManyRequest::from_json(&text) {
+                Ok(request) => reader.read_many(&request, &ReadOptions::default()),
+                Err(error) => reader.refuse_many(error),
+            },
             Err(error) => ReadManyResult::Error(error),
         };
         return print_json(&result);
     }
     let request = ReadManyRequest { paths: args.paths.clone(), limit: args.limit, max_files: args.max_files };
     agent_read::panics::test_point("cli", request.paths.first().map_or("", String::as_str));
-    let result = reader.read_many(&request);
+    let result = reader.read_many(&request, &ReadOptions::default());
     if args.json {
         return print_json(&result);
     }

@@ -86,7 +86,7 @@ pub(crate) mod armed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Config, ReadManyRequest, ReadRequest, Reader, Session, SessionSettings};
+    use crate::{Config, ReadManyRequest, ReadOptions, ReadRequest, Reader, Session, SessionSettings};
     use std::sync::Arc;
 
     fn workspace() -> (tempfile::TempDir, Reader) {
@@ -106,11 +106,17 @@ mod tests {
     fn a_panic_in_a_read_ends_that_read_only() {
         let (_dir, reader) = workspace();
         let _armed = armed::arm("read", "boom.txt");
-        let result = reader.read(&ReadRequest::new("boom.txt"));
+        let result = reader.read(&ReadRequest::new("boom.txt"), &ReadOptions::default());
         assert_eq!(result.error().map(|e| e.code), Some(ErrorCode::Internal));
         assert_internal(&result.output());
-        assert_eq!(reader.read(&ReadRequest::new("a.txt")).output(), "1: alpha\n(lines 1-1 of 1 · 6 B · end of file)");
-        let many = reader.read_many(&ReadManyRequest::new(["boom.txt", "a.txt"])).output().into_owned();
+        assert_eq!(
+            reader.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output(),
+            "1: alpha\n(lines 1-1 of 1 · 6 B · end of file)"
+        );
+        let many = reader
+            .read_many(&ReadManyRequest::new(["boom.txt", "a.txt"]), &ReadOptions::default())
+            .output()
+            .into_owned();
         assert!(many.contains("==> boom.txt <==\nINTERNAL: an internal error"), "{many}");
         assert!(many.contains("==> a.txt <==\n1: alpha\n"), "{many}");
         assert!(!many.contains("secret"), "{many}");
@@ -120,11 +126,11 @@ mod tests {
     fn a_panic_elsewhere_in_read_many_ends_the_call_as_an_internal_error() {
         let (_dir, reader) = workspace();
         let _armed = armed::arm("many", "a.txt");
-        let many = reader.read_many(&ReadManyRequest::new(["a.txt"]));
+        let many = reader.read_many(&ReadManyRequest::new(["a.txt"]), &ReadOptions::default());
         assert_eq!(many.error().map(|e| e.code), Some(ErrorCode::Internal));
         assert_internal(&many.output());
         drop(_armed);
-        assert!(reader.read_many(&ReadManyRequest::new(["a.txt"])).is_ok());
+        assert!(reader.read_many(&ReadManyRequest::new(["a.txt"]), &ReadOptions::default()).is_ok());
     }
 
     #[test]
@@ -132,17 +138,18 @@ mod tests {
         let (_dir, reader) = workspace();
         let settings = SessionSettings { repeat_read_stubs: true, ..SessionSettings::default() };
         let session = Session::new(Arc::new(reader), settings).unwrap();
-        assert!(session.read(&ReadRequest::new("a.txt")).is_ok());
+        assert!(session.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).is_ok());
         let armed = armed::arm("session", "boom.txt");
-        let failed = session.read(&ReadRequest::new("boom.txt"));
+        let failed = session.read(&ReadRequest::new("boom.txt"), &ReadOptions::default());
         assert_internal(&failed.output());
-        let many = session.read_many(&ReadManyRequest::new(["boom.txt"])).output().into_owned();
+        let many =
+            session.read_many(&ReadManyRequest::new(["boom.txt"]), &ReadOptions::default()).output().into_owned();
         assert_internal(&many);
         drop(armed);
         // The lock the panic poisoned is used again, and the ledger still knows the first read.
-        let repeat = session.read(&ReadRequest::new("a.txt")).output().into_owned();
+        let repeat = session.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output().into_owned();
         assert!(repeat.starts_with("(unchanged since your read at "), "{repeat}");
-        assert!(session.read(&ReadRequest::new("boom.txt")).is_ok());
+        assert!(session.read(&ReadRequest::new("boom.txt"), &ReadOptions::default()).is_ok());
         assert_eq!(session.usage().reads, 5, "{:?}", session.usage());
         assert!(matches!(session.freshness("a.txt"), crate::Freshness::Fresh { .. }));
     }

@@ -1,70 +1,137 @@
 //! Stage 1 of a read: the request, its JSON schema, and its validation into a [`Window`] plan.
 //!
-//! [`ReadRequest`] is the single source of the tool's parameter schema (through `schemars`). Untrusted JSON goes
-//! through [`ReadRequest::from_json`], which checks every field by hand so that each error names the field, what was
-//! wrong with it and the valid form — the generic messages of a derived deserializer do not say which field failed.
+//! [`ReadRequest`] is the single source of the tool's parameter schema (through `schemars`) and of its JSON (through
+//! its serde derive). Untrusted JSON goes through [`ReadRequest::from_json`] (text) or [`ReadRequest::from_value`],
+//! whose every error names the field, what was wrong with it and the valid form (see [`json`]).
 
 use crate::config::Limits;
 use crate::error::ReadError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 mod block;
 pub mod duplicates;
+pub(crate) mod json;
 
 pub use block::{BlockWindow, ReadMode};
+pub(crate) use json::truncate_for_message;
 
 /// One read request (docs/contract.md, Requests). Its field docs are what the model sees in the tool schema.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadRequest {
     /// File or directory to read: absolute, or relative to the workspace root.
-    #[serde(alias = "file_path")]
+    #[serde(alias = "file_path", deserialize_with = "fields::path")]
     pub path: String,
     /// 1-based line (or directory entry) to start from. Negative counts from the end: -1 is the last line,
     /// -100 starts 100 lines before the end. Default 1. 0 is invalid.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::offset")]
     pub offset: Option<i64>,
     /// Number of lines (or entries) to return, at least 1. Default 2000; larger values are clamped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::limit")]
     #[schemars(range(min = 1))]
     pub limit: Option<i64>,
     /// Byte-range mode: first byte to return (0-based). Cannot be combined with offset/limit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::start_byte")]
     #[schemars(range(min = 0))]
     pub start_byte: Option<i64>,
     /// Byte-range mode: end of the range, exclusive. Cannot be combined with offset/limit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::end_byte")]
     #[schemars(range(min = 0))]
     pub end_byte: Option<i64>,
     /// PDFs: the pages to read, e.g. "3", "1-5", "2,4-6", "8-" (to the end). Default: from the first page, as many as
     /// fit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::pages")]
     pub pages: Option<String>,
     /// Force a text encoding instead of detecting it (WHATWG labels: utf-8, utf-16le, windows-1252, shift_jis, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::encoding")]
     pub encoding: Option<String>,
     /// "lines" (default): a window of lines. "block": the indentation block (function, class, section) around
     /// `anchor_line`, found from indentation alone; the footer gives the call that widens it to the enclosing block.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::mode")]
     pub mode: Option<ReadMode>,
     /// Block mode only: the 1-based line whose enclosing block to return. `limit` still caps the lines shown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::anchor_line")]
     #[schemars(range(min = 1))]
     pub anchor_line: Option<i64>,
     /// Only in a session (the MCP server): true returns the content again even when this same read of an unchanged
     /// file was already answered in this session, instead of a one-line "unchanged since your read" notice.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not", deserialize_with = "fields::reread")]
     pub reread: bool,
 }
 
-/// The request fields, in schema order, as listed in error messages.
-pub const FIELDS: &[&str] =
-    &["path", "offset", "limit", "start_byte", "end_byte", "pages", "encoding", "mode", "anchor_line", "reread"];
+/// Each field's JSON, checked (see [`json::field`]): its refusal names the field, what came and the valid form.
+mod fields {
+    use super::{ReadMode, json};
+    use serde::Deserializer;
 
-/// Accepted spellings of fields other than their schema name.
-const ALIASES: &[(&str, &str)] = &[("file_path", "path")];
+    pub fn path<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        let hint = r#"send the path as a JSON string, e.g. "path": "src/main.rs""#;
+        json::field(d, |v| json::string("path", v).map_err(|e| e.with_hint(hint)))
+    }
+
+    pub fn offset<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        json::field(d, |v| json::integer("offset", v).map(Some))
+    }
+
+    pub fn limit<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        json::field(d, |v| json::integer("limit", v).map(Some))
+    }
+
+    pub fn start_byte<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        json::field(d, |v| json::integer("start_byte", v).map(Some))
+    }
+
+    pub fn end_byte<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        json::field(d, |v| json::integer("end_byte", v).map(Some))
+    }
+
+    pub fn anchor_line<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        json::field(d, |v| json::integer("anchor_line", v).map(Some))
+    }
+
+    /// `pages` as a string ("2,4-6"), or a single page number.
+    pub fn pages<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        let hint = r#"send the pages as a string: "3", "1-5", "2,4-6" or "8-""#;
+        json::field(d, |v| match v {
+            serde_json::Value::Number(n) if n.is_u64() => Ok(Some(n.to_string())),
+            other => json::string("pages", other).map(Some).map_err(|e| e.with_hint(hint)),
+        })
+    }
+
+    pub fn encoding<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        let hint = r#"send the encoding's name as a string, e.g. "encoding": "windows-1252", or omit it"#;
+        json::field(d, |v| json::string("encoding", v).map(Some).map_err(|e| e.with_hint(hint)))
+    }
+
+    /// `mode` as one of [`ReadMode::NAMES`].
+    pub fn mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ReadMode>, D::Error> {
+        let hint = r#"send "mode": "block" (with "anchor_line"), or omit `mode` for a line window"#;
+        json::field(d, |v| ReadMode::parse(&json::string("mode", v).map_err(|e| e.with_hint(hint))?).map(Some))
+    }
+
+    pub fn reread<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+        json::field(d, |v| json::flag("reread", v))
+    }
+}
+
+impl json::JsonRequest for ReadRequest {
+    const SYNTAX_HINT: &'static str =
+        r#"send one JSON object, e.g. {"path": "src/main.rs", "offset": 1, "limit": 200}"#;
+    const EXAMPLE: &'static str = r#"send e.g. {"path": "src/main.rs"}"#;
+    const REQUIRED_FOR: &'static str = "it names the file or directory to read";
+
+    fn unknown_field(key: &str, valid: &[&str]) -> ReadError {
+        // `reread` only means something in a session, whose schema alone lists it.
+        let everywhere: Vec<&str> = valid.iter().copied().filter(|field| *field != "reread").collect();
+        ReadError::invalid_param(format!(
+            "unknown field `{key}`; valid fields: {} (and reread, in a session)",
+            everywhere.join(", ")
+        ))
+        .with_hint("remove the field or correct its name")
+    }
+}
 
 /// A window of lines (or directory entries), after validation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,62 +184,17 @@ impl ReadRequest {
         ReadRequest { path: path.into(), ..Default::default() }
     }
 
-    /// Parses untrusted JSON text; malformed JSON, a key named twice and every field problem are `INVALID_PARAM`.
-    /// A UTF-8 byte-order mark before the JSON is skipped.
-    pub fn from_json_str(text: &str) -> Result<Self, ReadError> {
-        let example = r#"send one JSON object, e.g. {"path": "src/main.rs", "offset": 1, "limit": 200}"#;
-        Self::from_json(&parse_untrusted(text, example)?)
+    /// Parses untrusted JSON text; malformed JSON, a key named twice and every field problem are `INVALID_PARAM`
+    /// naming the field and the valid form. A UTF-8 byte-order mark before the JSON is skipped; `null` counts as absent.
+    pub fn from_json(text: &str) -> Result<Self, ReadError> {
+        json::from_text(text)
     }
 
-    /// Parses an untrusted JSON value, naming the field and the valid form on any problem.
-    ///
-    /// A parsed [`Value`] has already lost a key named twice in one object (serde_json keeps the last): a caller
-    /// holding the text should pass it to [`ReadRequest::from_json_str`], or check it with [`duplicates::first`].
-    pub fn from_json(value: &Value) -> Result<Self, ReadError> {
-        let Value::Object(map) = value else {
-            return Err(ReadError::invalid_param(format!(
-                "the request must be a JSON object, not {}",
-                json_type_name(value)
-            ))
-            .with_hint(r#"send e.g. {"path": "src/main.rs"}"#));
-        };
-        let mut request = ReadRequest::default();
-        let mut path_seen: Option<&str> = None;
-        for (key, val) in map {
-            let field = canonical_field(key)?;
-            if val.is_null() {
-                continue;
-            }
-            match field {
-                "path" => {
-                    if let Some(first) = path_seen {
-                        return Err(ReadError::invalid_param(format!(
-                            "both `{first}` and `{key}` were given; they are the same field"
-                        ))
-                        .with_hint("send only `path`"));
-                    }
-                    path_seen = Some(key.as_str());
-                    request.path = string_field(key, val)
-                        .map_err(|e| e.with_hint(r#"send the path as a JSON string, e.g. "path": "src/main.rs""#))?;
-                }
-                "offset" => request.offset = Some(integer_field(key, val)?),
-                "limit" => request.limit = Some(integer_field(key, val)?),
-                "start_byte" => request.start_byte = Some(integer_field(key, val)?),
-                "end_byte" => request.end_byte = Some(integer_field(key, val)?),
-                "pages" => request.pages = Some(pages_field(key, val)?),
-                "mode" => request.mode = Some(mode_field(key, val)?),
-                "anchor_line" => request.anchor_line = Some(integer_field(key, val)?),
-                "reread" => request.reread = bool_field(key, val)?,
-                _ => {
-                    let hint = r#"send the encoding's name as a string, e.g. "encoding": "windows-1252", or omit it"#;
-                    request.encoding = Some(string_field(key, val).map_err(|e| e.with_hint(hint))?);
-                }
-            }
-        }
-        if path_seen.is_none() {
-            return Err(missing_path(map));
-        }
-        Ok(request)
+    /// Reads an untrusted JSON value like [`ReadRequest::from_json`]. A parsed [`Value`] has already lost a key named
+    /// twice in one object (serde_json keeps the last): a caller holding the text should pass it to
+    /// [`ReadRequest::from_json`], or check it with [`duplicates::first`].
+    pub fn from_value(value: &Value) -> Result<Self, ReadError> {
+        json::from_value(value)
     }
 
     /// Validates the fields against each other and the limits, yielding the window to read.
@@ -206,109 +228,6 @@ impl ReadRequest {
             return byte_window(self.start_byte, self.end_byte);
         }
         line_window(self.offset, self.limit, limits).map(Window::Lines)
-    }
-}
-
-/// Untrusted JSON text as a value: a UTF-8 byte-order mark before it skipped (JSON lets a reader ignore one), and
-/// malformed JSON or a key named twice in one object refused as `INVALID_PARAM`, with `example` as the next step for
-/// the former.
-pub(crate) fn parse_untrusted(text: &str, example: &str) -> Result<Value, ReadError> {
-    let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
-    let value = serde_json::from_str(text).map_err(|e| {
-        ReadError::invalid_param(format!("the request is not valid JSON: {e}")).with_hint(example.to_string())
-    })?;
-    match duplicates::first(text.as_bytes()) {
-        Some(duplicate) => Err(duplicate.refusal("the request")),
-        None => Ok(value),
-    }
-}
-
-fn canonical_field(key: &str) -> Result<&'static str, ReadError> {
-    if let Some(field) = FIELDS.iter().find(|f| **f == key) {
-        return Ok(field);
-    }
-    if let Some((_, field)) = ALIASES.iter().find(|(alias, _)| *alias == key) {
-        return Ok(field);
-    }
-    // `reread` only means something in a session, whose schema alone lists it.
-    let everywhere: Vec<&str> = FIELDS.iter().copied().filter(|field| *field != "reread").collect();
-    let valid = everywhere.join(", ");
-    Err(ReadError::invalid_param(format!("unknown field `{key}`; valid fields: {valid} (and reread, in a session)"))
-        .with_hint("remove the field or correct its name"))
-}
-
-fn missing_path(map: &Map<String, Value>) -> ReadError {
-    let null_path = ["path", "file_path"].iter().any(|k| map.get(*k).is_some_and(Value::is_null));
-    let what = if null_path { "`path` is null" } else { "missing required field `path`" };
-    ReadError::invalid_param(format!("{what}; it names the file or directory to read"))
-        .with_hint(r#"send e.g. {"path": "src/main.rs"}"#)
-}
-
-/// `pages` as a string ("2,4-6"), or a single page number.
-fn pages_field(key: &str, val: &Value) -> Result<String, ReadError> {
-    match val {
-        Value::Number(n) if n.is_u64() => Ok(n.to_string()),
-        other => string_field(key, other)
-            .map_err(|e| e.with_hint(r#"send the pages as a string: "3", "1-5", "2,4-6" or "8-""#)),
-    }
-}
-
-fn bool_field(key: &str, val: &Value) -> Result<bool, ReadError> {
-    val.as_bool().ok_or_else(|| {
-        ReadError::invalid_param(format!("`{key}` must be true or false, not {}", json_type_name(val)))
-            .with_hint(format!("send \"{key}\": true"))
-    })
-}
-
-/// `mode` as one of [`ReadMode::NAMES`].
-fn mode_field(key: &str, val: &Value) -> Result<ReadMode, ReadError> {
-    let name = string_field(key, val)
-        .map_err(|e| e.with_hint(r#"send "mode": "block" (with "anchor_line"), or omit `mode` for a line window"#))?;
-    ReadMode::parse(&name)
-}
-
-fn string_field(key: &str, val: &Value) -> Result<String, ReadError> {
-    match val {
-        Value::String(s) => Ok(s.clone()),
-        other => Err(ReadError::invalid_param(format!("`{key}` must be a string, not {}", json_type_name(other)))),
-    }
-}
-
-/// An integer field, or an error naming `key`, what it got and the valid form.
-pub(crate) fn integer_field(key: &str, val: &Value) -> Result<i64, ReadError> {
-    if let Some(n) = val.as_i64() {
-        return Ok(n);
-    }
-    let got = match val {
-        Value::Number(n) if n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0 && f.abs() >= 9.2e18) => {
-            format!("{n}, which is out of range")
-        }
-        Value::Number(n) => format!("the fraction {n}"),
-        Value::String(s) => format!("the string \"{}\"", truncate_for_message(s)),
-        other => json_type_name(other).to_string(),
-    };
-    Err(ReadError::invalid_param(format!("`{key}` must be an integer, not {got}"))
-        .with_hint(format!("send a JSON number without quotes or fraction, e.g. \"{key}\": 100")))
-}
-
-/// How a JSON value's type is named in error messages (`an array`).
-pub(crate) fn json_type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// Keeps untrusted text short inside an error message.
-pub(crate) fn truncate_for_message(s: &str) -> String {
-    const MAX: usize = 40;
-    match s.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
     }
 }
 
@@ -386,7 +305,7 @@ mod tests {
     use serde_json::json;
 
     fn parse(value: Value) -> Result<ReadRequest, ReadError> {
-        ReadRequest::from_json(&value)
+        ReadRequest::from_value(&value)
     }
 
     fn message(value: Value) -> String {
@@ -421,13 +340,13 @@ mod tests {
             (json!({"file_path": 5}), r#""path": "src/main.rs""#),
             (json!({"path": "x", "encoding": 5}), r#""encoding": "windows-1252""#),
         ] {
-            let error = ReadRequest::from_json(&request).unwrap_err();
+            let error = ReadRequest::from_value(&request).unwrap_err();
             assert!(error.hint.as_deref().is_some_and(|h| h.contains(hint)), "{request}: {error:?}");
         }
         assert!(message(json!({"offset": 1})).contains("missing required field `path`"));
         assert!(message(json!({"path": "a", "file_path": "b"})).contains("same field"));
         assert!(message(json!([1])).contains("must be a JSON object, not an array"));
-        assert!(ReadRequest::from_json_str("{").unwrap_err().message.contains("not valid JSON"));
+        assert!(ReadRequest::from_json("{").unwrap_err().message.contains("not valid JSON"));
     }
 
     #[test]
@@ -438,24 +357,24 @@ mod tests {
             (r#"{"path": "a.txt", "pa\u0074h": ".env"}"#, "path"),
             (r#"{"path": ".env", "path": null}"#, "path"),
         ] {
-            let error = ReadRequest::from_json_str(text).unwrap_err();
+            let error = ReadRequest::from_json(text).unwrap_err();
             assert_eq!(error.code, crate::error::ErrorCode::InvalidParam, "{text}");
             let expected = format!("the key `{key}` appears more than once in the request;");
             assert!(error.message.starts_with(&expected), "{text}: {}", error.message);
             assert_eq!(error.hint.as_deref(), Some("send each key once"));
         }
         // Malformed JSON is still named as such, whatever it repeats.
-        let broken = ReadRequest::from_json_str(r#"{"path": "a", "path": "#).unwrap_err();
+        let broken = ReadRequest::from_json(r#"{"path": "a", "path": "#).unwrap_err();
         assert!(broken.message.contains("not valid JSON"), "{}", broken.message);
     }
 
     #[test]
     fn a_byte_order_mark_before_the_json_is_skipped() {
-        let request = ReadRequest::from_json_str("\u{feff}{\"path\": \"a.txt\"}").unwrap();
+        let request = ReadRequest::from_json("\u{feff}{\"path\": \"a.txt\"}").unwrap();
         assert_eq!(request, ReadRequest::new("a.txt"));
         // Only one, and only before the JSON.
-        assert!(ReadRequest::from_json_str("\u{feff}\u{feff}{\"path\": \"a\"}").is_err());
-        assert!(ReadRequest::from_json_str("{\"path\": \"a\"}\u{feff}").is_err());
+        assert!(ReadRequest::from_json("\u{feff}\u{feff}{\"path\": \"a\"}").is_err());
+        assert!(ReadRequest::from_json("{\"path\": \"a\"}\u{feff}").is_err());
     }
 
     #[test]

@@ -290,7 +290,7 @@ pub fn many_output_schema() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::FIELDS;
+    use crate::request::json::fields_of;
 
     #[test]
     fn schema_properties_are_exactly_the_parsed_fields() {
@@ -302,7 +302,7 @@ mod tests {
             props.sort_unstable();
             props
         };
-        let mut expected: Vec<String> = FIELDS.iter().map(|f| f.to_string()).collect();
+        let mut expected: Vec<String> = fields_of::<ReadRequest>().iter().map(|f| f.to_string()).collect();
         expected.sort_unstable();
         assert_eq!(properties(Served::WithRepeatStubs), expected);
         // One-shot faces do not offer `reread`, which only means something in a session.
@@ -347,7 +347,7 @@ mod tests {
         let schema = many_parameters_schema();
         let mut props: Vec<&str> = schema["properties"].as_object().unwrap().keys().map(String::as_str).collect();
         props.sort_unstable();
-        let mut expected = crate::many::request::FIELDS.to_vec();
+        let mut expected = fields_of::<ReadManyRequest>();
         expected.sort_unstable();
         assert_eq!(props, expected);
         assert_eq!(schema["required"], json!(["paths"]));

@@ -143,9 +143,9 @@ fn run_example(command: &str, project: &Path, pretty: bool) -> String {
             let reader = agent_read::Reader::new(agent_read::Config::with_roots([project])).expect("reader");
             let settings = agent_read::SessionSettings { repeat_read_stubs: true, ..Default::default() };
             let session = agent_read::Session::new(Arc::new(reader), settings).expect("session");
-            session.read(&agent_read::ReadRequest::new(path));
-            serde_json::to_string_pretty(&session.read(&agent_read::ReadRequest::new(path))).expect("result as JSON")
-                + "\n"
+            let (request, options) = (agent_read::ReadRequest::new(path), agent_read::ReadOptions::default());
+            session.read(&request, &options);
+            serde_json::to_string_pretty(&session.read(&request, &options)).expect("result as JSON") + "\n"
         }
         other => panic!("unknown example command {other:?} in `{command}`"),
     }

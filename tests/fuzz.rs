@@ -9,7 +9,8 @@
 //! - `request_parsing_never_panics_and_rejects_malformed_input`: random bytes, random strings, mutated JSON, deep
 //!   nesting and structured values (real and wrong keys, values of every type) always give a well-formed result; a
 //!   malformed request is `INVALID_PARAM` (`INVALID_RANGE` for `end_byte <= start_byte`) and a well-formed one never
-//!   is, per an oracle written from the contract's Requests (docs/contract.md); `read_json` and `read_json_str` agree.
+//!   is, per an oracle written from the contract's Requests (docs/contract.md); `ReadRequest::from_value` and
+//!   `ReadRequest::from_json` agree.
 //! - `error_output_is_bounded_whatever_the_input`: no error, whatever it quotes, is longer than a few KB or than the
 //!   configured output cap.
 //!
@@ -50,7 +51,7 @@ use agent_read::classify::codec::DecodeLimit;
 use agent_read::classify::{Codec, classify};
 use agent_read::policy::{Policy, PolicyConfig};
 use agent_read::request::MAX_PATH_BYTES;
-use agent_read::{Config, ErrorCode, Limits, ReadRequest, ReadResult, Reader};
+use agent_read::{Config, ErrorCode, Limits, ReadOptions, ReadRequest, ReadResult, Reader};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config as RunnerConfig, TestCaseError, TestRunner};
@@ -196,10 +197,26 @@ fn guarded<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static
     }
 }
 
+/// What every face does with untrusted JSON text: parse it, then read the request or refuse it.
+fn read_text(reader: &Reader, text: &str) -> ReadResult {
+    match ReadRequest::from_json(text) {
+        Ok(request) => reader.read(&request, &ReadOptions::default()),
+        Err(error) => reader.refuse(error),
+    }
+}
+
+/// The same for a parsed JSON value (the MCP face's arguments).
+fn read_value(reader: &Reader, value: &Value) -> ReadResult {
+    match ReadRequest::from_value(value) {
+        Ok(request) => reader.read(&request, &ReadOptions::default()),
+        Err(error) => reader.refuse(error),
+    }
+}
+
 fn read_guarded(reader: &Arc<Reader>, request: ReadRequest) -> Result<ReadResult, TestCaseError> {
     let reader = Arc::clone(reader);
     let what = format!("read {request:?}");
-    guarded(&what, move || reader.read(&request))
+    guarded(&what, move || reader.read(&request, &ReadOptions::default()))
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -627,7 +644,7 @@ fn check_request_text(fx: &RequestFixture, input: RequestText, tally: &Tally) ->
     };
     let reader = Arc::clone(&fx.reader);
     let sent = text.clone();
-    let from_text = guarded("read_json_str", move || reader.read_json_str(&sent))?;
+    let from_text = guarded("from_json", move || read_text(&reader, &sent))?;
     tally.result(&from_text);
     check_shape(&from_text, cap)?;
     if fx_leaks(&from_text) {
@@ -645,11 +662,11 @@ fn check_request_text(fx: &RequestFixture, input: RequestText, tally: &Tally) ->
         // The same request as a value gives the same answer. (Only the outcome is compared: serde_json's text
         // round trip of a float may differ in its last digit, and error messages quote the number.)
         let reader = Arc::clone(&fx.reader);
-        let from_value = guarded("read_json", move || reader.read_json(&value))?;
+        let from_value = guarded("from_value", move || read_value(&reader, &value))?;
         check_shape(&from_value, cap)?;
-        prop_assert_eq!(error_code(&from_value), error_code(&from_text), "read_json and read_json_str disagree");
+        prop_assert_eq!(error_code(&from_value), error_code(&from_text), "from_value and from_json disagree");
         if from_text.is_ok() {
-            prop_assert_eq!(from_value.output(), from_text.output(), "read_json and read_json_str disagree");
+            prop_assert_eq!(from_value.output(), from_text.output(), "from_value and from_json disagree");
         }
     }
     Ok(())
@@ -759,7 +776,7 @@ fn check_error_bound(
     };
     let reader = Arc::clone(&fx.capped[which.index(fx.capped.len())]);
     let cap = reader.limits().max_output_bytes;
-    let result = guarded("read_json_str", move || reader.read_json_str(&text))?;
+    let result = guarded("from_json", move || read_text(&reader, &text))?;
     tally.result(&result);
     check_shape(&result, cap)?;
     check_error_size(&result, cap)

@@ -4,7 +4,7 @@
 
 mod common;
 
-use agent_read::{Config, ReadRequest, Reader};
+use agent_read::{Config, ReadOptions, ReadRequest, Reader};
 use common::Ws;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -85,7 +85,7 @@ fn a_reader_follows_a_growing_log_and_agrees_across_threads() {
     let reader = Reader::new(Config::with_roots([&ws.root])).unwrap();
     let at = |offset: i64, limit: u64| {
         let request = ReadRequest { offset: Some(offset), limit: Some(limit as i64), ..ReadRequest::new("big.log") };
-        reader.read(&request).output().into_owned()
+        reader.read(&request, &ReadOptions::default()).output().into_owned()
     };
     let deep = at(60_000, 3);
     assert!(deep.starts_with("60000:    60000 event"), "{deep}");

@@ -9,7 +9,7 @@
 //! `encoding_rs` (a dependency of the crate) decoding in the reported encoding when a legacy encoding was guessed.
 
 use agent_read::result::TextResult;
-use agent_read::{Config, ErrorCode, Limits, ReadRequest, ReadResult, Reader};
+use agent_read::{Config, ErrorCode, Limits, ReadOptions, ReadRequest, ReadResult, Reader};
 use proptest::prelude::*;
 use std::fmt;
 
@@ -212,7 +212,7 @@ impl Fixture {
         let config = Config { roots: vec![dir.path().to_path_buf()], limits: limits.clone(), ..Config::default() };
         let reader = Reader::new(config).expect("valid config");
         let fixture = Fixture { _dir: dir, reader, bytes, limits };
-        if let ReadResult::Error(e) = fixture.reader.read(&ReadRequest::new(FILE))
+        if let ReadResult::Error(e) = fixture.reader.read(&ReadRequest::new(FILE), &ReadOptions::default())
             && e.code == ErrorCode::Binary
         {
             assert!(
@@ -226,7 +226,7 @@ impl Fixture {
     }
 
     fn read(&self, request: &ReadRequest) -> ReadResult {
-        let result = self.reader.read(request);
+        let result = self.reader.read(request, &ReadOptions::default());
         let output = result.output();
         assert!(
             output.len() <= self.limits.max_output_bytes,

@@ -165,7 +165,7 @@ mod tests {
         let cancel = Cancel::new();
         let started = std::time::Instant::now();
         let result = std::thread::scope(|scope| {
-            let read = scope.spawn(|| reader.read_cancellable(&request, &cancel));
+            let read = scope.spawn(|| reader.read(&request, &crate::ReadOptions::cancellable(&cancel)));
             std::thread::sleep(std::time::Duration::from_millis(100));
             cancel.cancel();
             read.join().unwrap()

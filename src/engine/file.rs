@@ -118,23 +118,6 @@ pub fn read_head(file: &File, metadata: &Metadata, shown: &str) -> Result<Vec<u8
     Ok(block)
 }
 
-/// The whole of a small file, read only if every byte of it is in the page cache: `Ok(None)` when the file is empty
-/// or larger than [`SNIFF_LEN`], when any of it would have to come from the disk, or when fewer bytes came than its
-/// size said; `Err` when its file system cannot read without waiting at all (`EOPNOTSUPP`). What [`read_head`]
-/// returns for the same file, got without ever waiting for a device.
-pub fn read_whole_cached(file: &File, metadata: &Metadata) -> Result<Option<Vec<u8>>, rustix::io::Errno> {
-    let Some(size) = usize::try_from(metadata.len()).ok().filter(|size| (1..=SNIFF_LEN).contains(size)) else {
-        return Ok(None);
-    };
-    let mut block = vec![0u8; size];
-    let flags = rustix::io::ReadWriteFlags::NOWAIT;
-    match rustix::io::preadv2(file, &mut [std::io::IoSliceMut::new(&mut block)], 0, flags) {
-        Ok(read) => Ok((read == size).then_some(block)),
-        Err(unsupported @ rustix::io::Errno::OPNOTSUPP) => Err(unsupported),
-        Err(_) => Ok(None),
-    }
-}
-
 /// What the file is, from its head; fails when the request asks what this content cannot give (pages of a file that
 /// is not a PDF, block mode on anything but text).
 pub fn classify(target: &Target<'_>, request: &FileRequest<'_>) -> Result<Content, ReadError> {
@@ -150,16 +133,6 @@ pub fn classify(target: &Target<'_>, request: &FileRequest<'_>) -> Result<Conten
         return Err(block_needs_text(target, &content));
     }
     Ok(content)
-}
-
-/// Whether reading `content` takes nothing but the head when the head is the whole file: text is windowed from it
-/// and binary is refused on sight, while a notebook is parsed from a second read, and images and PDFs are decoded.
-pub fn head_suffices(target: &Target<'_>, content: &Content, request: &FileRequest<'_>) -> bool {
-    match content {
-        Content::Text(_) => !is_rendered_notebook(target, request),
-        Content::Binary { .. } => true,
-        Content::Image(_) | Content::Pdf => false,
-    }
 }
 
 /// Reads a regular file already classified by [`classify`].

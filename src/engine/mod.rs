@@ -29,13 +29,11 @@ use crate::window::index::disk::Folder;
 use crate::window::index::store::LineIndexes;
 use cap_std::fs::FileType;
 pub use observe::Seen;
-use serde_json::Value;
-use std::fs::{File, Metadata};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A configured, thread-safe reader. Build it once; call [`Reader::read`] from any thread.
+/// A configured, thread-safe reader. Build it once; call [`Reader::read`] (or [`Reader::read_many`]) from any thread.
 #[derive(Debug)]
 pub struct Reader {
     roots: Roots,
@@ -56,44 +54,28 @@ struct Trace {
     seen: Option<Seen>,
 }
 
-/// Why an attempt at a read ended without a result of its own.
-enum Stop {
-    /// The read failed: its error is the result.
-    Failed(ReadError),
-    /// The read was not to wait, and would have had to: nothing was done that shows (no audit, no result).
-    WouldWait,
-}
-
-impl From<ReadError> for Stop {
-    fn from(error: ReadError) -> Stop {
-        Stop::Failed(error)
-    }
-}
-
-/// How one read runs beyond what its request says; sessions use it.
-#[derive(Clone, Copy, Default)]
-pub struct ReadOptions<'a> {
+/// How one read (or `read_many` call) runs beyond what its request says. The default: not cancelled from elsewhere,
+/// its time budget counting from when the read starts, within the configured output cap.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// Stops the read with `CANCELLED` when given (keep a clone; [`Cancel::cancel`] from any thread), within one
+    /// chunk's work (64 KiB) or a few thousand directory entries. Made with [`Cancel::arrived_at`], it also says when
+    /// the request arrived: the time budget then counts from there, so a wait in a queue is spent from it.
+    pub cancel: Cancel,
     /// A smaller output cap for this read; the configured cap still bounds it (and so does the minimum cap).
     pub max_output_bytes: Option<usize>,
-    /// Report what was read: the real path, identity, size, times and a content hash ([`Seen`]).
-    pub observe: bool,
-    /// When observing: the content hash a caller already holds for the file as seen (same real path, identity,
-    /// size and times), which spares hashing it again; `None` from it (or no lookup) means hash.
-    pub known_content: Option<&'a KnownContent<'a>>,
 }
 
-/// A lookup of a content hash already known for a file as a read found it (see [`ReadOptions::known_content`]).
-pub type KnownContent<'a> = dyn Fn(&Seen) -> Option<observe::ContentHash> + Sync + 'a;
-
-impl std::fmt::Debug for ReadOptions<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ReadOptions")
-            .field("max_output_bytes", &self.max_output_bytes)
-            .field("observe", &self.observe)
-            .field("known_content", &self.known_content.is_some())
-            .finish()
+impl ReadOptions {
+    /// Options for a read that `cancel` can stop, everything else at its default.
+    pub fn cancellable(cancel: &Cancel) -> ReadOptions {
+        ReadOptions { cancel: cancel.clone(), ..ReadOptions::default() }
     }
 }
+
+/// A lookup of a content hash already known for a file as a read found it (same real path, identity, size and
+/// times), which spares hashing it again; `None` from it means hash.
+pub(crate) type KnownContent<'a> = dyn Fn(&Seen) -> Option<observe::ContentHash> + Sync + 'a;
 
 impl Reader {
     /// Builds a reader; fails if a root is missing or not a directory, a policy glob is malformed, the audit log
@@ -122,58 +104,28 @@ impl Reader {
         &self.limits
     }
 
-    /// Reads one request. Never panics on any input; every failure is an `Error` result.
-    pub fn read(&self, request: &ReadRequest) -> ReadResult {
-        self.read_cancellable(request, &Cancel::new())
+    /// Reads one request: the one way in. Never panics on any input; every failure is an `Error` result. It does
+    /// blocking file I/O: from async code, call it on a blocking thread (`spawn_blocking`).
+    ///
+    /// A face holding untrusted JSON turns it into a request with [`ReadRequest::from_json`] (or
+    /// [`ReadRequest::from_value`]) and answers a refusal with [`Reader::refuse`].
+    pub fn read(&self, request: &ReadRequest, options: &ReadOptions) -> ReadResult {
+        self.read_observed(request, options, None).0
     }
 
-    /// Reads one request until done or until `cancel` is given; a cancelled read ends with `CANCELLED` within one
-    /// chunk's work (64 KiB) or a few thousand directory entries.
-    pub fn read_cancellable(&self, request: &ReadRequest, cancel: &Cancel) -> ReadResult {
-        self.read_with(request, cancel, ReadOptions::default()).0
-    }
-
-    /// Reads one request with `options`; returns the result and, when `options.observe` is set and the read got as far
-    /// as opening its target, what it read.
-    pub fn read_with(
+    /// Reads one request like [`Reader::read`]; with `known_content` (a session's ledger), also says what it read —
+    /// the real path, identity, size, times and a content hash ([`Seen`]) — when the read got as far as opening its
+    /// target.
+    pub(crate) fn read_observed(
         &self,
         request: &ReadRequest,
-        cancel: &Cancel,
-        options: ReadOptions<'_>,
+        options: &ReadOptions,
+        known_content: Option<&KnownContent<'_>>,
     ) -> (ReadResult, Option<Seen>) {
         let capped = self.capped_limits(options.max_output_bytes);
         let limits = capped.as_ref().unwrap_or(&self.limits);
-        let (observe, known_content) = (options.observe, options.known_content);
-        self.read_bounded(
-            request,
-            cancel,
-            &Bounds { limits, attachments: true, observe, known_content, without_waiting: false },
-        )
-    }
-
-    /// Reads one request like [`Reader::read_with`], but only if it can be done without waiting: on a disk, a
-    /// server, a lock or a child process. `None` when it cannot — then nothing was done, and the caller reads it with
-    /// [`Reader::read_with`] where waiting is allowed (an async server: on its blocking pool).
-    ///
-    /// What can: a regular text file of at most 64 KiB (binary is refused on sight), reached without a symbolic link
-    /// and without leaving its root's mount, whose path is in the kernel's lookup cache and whose bytes are all in
-    /// the page cache, beneath a root on a local file system; with no audit log and ignore files not respected. A
-    /// request that is malformed, outside the roots or denied by policy is answered too (its error needs no I/O).
-    /// Everything else — directories, bigger files, images, PDFs, notebooks, files not found — is `None`.
-    pub fn read_without_waiting(
-        &self,
-        request: &ReadRequest,
-        options: ReadOptions<'_>,
-    ) -> Option<(ReadResult, Option<Seen>)> {
-        // The audit log is a file to write, ignore files are files to read.
-        if self.audit.is_some() || self.policy.respects_ignore_files() {
-            return None;
-        }
-        let capped = self.capped_limits(options.max_output_bytes);
-        let limits = capped.as_ref().unwrap_or(&self.limits);
-        let (observe, known_content) = (options.observe, options.known_content);
-        let bounds = Bounds { limits, attachments: true, observe, known_content, without_waiting: true };
-        self.attempt(request, &Cancel::new(), &bounds)
+        let observe = known_content.is_some();
+        self.read_bounded(request, &options.cancel, &Bounds { limits, attachments: true, observe, known_content })
     }
 
     /// The reader's limits with a smaller output cap, when a read asks for one (never below the minimum cap).
@@ -191,30 +143,15 @@ impl Reader {
         cancel: &Cancel,
         bounds: &Bounds<'_>,
     ) -> (ReadResult, Option<Seen>) {
-        let waiting = Bounds { without_waiting: false, ..*bounds };
-        self.attempt(request, cancel, &waiting).unwrap_or_else(|| {
-            let error = ReadError::new(ErrorCode::IoError, format!("{}: the read gave up waiting", request.path));
-            (ReadResult::Error(clip(error, bounds.limits)), None)
-        })
-    }
-
-    /// Runs one read and audits it; `None` only when `bounds.without_waiting` is set and the read would have waited.
-    fn attempt(
-        &self,
-        request: &ReadRequest,
-        cancel: &Cancel,
-        bounds: &Bounds<'_>,
-    ) -> Option<(ReadResult, Option<Seen>)> {
         let mut trace = Trace::default();
         // A bug ends this read only (see `panics`); what the trace gathered before it still goes to the audit log.
         let tried = panics::caught(|| self.try_read(request, cancel, bounds, &mut trace));
-        let result = match tried.unwrap_or_else(|internal| Err(Stop::Failed(internal))) {
+        let result = match tried.and_then(|read| read) {
             Ok(result) => result,
-            Err(Stop::Failed(error)) => ReadResult::Error(clip(error, bounds.limits)),
-            Err(Stop::WouldWait) => return None,
+            Err(error) => ReadResult::Error(clip(error, bounds.limits)),
         };
         self.audit(request, &trace, &result);
-        Some((result, trace.seen))
+        (result, trace.seen)
     }
 
     /// Where `path` is, resolved against the roots lexically (`..` folded, symbolic links not followed), as an
@@ -271,29 +208,8 @@ impl Reader {
         self.refuses(real_root, &real, real_is_dir)
     }
 
-    /// Parses an untrusted JSON request and reads it.
-    pub fn read_json(&self, request: &Value) -> ReadResult {
-        self.read_json_cancellable(request, &Cancel::new())
-    }
-
-    /// Parses an untrusted JSON request and reads it until done or until `cancel` is given.
-    pub fn read_json_cancellable(&self, request: &Value, cancel: &Cancel) -> ReadResult {
-        match ReadRequest::from_json(request) {
-            Ok(request) => self.read_cancellable(&request, cancel),
-            Err(error) => self.refuse(error),
-        }
-    }
-
-    /// Parses untrusted JSON text and reads it.
-    pub fn read_json_str(&self, request: &str) -> ReadResult {
-        match ReadRequest::from_json_str(request) {
-            Ok(request) => self.read(&request),
-            Err(error) => self.refuse(error),
-        }
-    }
-
-    /// The answer to a request refused before it could be read (a face found it malformed, say: a key named twice in
-    /// text only the face saw): `error` clipped like any read's, and audited as a rejected request.
+    /// The answer to a request refused before it could be read (it did not parse, or a face found it malformed: a key
+    /// named twice in text only the face saw): `error` clipped like any read's, and audited as a rejected request.
     pub fn refuse(&self, error: ReadError) -> ReadResult {
         let result = ReadResult::Error(clip(error, &self.limits));
         self.audit(&ReadRequest::default(), &Trace::default(), &result);
@@ -301,49 +217,45 @@ impl Reader {
     }
 
     /// One read down the whole road: the request's fields, the confined open, then the file's window or the
-    /// directory's listing. [`Stop::WouldWait`] only for a read that cannot wait, before anything shows.
+    /// directory's listing.
     fn try_read(
         &self,
         request: &ReadRequest,
         cancel: &Cancel,
         bounds: &Bounds<'_>,
         trace: &mut Trace,
-    ) -> Result<ReadResult, Stop> {
+    ) -> Result<ReadResult, ReadError> {
         let limits = bounds.limits;
         let timeout = Duration::from_millis(limits.timeout_ms);
         if let Some(waited) = cancel.waited_past(timeout) {
-            return Err(ReadError::waited_out(waited, limits.timeout_ms).into());
+            return Err(ReadError::waited_out(waited, limits.timeout_ms));
         }
         let budget = Budget::new(cancel.budget_start() + timeout, cancel.clone());
         // Every field's own validity (INVALID_PARAM) before how the fields relate (INVALID_RANGE).
         let forced = request.encoding.as_deref().map(parse_encoding).transpose()?;
         let window = request.window(limits)?;
-        let (opened, shown) = self.open_confined(&request.path, bounds, &budget, trace)?;
+        let (opened, shown) = self.open_confined(&request.path, &budget, trace)?;
         let real_path = self.roots.real_path(opened.root).join(&opened.real_relative);
         match opened.handle {
             Handle::File(file, metadata) => {
-                let head = self.head_of(&file, &metadata, opened.root, &shown, bounds)?;
+                let head = file::read_head(&file, &metadata, &shown)?;
                 let indexes = &self.indexes;
                 let target = file::Target { file: &file, metadata: &metadata, head: &head, shown, budget, indexes };
                 let pages = request.pages.as_deref();
                 let request = file::FileRequest { window, forced, pages, attachments: bounds.attachments };
-                let result = self.read_file(&target, request, bounds)?;
+                let result = self.read_file(&target, request, bounds.limits)?;
                 if bounds.observe {
                     trace.seen = Some(observe_file(real_path, &target, bounds.known_content));
                 }
                 Ok(result)
             }
-            // Listing a directory reads it, and policy-checks every entry.
-            Handle::Directory(_) if bounds.without_waiting => Err(Stop::WouldWait),
             Handle::Directory(_) if matches!(window, Window::Block(_)) => Err(ReadError::invalid_param(format!(
                 "{shown} is a directory; block mode (`mode` \"block\") applies to text files only"
             ))
-            .with_hint("remove `mode` and `anchor_line`, and page the listing with offset and limit")
-            .into()),
+            .with_hint("remove `mode` and `anchor_line`, and page the listing with offset and limit")),
             Handle::Directory(_) if request.pages.is_some() => {
                 Err(ReadError::invalid_param(format!("{shown} is a directory; `pages` applies to PDFs only"))
-                    .with_hint("page a directory with offset and limit")
-                    .into())
+                    .with_hint("page a directory with offset and limit"))
             }
             Handle::Directory(dir) => {
                 if bounds.observe {
@@ -353,37 +265,28 @@ impl Reader {
                     |relative: &Path, file_type: FileType| self.refuses_entry(opened.root, relative, file_type);
                 let listing =
                     directory::Listing { dir: &dir, relative: &opened.real_relative, refuses: &refuses, shown, budget };
-                Ok(directory::list(&listing, window, limits).map(ReadResult::Directory)?)
+                directory::list(&listing, window, limits).map(ReadResult::Directory)
             }
         }
     }
 
-    /// Resolves `path` beneath the roots, checks it against policy and opens it (from the kernel's caches only, for
-    /// a read that cannot wait); returns what was opened and the name results give it.
-    fn open_confined(
-        &self,
-        path: &str,
-        bounds: &Bounds<'_>,
-        budget: &Budget,
-        trace: &mut Trace,
-    ) -> Result<(Opened, String), Stop> {
+    /// Resolves `path` beneath the roots, checks it against policy and opens it; returns what was opened and the name
+    /// results give it.
+    fn open_confined(&self, path: &str, budget: &Budget, trace: &mut Trace) -> Result<(Opened, String), ReadError> {
         let resolved = self.roots.resolve(path)?;
         let shown = self.roots.display_in(resolved.root, &resolved.relative);
         trace.root = Some(resolved.root);
         trace.shown = Some(shown.clone());
         self.check_policy(resolved.root, &resolved.relative, &shown)?;
-        let opened = match bounds.without_waiting {
-            true => self.roots.open_cached(&resolved).ok_or(Stop::WouldWait)?,
-            false => match self.roots.open(&resolved, &shown) {
-                Ok(opened) => opened,
-                Err(error) if error.code == ErrorCode::NotFound => {
-                    return Err(self.with_near_misses(error, &resolved, budget).into());
-                }
-                Err(error) => return Err(error.into()),
-            },
+        let opened = match self.roots.open(&resolved, &shown) {
+            Ok(opened) => opened,
+            Err(error) if error.code == ErrorCode::NotFound => {
+                return Err(self.with_near_misses(error, &resolved, budget));
+            }
+            Err(error) => return Err(error),
         };
         // The file really opened may differ from the path asked (symlinks): policy sees both. When it is the path
-        // asked (always for a read that cannot wait), that path was judged and named already.
+        // asked, that path was judged and named already.
         let moved = (opened.root, &opened.real_relative) != (resolved.root, &resolved.relative);
         if moved {
             self.check_policy(opened.root, &opened.real_relative, &shown)?;
@@ -395,42 +298,16 @@ impl Reader {
         Ok((opened, shown))
     }
 
-    /// The file's first bytes; for a read that cannot wait, all of them, from the page cache only.
-    fn head_of(
-        &self,
-        file: &File,
-        metadata: &Metadata,
-        root: usize,
-        shown: &str,
-        bounds: &Bounds<'_>,
-    ) -> Result<Vec<u8>, Stop> {
-        if !bounds.without_waiting {
-            return Ok(file::read_head(file, metadata, shown)?);
-        }
-        match file::read_whole_cached(file, metadata) {
-            Ok(head) => head.ok_or(Stop::WouldWait),
-            Err(_) => {
-                // This file system cannot: spare the root's later reads the attempt.
-                self.roots.stop_opening_without_waiting(root);
-                Err(Stop::WouldWait)
-            }
-        }
-    }
-
-    /// Classifies an opened file and reads the window asked of it (a read that cannot wait stops where its head,
-    /// already in memory, would not suffice).
+    /// Classifies an opened file and reads the window asked of it.
     fn read_file(
         &self,
         target: &file::Target<'_>,
         request: file::FileRequest<'_>,
-        bounds: &Bounds<'_>,
-    ) -> Result<ReadResult, Stop> {
+        limits: &Limits,
+    ) -> Result<ReadResult, ReadError> {
         panics::test_point("read", &target.shown);
         let content = file::classify(target, &request)?;
-        if bounds.without_waiting && !file::head_suffices(target, &content, &request) {
-            return Err(Stop::WouldWait);
-        }
-        Ok(file::read_classified(target, content, request, bounds.limits, &self.media)?)
+        file::read_classified(target, content, request, limits, &self.media)
     }
 
     /// Checks a root-relative path against the policy, judged from its anchor (see [`Roots::judged`]), so neither
@@ -510,10 +387,8 @@ pub(crate) struct Bounds<'a> {
     pub attachments: bool,
     /// Whether to report what was read ([`Seen`]) for a session's ledger.
     pub observe: bool,
-    /// A content hash already known for the file as seen, when observing (see [`ReadOptions::known_content`]).
+    /// A content hash already known for the file as seen, when observing (see [`KnownContent`]).
     pub known_content: Option<&'a KnownContent<'a>>,
-    /// Give up (see [`Reader::read_without_waiting`]) rather than wait on anything.
-    pub without_waiting: bool,
 }
 
 /// What a read of a regular file saw: where it is, its identity and times, and its content hash (known already, or
@@ -568,13 +443,14 @@ mod tests {
         config.limits.timeout_ms = 2_000;
         let reader = Reader::new(config).unwrap();
         let long_ago = Cancel::arrived_at(Instant::now() - Duration::from_secs(3));
-        let ReadResult::Error(error) = reader.read_cancellable(&ReadRequest::new("a.txt"), &long_ago) else {
+        let ReadResult::Error(error) = reader.read(&ReadRequest::new("a.txt"), &ReadOptions::cancellable(&long_ago))
+        else {
             panic!("a request past its budget was read")
         };
         assert_eq!(error.code, ErrorCode::Timeout);
         assert!(error.message.contains("past its whole 2 s time budget"), "{}", error.message);
         let just_now = Cancel::arrived_at(Instant::now() - Duration::from_millis(500));
-        let read = reader.read_cancellable(&ReadRequest::new("a.txt"), &just_now);
+        let read = reader.read(&ReadRequest::new("a.txt"), &ReadOptions::cancellable(&just_now));
         assert!(read.output().starts_with("1: alpha"), "{}", read.output());
     }
 
@@ -589,7 +465,7 @@ mod tests {
         let cancel = Cancel::new();
         let started = Instant::now();
         let result = std::thread::scope(|scope| {
-            let read = scope.spawn(|| reader.read_cancellable(&ReadRequest::new("huge.log"), &cancel));
+            let read = scope.spawn(|| reader.read(&ReadRequest::new("huge.log"), &ReadOptions::cancellable(&cancel)));
             std::thread::sleep(Duration::from_millis(100));
             cancel.cancel();
             read.join().unwrap()
@@ -606,37 +482,13 @@ mod tests {
         let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
         let cancel = Cancel::new();
         cancel.cancel();
-        let result = reader.read_json_cancellable(&serde_json::json!({"path": "a.txt"}), &cancel);
+        let result = reader.read(&ReadRequest::new("a.txt"), &ReadOptions::cancellable(&cancel));
         assert_eq!(result.output(), "CANCELLED: a.txt: the read was cancelled by its caller");
         // Cancelling one read does not touch the next.
-        assert_eq!(reader.read(&ReadRequest::new("a.txt")).output(), "1: one\n(lines 1-1 of 1 · 4 B · end of file)");
-    }
-
-    #[test]
-    fn a_root_whose_file_system_cannot_read_without_waiting_stops_trying_after_one_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let Some(_mounted) = crate::test_mount::Tmpfs::mount(dir.path()) else { return };
-        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
-        let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
-        let resolved = reader.roots.resolve("a.txt").unwrap();
-        let request = ReadRequest::new("a.txt");
-        let ordinary = reader.read(&request);
-        for _ in 0..20 {
-            if reader.roots.open_cached(&resolved).is_none() {
-                // Turned off (or never on: no `RESOLVE_CACHED` here); the ordinary read is untouched.
-                assert!((0..20).all(|_| reader.roots.open_cached(&resolved).is_none()));
-                assert!(reader.read_without_waiting(&request, ReadOptions::default()).is_none());
-                assert_eq!(reader.read(&request), ordinary);
-                return;
-            }
-            match reader.read_without_waiting(&request, ReadOptions::default()) {
-                // A kernel whose tmpfs reads without waiting (this one refuses `RWF_NOWAIT` there): nothing to stop.
-                Some((result, _)) => return assert_eq!(result, ordinary),
-                // Refused: the next turn finds the root turned off, unless the open itself gave up for a moment.
-                None => continue,
-            }
-        }
-        panic!("the root still opens without waiting after 20 refused reads");
+        assert_eq!(
+            reader.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output(),
+            "1: one\n(lines 1-1 of 1 · 4 B · end of file)"
+        );
     }
 
     #[cfg(feature = "pdf")]
@@ -648,7 +500,8 @@ mod tests {
         let config = Config::with_roots([dir.path()]);
         assert!(config.pdf_worker.is_none(), "the library default has no worker program");
         let reader = Reader::new(config).unwrap();
-        let result = reader.read(&ReadRequest { pages: Some("2".into()), ..ReadRequest::new("doc.pdf") });
+        let result = reader
+            .read(&ReadRequest { pages: Some("2".into()), ..ReadRequest::new("doc.pdf") }, &ReadOptions::default());
         assert_eq!(result.output(), "── page 2 of 2 ──\n│ Second words\n(pages 2 of 2 · 753 B · end of document)");
     }
 
@@ -661,7 +514,8 @@ mod tests {
             for _ in 0..4 {
                 scope.spawn(|| {
                     for _ in 0..50 {
-                        let out = reader.read(&ReadRequest::new("a.txt")).output().into_owned();
+                        let out =
+                            reader.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output().into_owned();
                         assert_eq!(out, "1: one\n2: two\n(lines 1-2 of 2 · 8 B · end of file)");
                     }
                 });

@@ -55,7 +55,7 @@ impl Reader {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Config, ReadRequest, Reader};
+    use crate::{Config, ReadOptions, ReadRequest, Reader};
     use std::path::PathBuf;
 
     #[test]
@@ -76,13 +76,16 @@ mod tests {
         assert_eq!(outcomes[0].outcome, Ok(ws.join("sub")));
         assert_eq!(outcomes[1].outcome, Err("denied by the read policy (rule `secrets/`)".to_string()));
         assert_eq!(outcomes[2].outcome, Err("outside the configured roots".to_string()));
-        assert_eq!(narrowed.read(&ReadRequest::new("a.txt")).output(), "1: a\n(lines 1-1 of 1 · 2 B · end of file)");
-        let ignored = narrowed.read(&ReadRequest::new("x.log")).output().into_owned();
+        assert_eq!(
+            narrowed.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output(),
+            "1: a\n(lines 1-1 of 1 · 2 B · end of file)"
+        );
+        let ignored = narrowed.read(&ReadRequest::new("x.log"), &ReadOptions::default()).output().into_owned();
         assert!(
             ignored.starts_with("DENIED: x.log: denied by the read policy (rule `.gitignore: *.log`)"),
             "{ignored}"
         );
-        let above = narrowed.read(&ReadRequest::new(ws.join("top.txt").to_str().unwrap()));
+        let above = narrowed.read(&ReadRequest::new(ws.join("top.txt").to_str().unwrap()), &ReadOptions::default());
         assert!(above.output().starts_with("OUTSIDE_ROOT"), "{}", above.output());
         assert_eq!(narrowed.root_paths(), [ws.join("sub").as_path()]);
     }

@@ -153,13 +153,7 @@ impl Call<'_> {
             ..self.reader.limits().clone()
         };
         let request = self.request.file_request(&candidate.path);
-        let bounds = Bounds {
-            limits: &limits,
-            attachments: false,
-            observe: self.observe,
-            known_content: None,
-            without_waiting: false,
-        };
+        let bounds = Bounds { limits: &limits, attachments: false, observe: self.observe, known_content: None };
         let (result, seen) = self.reader.read_bounded(&request, self.cancel, &bounds);
         if self.cancel.is_cancelled() {
             return Err(cancelled());

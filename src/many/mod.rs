@@ -23,41 +23,27 @@ pub use result::{ManyFile, ManyMeta, ManyResult, ReadManyResult, Skipped};
 pub use share::MIN_READ_CAP;
 
 use crate::budget::Cancel;
-use crate::engine::Reader;
+use crate::engine::{ReadOptions, Reader};
 use crate::error::{MAX_MESSAGE_BYTES, ReadError};
 use expand::Expander;
 use gather::{Call, Gathered};
-use serde_json::Value;
 use std::time::{Duration, Instant};
 
 /// Longest time the glob walks of one call take: half its time budget, and never more than this.
 const MAX_WALK_TIME: Duration = Duration::from_secs(10);
 
 impl Reader {
-    /// Reads several files, directories or globs within one output cap. Never panics on any input; a file that
-    /// fails has its error as its section, and only an invalid request makes the whole call an error.
-    pub fn read_many(&self, request: &ReadManyRequest) -> ReadManyResult {
-        self.read_many_cancellable(request, &Cancel::new())
+    /// Reads several files, directories or globs within one output cap (`options.max_output_bytes`, when smaller than
+    /// the configured cap). Never panics on any input; a file that fails has its error as its section, and only an
+    /// invalid request makes the whole call an error. A cancelled call ends with `CANCELLED` within one chunk's work
+    /// of the file being read.
+    pub fn read_many(&self, request: &ReadManyRequest, options: &ReadOptions) -> ReadManyResult {
+        let cap = options.max_output_bytes.unwrap_or(self.limits().max_output_bytes);
+        self.read_many_with(request, &options.cancel, cap, false)
     }
 
-    /// Like [`Reader::read_many`], until done or until `cancel` is given: a cancelled call ends with `CANCELLED`
-    /// within one chunk's work of the file being read.
-    pub fn read_many_cancellable(&self, request: &ReadManyRequest, cancel: &Cancel) -> ReadManyResult {
-        self.read_many_capped(request, cancel, self.limits().max_output_bytes)
-    }
-
-    /// Like [`Reader::read_many_cancellable`], with the whole output within `max_output_bytes` (at most the
-    /// configured cap, at least the minimum cap): a session gives a smaller one as its budget runs out.
-    pub fn read_many_capped(
-        &self,
-        request: &ReadManyRequest,
-        cancel: &Cancel,
-        max_output_bytes: usize,
-    ) -> ReadManyResult {
-        self.read_many_with(request, cancel, max_output_bytes, false)
-    }
-
-    /// [`Reader::read_many_capped`], also reporting what each file shown was (`ManyFile::seen`) when `observe` is set.
+    /// [`Reader::read_many`] within `max_output_bytes` (at most the configured cap, at least the minimum cap), also
+    /// reporting what each file shown was (`ManyFile::seen`) when `observe` is set.
     pub(crate) fn read_many_with(
         &self,
         request: &ReadManyRequest,
@@ -70,33 +56,13 @@ impl Reader {
         let tried = crate::panics::caught(|| self.try_read_many(request, cancel, cap, observe));
         match tried.and_then(|many| many) {
             Ok(many) => ReadManyResult::Many(many),
-            Err(error) => self.rejected_many(error),
+            Err(error) => self.refuse_many(error),
         }
     }
 
-    /// Parses an untrusted JSON request and runs it.
-    pub fn read_many_json(&self, request: &Value) -> ReadManyResult {
-        self.read_many_json_cancellable(request, &Cancel::new())
-    }
-
-    /// Parses an untrusted JSON request and runs it until done or until `cancel` is given.
-    pub fn read_many_json_cancellable(&self, request: &Value, cancel: &Cancel) -> ReadManyResult {
-        match ReadManyRequest::from_json(request) {
-            Ok(request) => self.read_many_cancellable(&request, cancel),
-            Err(error) => self.rejected_many(error),
-        }
-    }
-
-    /// Parses untrusted JSON text and runs it.
-    pub fn read_many_json_str(&self, request: &str) -> ReadManyResult {
-        match ReadManyRequest::from_json_str(request) {
-            Ok(request) => self.read_many(&request),
-            Err(error) => self.rejected_many(error),
-        }
-    }
-
-    /// A call that read nothing; its error stays well inside the cap whatever the input echoed in it.
-    fn rejected_many(&self, error: ReadError) -> ReadManyResult {
+    /// The answer to a `read_many` request refused before it ran (it did not parse, say): a call that read nothing,
+    /// its error well inside the cap whatever the input echoed in it.
+    pub fn refuse_many(&self, error: ReadError) -> ReadManyResult {
         ReadManyResult::Error(error.clipped(MAX_MESSAGE_BYTES.min(self.limits().max_output_bytes / 4)))
     }
 

@@ -1,16 +1,15 @@
 //! The `read_many` request: several paths or globs in one call.
 //!
-//! Like [`ReadRequest`], [`ReadManyRequest`] is the single source of its tool's parameter schema, and untrusted JSON
-//! goes through [`ReadManyRequest::from_json`], which checks every field by hand so that each error names the field
-//! (down to the entry: `paths[2]`) and the valid form.
+//! Like [`ReadRequest`], [`ReadManyRequest`] is the single source of its tool's parameter schema and of its JSON, and
+//! untrusted JSON goes through [`ReadManyRequest::from_json`] (or [`ReadManyRequest::from_value`]), whose every error
+//! names the field (down to the entry: `paths[2]`) and the valid form.
 
 use crate::config::Limits;
 use crate::error::ReadError;
-use crate::request::{
-    MAX_PATH_BYTES, ReadRequest, integer_field, json_type_name, parse_untrusted, truncate_for_message,
-};
+use crate::request::json;
+use crate::request::{MAX_PATH_BYTES, ReadRequest, truncate_for_message};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 /// Entries `paths` may hold at most.
@@ -22,9 +21,6 @@ pub const DEFAULT_MAX_FILES: usize = 50;
 /// Largest `max_files` honoured; larger values are clamped to it and the clamp is reported.
 pub const MAX_FILES: usize = 200;
 
-/// The request fields, in schema order, as listed in error messages.
-pub const FIELDS: &[&str] = &["paths", "limit", "max_files"];
-
 const EXAMPLE: &str = r#"send e.g. {"paths": ["src/main.rs", "docs/*.md"]}"#;
 
 /// Several files in one call. Field docs are what the model sees in the tool schema.
@@ -34,16 +30,56 @@ pub struct ReadManyRequest {
     /// Files, directories or globs to read (1 to 200 entries), each relative to the workspace root or absolute
     /// inside it. A glob (`*`, `?`, `[abc]`, `{a,b}`; `**` crosses directories), e.g. "src/**/*.rs", reads every
     /// matching file, sorted by path.
+    #[serde(deserialize_with = "paths")]
     #[schemars(length(min = 1, max = 200))]
     pub paths: Vec<String>,
     /// Lines (or directory entries) per file, at least 1. Default 2000; larger values are clamped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "limit")]
     #[schemars(range(min = 1))]
     pub limit: Option<i64>,
     /// Files read at most, glob matches included. Default 50; at most 200 (larger values are clamped).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "max_files")]
     #[schemars(range(min = 1))]
     pub max_files: Option<i64>,
+}
+
+impl json::JsonRequest for ReadManyRequest {
+    const SYNTAX_HINT: &'static str = EXAMPLE;
+    const EXAMPLE: &'static str = EXAMPLE;
+    const REQUIRED_FOR: &'static str = "it lists the files, directories or globs to read";
+
+    fn unknown_field(key: &str, valid: &[&str]) -> ReadError {
+        let hint = if key == "path" || key == "file_path" {
+            r#"read_many takes `paths`, a list: {"paths": ["src/main.rs"]}; for one file the `read` tool is enough"#
+        } else {
+            "remove the field or correct its name"
+        };
+        ReadError::invalid_param(format!("unknown field `{key}`; valid fields: {}", valid.join(", "))).with_hint(hint)
+    }
+}
+
+/// `paths`: an array of strings, each refused by its index when it is not one.
+fn paths<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    json::field(d, |value| {
+        let Value::Array(items) = value else {
+            let got = json::type_name(value);
+            return Err(
+                ReadError::invalid_param(format!("`paths` must be an array of strings, not {got}")).with_hint(EXAMPLE)
+            );
+        };
+        let entry = |(index, item): (usize, &Value)| {
+            json::string(&format!("paths[{index}]"), item).map_err(|e| e.with_hint(EXAMPLE))
+        };
+        items.iter().enumerate().map(entry).collect()
+    })
+}
+
+fn limit<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    json::field(d, |value| json::integer("limit", value).map(Some))
+}
+
+fn max_files<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    json::field(d, |value| json::integer("max_files", value).map(Some))
 }
 
 /// A request found valid: how many files it may read.
@@ -61,45 +97,16 @@ impl ReadManyRequest {
         ReadManyRequest { paths: paths.into_iter().map(Into::into).collect(), ..Default::default() }
     }
 
-    /// Parses untrusted JSON text; malformed JSON, a key named twice and every field problem are `INVALID_PARAM`.
-    /// A UTF-8 byte-order mark before the JSON is skipped.
-    pub fn from_json_str(text: &str) -> Result<Self, ReadError> {
-        Self::from_json(&parse_untrusted(text, EXAMPLE)?)
+    /// Parses untrusted JSON text; malformed JSON, a key named twice and every field problem are `INVALID_PARAM`
+    /// naming the field and the valid form. A UTF-8 byte-order mark before the JSON is skipped; `null` counts as absent.
+    pub fn from_json(text: &str) -> Result<Self, ReadError> {
+        json::from_text(text)
     }
 
-    /// Parses an untrusted JSON value, naming the field and the valid form on any problem (`null` counts as absent).
-    /// A parsed [`Value`] has already lost a key named twice (see [`ReadRequest::from_json`]).
-    pub fn from_json(value: &Value) -> Result<Self, ReadError> {
-        let Value::Object(map) = value else {
-            return Err(ReadError::invalid_param(format!(
-                "the request must be a JSON object, not {}",
-                json_type_name(value)
-            ))
-            .with_hint(EXAMPLE));
-        };
-        let mut request = ReadManyRequest::default();
-        let mut paths_seen = false;
-        for (key, val) in map {
-            let field = known_field(key)?;
-            if val.is_null() {
-                continue;
-            }
-            match field {
-                "paths" => {
-                    request.paths = paths_field(val)?;
-                    paths_seen = true;
-                }
-                "limit" => request.limit = Some(integer_field(key, val)?),
-                _ => request.max_files = Some(integer_field(key, val)?),
-            }
-        }
-        if !paths_seen {
-            return Err(ReadError::invalid_param(
-                "missing required field `paths`; it lists the files, directories or globs to read",
-            )
-            .with_hint(EXAMPLE));
-        }
-        Ok(request)
+    /// Reads an untrusted JSON value like [`ReadManyRequest::from_json`]; it has already lost a key named twice (see
+    /// [`ReadRequest::from_value`]).
+    pub fn from_value(value: &Value) -> Result<Self, ReadError> {
+        json::from_value(value)
     }
 
     /// Validates the request against the limits: the entries, the per-file `limit`, and `max_files`.
@@ -140,40 +147,6 @@ impl ReadManyRequest {
     }
 }
 
-fn known_field(key: &str) -> Result<&'static str, ReadError> {
-    if let Some(field) = FIELDS.iter().find(|f| **f == key) {
-        return Ok(field);
-    }
-    let hint = if key == "path" || key == "file_path" {
-        r#"read_many takes `paths`, a list: {"paths": ["src/main.rs"]}; for one file the `read` tool is enough"#
-    } else {
-        "remove the field or correct its name"
-    };
-    Err(ReadError::invalid_param(format!("unknown field `{key}`; valid fields: {}", FIELDS.join(", "))).with_hint(hint))
-}
-
-fn paths_field(val: &Value) -> Result<Vec<String>, ReadError> {
-    let Value::Array(items) = val else {
-        return Err(ReadError::invalid_param(format!(
-            "`paths` must be an array of strings, not {}",
-            json_type_name(val)
-        ))
-        .with_hint(EXAMPLE));
-    };
-    items
-        .iter()
-        .enumerate()
-        .map(|(index, item)| match item {
-            Value::String(s) => Ok(s.clone()),
-            other => Err(ReadError::invalid_param(format!(
-                "`paths[{index}]` must be a string, not {}",
-                json_type_name(other)
-            ))
-            .with_hint(EXAMPLE)),
-        })
-        .collect()
-}
-
 fn check_entry(index: usize, path: &str) -> Result<(), ReadError> {
     let problem = if path.is_empty() {
         "is empty".to_string()
@@ -211,7 +184,7 @@ mod tests {
     use serde_json::json;
 
     fn parse(value: Value) -> Result<ReadManyRequest, ReadError> {
-        ReadManyRequest::from_json(&value)
+        ReadManyRequest::from_value(&value)
     }
 
     fn message(value: Value) -> String {
@@ -271,11 +244,11 @@ mod tests {
 
     #[test]
     fn a_key_named_twice_is_refused_and_a_byte_order_mark_is_skipped() {
-        let twice = ReadManyRequest::from_json_str(r#"{"paths": [".env"], "paths": ["a.txt"]}"#).unwrap_err();
+        let twice = ReadManyRequest::from_json(r#"{"paths": [".env"], "paths": ["a.txt"]}"#).unwrap_err();
         assert!(twice.message.starts_with("the key `paths` appears more than once in the request;"), "{twice:?}");
-        let limit = ReadManyRequest::from_json_str(r#"{"paths": ["a"], "limit": 1, "limit": 9}"#).unwrap_err();
+        let limit = ReadManyRequest::from_json(r#"{"paths": ["a"], "limit": 1, "limit": 9}"#).unwrap_err();
         assert!(limit.message.starts_with("the key `limit` appears more than once"), "{limit:?}");
-        let bom = ReadManyRequest::from_json_str("\u{feff}{\"paths\": [\"a\"]}").unwrap();
+        let bom = ReadManyRequest::from_json("\u{feff}{\"paths\": [\"a\"]}").unwrap();
         assert_eq!(bom, ReadManyRequest::new(["a"]));
     }
 

@@ -33,7 +33,7 @@ fn reader_with_cap(root: &Path, cap: usize) -> Reader {
 }
 
 fn run(reader: &Reader, request: ReadManyRequest) -> ManyResult {
-    match reader.read_many(&request) {
+    match reader.read_many(&request, &ReadOptions::default()) {
         ReadManyResult::Many(many) => {
             assert!(many.output.len() <= reader.limits().max_output_bytes, "over the cap: {}", many.output.len());
             assert_eq!(many.meta.bytes, many.output.len());
@@ -256,7 +256,7 @@ fn a_cancelled_call_reads_nothing() {
     let reader = reader_with_cap(&root, 50 * 1024);
     let cancel = Cancel::new();
     cancel.cancel();
-    let result = reader.read_many_cancellable(&ReadManyRequest::new(["a.txt", "*.txt"]), &cancel);
+    let result = reader.read_many(&ReadManyRequest::new(["a.txt", "*.txt"]), &ReadOptions::cancellable(&cancel));
     assert_eq!(result.error().map(|e| e.code), Some(ErrorCode::Cancelled));
 }
 
@@ -268,12 +268,15 @@ fn a_call_that_waited_its_whole_budget_reads_nothing_and_one_that_waited_less_re
     let reader = Reader::new(Config { limits, ..Config::with_roots([&root]) }).unwrap();
     let request = ReadManyRequest::new(["*.txt"]);
     let long_ago = Cancel::arrived_at(Instant::now() - Duration::from_secs(3));
-    let error = reader.read_many_cancellable(&request, &long_ago).error().cloned().expect("the call was read");
+    let error =
+        reader.read_many(&request, &ReadOptions::cancellable(&long_ago)).error().cloned().expect("the call was read");
     assert_eq!(error.code, ErrorCode::Timeout);
     assert!(error.message.contains("waited"), "{}", error.message);
     // Waiting most of the budget leaves each file the rest of it, not less: both are read.
     let lately = Cancel::arrived_at(Instant::now() - Duration::from_millis(1_500));
-    let ReadManyResult::Many(many) = reader.read_many_cancellable(&request, &lately) else { panic!("the call failed") };
+    let ReadManyResult::Many(many) = reader.read_many(&request, &ReadOptions::cancellable(&lately)) else {
+        panic!("the call failed")
+    };
     assert_eq!(paths_of(&many), ["a.txt", "b.txt"], "{:?}", skipped_of(&many));
 }
 

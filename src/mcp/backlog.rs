@@ -142,16 +142,6 @@ impl Backlog {
         Queued { backlog: self.clone(), bytes, answers }
     }
 
-    /// Holds room for an answer of `bytes` to `id` if it fits now.
-    pub fn try_reserve(&self, id: &RequestId, bytes: usize) -> bool {
-        let mut state = self.state();
-        let fits = state.fits(id, bytes);
-        if fits {
-            state.hold(id, bytes);
-        }
-        fits
-    }
-
     /// Holds room for an answer of `bytes` to `id`, waiting until it fits.
     pub async fn reserve(&self, id: &RequestId, bytes: usize) {
         let mut waiting = None;
@@ -258,14 +248,6 @@ impl ReadServer {
         self.backlog.as_ref().map_or(Duration::ZERO, Backlog::stalled)
     }
 
-    /// Holds room for `call`'s answer if it fits now (always over HTTP): a read that cannot wait runs only then.
-    pub(super) fn room_now(&self, call: &Call) -> bool {
-        match (&self.backlog, &call.id) {
-            (Some(backlog), Some(id)) => backlog.try_reserve(id, self.answer_estimate()),
-            _ => true,
-        }
-    }
-
     /// Holds room for `call`'s answer, waiting until it fits (at once over HTTP).
     pub(super) async fn room(&self, call: &Call) {
         if let (Some(backlog), Some(id)) = (&self.backlog, &call.id) {
@@ -328,9 +310,9 @@ mod tests {
     async fn answers_in_the_making_or_unwritten_hold_room_until_written() {
         let backlog = Backlog::default();
         let half = MAX_UNWRITTEN_BYTES / 2;
-        assert!(backlog.try_reserve(&id(1), half) && backlog.try_reserve(&id(2), half));
-        assert!(!backlog.try_reserve(&id(3), 1), "the room is held");
-        assert!(backlog.try_reserve(&id(2), half), "holding again for the same request replaces its room");
+        assert!(ready(backlog.reserve(&id(1), half)).await && ready(backlog.reserve(&id(2), half)).await);
+        assert!(!ready(backlog.reserve(&id(3), 1)).await, "the room is held");
+        assert!(ready(backlog.reserve(&id(2), half)).await, "holding again for the same request replaces its room");
         // Encoded, an answer counts its own bytes, and reading stops while they wait to be written.
         let first = backlog.queued(MAX_UNWRITTEN_BYTES, Some(id(1)));
         assert!(!ready(backlog.room_for_requests()).await);
@@ -340,7 +322,7 @@ mod tests {
         assert!(ready(backlog.reserve(&id(3), 1)).await && ready(backlog.room_for_requests()).await);
         // When nothing else is owed, any answer fits, however big.
         backlog.settled(&id(3));
-        assert!(backlog.try_reserve(&id(4), 4 * MAX_UNWRITTEN_BYTES));
+        assert!(ready(backlog.reserve(&id(4), 4 * MAX_UNWRITTEN_BYTES)).await);
     }
 
     #[tokio::test]

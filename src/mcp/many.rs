@@ -7,8 +7,8 @@
 
 use super::ReadServer;
 use super::backlog::Call;
-use agent_read::ReadManyResult;
 use agent_read::tool::{self, SchemaFormat};
+use agent_read::{ReadManyRequest, ReadManyResult};
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, Tool};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -41,8 +41,12 @@ impl ReadServer {
 
     /// Runs one call on the blocking pool, its tool result built there too; dropping the future cancels it.
     async fn read_many(&self, arguments: Value, call: Call) -> Result<CallToolResult, ErrorData> {
-        self.on_blocking_pool("read_many", call, move |session, cancel| {
-            many_tool_result(&session.read_many_json_cancellable(&arguments, cancel))
+        self.on_blocking_pool("read_many", call, move |session, options| {
+            let result = match ReadManyRequest::from_value(&arguments) {
+                Ok(request) => session.read_many(&request, options),
+                Err(error) => session.refuse_many(error),
+            };
+            many_tool_result(&result)
         })
         .await?
     }

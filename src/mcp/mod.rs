@@ -7,9 +7,7 @@
 //! requests; a cancelled (or abandoned) request stops its read. Each client may run [`MAX_READS_PER_CLIENT`] reads at
 //! once and every client together [`MAX_CONCURRENT_READS`], so one client's slow reads cannot take every reader from
 //! the others; a read's time budget counts from its request's arrival, so a wait in line is spent from it, never added
-//! to it. A read that cannot wait (a small text file the kernel serves from its caches) runs where its request arrived
-//! instead, sparing the hand-off (see [`Inline`]), and never waits behind slow reads: it jumps a line that has
-//! stalled, though not one that moves (see [`line`]).
+//! to it.
 //!
 //! Each connection (over HTTP: each MCP session) reads through its own [`Session`]: a ledger of what it returned, so
 //! that an exact repeat of an unchanged read answers a one-line notice (on by default), and an optional token budget
@@ -35,16 +33,13 @@ mod http_edges;
 mod http_serve;
 mod http_sessions;
 mod idle_trim;
-mod line;
-mod lookout;
 mod malformed;
 mod many;
-mod pending;
 mod stdio;
 
 use agent_read::audit::Who;
 use agent_read::tool::{self, SchemaFormat, Served};
-use agent_read::{Cancel, Config, ReadResult, Reader, Session, SessionSettings};
+use agent_read::{Cancel, Config, ReadOptions, ReadRequest, ReadResult, Reader, Session, SessionSettings};
 use backlog::Call;
 use client_roots::InCall;
 use duplicates::DuplicateArgument;
@@ -70,9 +65,6 @@ const MAX_READS_PER_CLIENT: usize = 16;
 /// arrival, and no client has more than its own share waiting in the line.
 const MAX_CONCURRENT_READS: usize = 4 * MAX_READS_PER_CLIENT;
 
-/// How many times a read that cannot wait is tried where its request arrived when its line is stalled.
-const INLINE_TRIES_WHEN_STALLED: usize = 3;
-
 /// The server of one client: one session shared by its calls, whose reader is replaced when the client's roots change.
 #[derive(Clone)]
 struct ReadServer {
@@ -91,40 +83,16 @@ struct ReadServer {
     many_tool: Arc<Tool>,
     /// Stamped when a read finishes: the server trims once reads have been over for a while (see [`idle_trim`]).
     activity: idle_trim::Activity,
-    /// When a read that cannot wait runs where its request arrived, sparing the hand-off to the blocking pool.
-    inline: Inline,
     /// Whether this client's roots are known: reads wait for them (see [`client_roots::Settled`]).
     roots_settled: client_roots::Settled,
     /// Whether this client has given its roots in a call, on protocol 2026-07-28 or later (see [`client_roots`]).
     roots_given: client_roots::GivenInCall,
-    /// When this client's reads last finished on the pool: whether a read that cannot wait may jump its line.
-    line: line::Line,
     /// Serve calls only within a session (HTTP with a token budget, which a session keeps): offer only the protocols
     /// that begin with `initialize` (see [`ReadServer::supported_protocol_versions`]), and refuse a call sent without
     /// one (see [`outside_a_session`]).
     sessions_required: bool,
     /// Over stdio, what the client is owed: no read starts while answers wait to be written (see [`backlog`]).
     backlog: Option<backlog::Backlog>,
-}
-
-/// When a read that cannot wait ([`Session::read_json_without_waiting`]) runs on the async thread that took its
-/// request rather than on the blocking pool.
-#[derive(Debug, Clone)]
-enum Inline {
-    /// Always (HTTP: a worker per core takes requests, so one busy reading leaves the others taking them).
-    Always,
-    /// Only when it is the one request its client is waiting on (stdio: see [`pending`]).
-    WhenAlone(pending::Pending),
-}
-
-impl Inline {
-    /// Whether a read that cannot wait may run inline now.
-    fn allowed(&self) -> bool {
-        match self {
-            Inline::Always => true,
-            Inline::WhenAlone(pending) => pending.count() <= 1,
-        }
-    }
 }
 
 impl ReadServer {
@@ -147,10 +115,8 @@ impl ReadServer {
             tool: Arc::new(tool),
             many_tool: Arc::new(many::many_tool()?),
             activity: idle_trim::Activity::default(),
-            inline: Inline::Always,
             roots_settled: client_roots::Settled::new(),
             roots_given: client_roots::GivenInCall::default(),
-            line: line::Line::default(),
             sessions_required: false,
             backlog: None,
         })
@@ -163,65 +129,21 @@ impl ReadServer {
         let client_permits = Arc::new(Semaphore::new(MAX_READS_PER_CLIENT));
         let roots_settled = client_roots::Settled::new();
         let roots_given = client_roots::GivenInCall::default();
-        let line = line::Line::default();
         let session = Arc::new(session);
-        Ok(ReadServer { session, client_permits, roots_settled, roots_given, line, ..self.clone() })
+        Ok(ReadServer { session, client_permits, roots_settled, roots_given, ..self.clone() })
     }
 
-    /// Whether every slot this read could take is busy, so that it would wait in line.
-    fn slots_busy(&self) -> bool {
-        self.client_permits.available_permits() == 0 || self.permits.available_permits() == 0
-    }
-
-    /// Whether this read would wait behind slow reads: every slot it could take is busy and none has been freed for
-    /// a while (see [`line`]).
-    fn line_stalled(&self) -> bool {
-        self.slots_busy() && self.line.stalled()
-    }
-
-    /// Runs one read: where its request arrived when it cannot wait and [`Inline`] allows, or when its line is
-    /// stalled; else on the blocking pool, where its tool result is built too (the protocol thread, which every answer
+    /// Runs one read on the blocking pool, where its tool result is built too (the protocol thread, which every answer
     /// passes through, is then left only the final serialization).
     async fn read(&self, arguments: Value, call: Call) -> Result<CallToolResult, ErrorData> {
-        if self.inline.allowed()
-            && self.room_now(&call)
-            && let Some(answer) = self.answer_without_waiting(&arguments, 1)
-        {
-            return answer;
-        }
-        // The place in line is kept while the line is watched: the slots are asked for once.
-        let slots = self.take_slots(&call);
-        tokio::pin!(slots);
-        let mut tried_inline = false;
-        loop {
-            // A read that cannot wait never waits behind slow reads. The kernel now and then declines a cached lookup
-            // that races with its own cache updates (EAGAIN): with the line stalled, that is worth a retry.
-            if !tried_inline && self.line_stalled() && self.room_now(&call) {
-                tried_inline = true;
-                if let Some(answer) = self.answer_without_waiting(&arguments, INLINE_TRIES_WHEN_STALLED) {
-                    return answer;
-                }
-            }
-            tokio::select! {
-                biased;
-                slots = &mut slots => {
-                    return self
-                        .run_on_pool(slots?, "read", call.arrived, move |session, cancel| {
-                            tool_result(&session.read_json_cancellable(&arguments, cancel), session)
-                        })
-                        .await?;
-                }
-                () = tokio::time::sleep(line::STALLED_AFTER), if !tried_inline => {}
-            }
-        }
-    }
-
-    /// The tool result of a read that cannot wait, run here (up to `tries` times), or `None` when the kernel cannot
-    /// serve it from memory.
-    fn answer_without_waiting(&self, arguments: &Value, tries: usize) -> Option<Result<CallToolResult, ErrorData>> {
-        let result = (0..tries).find_map(|_| self.session.read_json_without_waiting(arguments))?;
-        self.activity.record();
-        Some(tool_result(&result, &self.session))
+        self.on_blocking_pool("read", call, move |session, options| {
+            let result = match ReadRequest::from_value(&arguments) {
+                Ok(request) => session.read(&request, options),
+                Err(error) => session.refuse(error),
+            };
+            tool_result(&result, session)
+        })
+        .await?
     }
 
     /// Runs `work` with the session on the blocking pool, holding one of this client's slots and one of the shared
@@ -232,7 +154,7 @@ impl ReadServer {
         &self,
         tool: &str,
         call: Call,
-        work: impl FnOnce(&Session, &Cancel) -> T + Send + 'static,
+        work: impl FnOnce(&Session, &ReadOptions) -> T + Send + 'static,
     ) -> Result<T, ErrorData> {
         let slots = self.take_slots(&call).await?;
         self.run_on_pool(slots, tool, call.arrived, work).await
@@ -255,19 +177,18 @@ impl ReadServer {
         slots: Slots,
         tool: &str,
         arrived: Instant,
-        work: impl FnOnce(&Session, &Cancel) -> T + Send + 'static,
+        work: impl FnOnce(&Session, &ReadOptions) -> T + Send + 'static,
     ) -> Result<T, ErrorData> {
-        let cancel = Cancel::arrived_at(self.budget_start(arrived));
+        let options = ReadOptions::cancellable(&Cancel::arrived_at(self.budget_start(arrived)));
         let session = self.session.clone();
-        let _cancel_when_dropped = CancelOnDrop(cancel.clone());
-        let (activity, line) = (self.activity.clone(), self.line.clone());
+        let _cancel_when_dropped = CancelOnDrop(options.cancel.clone());
+        let activity = self.activity.clone();
         tokio::task::spawn_blocking(move || {
-            let output = work(&session, &cancel);
+            let output = work(&session, &options);
             drop(slots);
             // Stamped on the blocking thread, so that the quiet period counts from when its work ended, even when the
             // request that asked for it has gone.
             activity.record();
-            line.finished();
             output
         })
         .await
@@ -590,20 +511,15 @@ fn startup_failure(error: rmcp::service::ServerInitializeError) -> ServeError {
 
 /// Serves the tools on standard input and output until the client disconnects.
 pub fn serve_stdio(config: Config, settings: SessionSettings) -> Result<(), ServeError> {
-    let pending = pending::Pending::default();
     let backlog = backlog::Backlog::default();
-    let inline = Inline::WhenAlone(pending.clone());
-    let server = ReadServer { inline, backlog: Some(backlog.clone()), ..ReadServer::new(config, settings)? };
+    let server = ReadServer { backlog: Some(backlog.clone()), ..ReadServer::new(config, settings)? };
     runtime()?.block_on(async move {
         // Freed memory goes back once reads are over for a while (see `idle_trim`).
         tokio::spawn(server.activity.clone().trim_when_quiet());
         // Pipes (how clients start stdio servers) go through the reactor; measured: the ping round trip fell from
         // 86 to 16 µs against blocking stdio, whose every read and write is handed to another thread.
         let (input, output) = rmcp::transport::stdio_pipes();
-        let lines = stdio::LineTransport::new(input, output)
-            .with_lookout(lookout::Lookout::new(pending.clone()))
-            .with_backlog(backlog);
-        let transport = pending::Counted::new(lines, pending);
+        let transport = stdio::LineTransport::new(input, output).with_backlog(backlog);
         let service = server.serve(transport).await.map_err(startup_failure)?;
         service.waiting().await.map(|_| ()).map_err(|e| ServeError::Failed(format!("MCP server stopped: {e}")))
     })
@@ -631,80 +547,4 @@ fn multi_thread_runtime() -> Result<tokio::runtime::Runtime, String> {
         .thread_keep_alive(idle_trim::BLOCKING_KEEP_ALIVE)
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rmcp::model::RequestId;
-    use std::time::Duration;
-
-    /// A stdio server whose client waits on two requests (so reads that cannot wait would go to the pool), and whose
-    /// every slot is taken.
-    async fn busy_stdio_server(root: &Path) -> (ReadServer, tokio::sync::OwnedSemaphorePermit) {
-        let pending = pending::Pending::default();
-        pending.insert_for_test([RequestId::Number(1), RequestId::Number(2)]);
-        let config = Config::with_roots([root]);
-        let server = ReadServer {
-            inline: Inline::WhenAlone(pending),
-            ..ReadServer::new(config, SessionSettings::default()).unwrap()
-        };
-        let held = server.client_permits.clone().acquire_many_owned(MAX_READS_PER_CLIENT as u32).await.unwrap();
-        (server, held)
-    }
-
-    #[tokio::test]
-    async fn a_read_that_cannot_wait_answers_while_every_slot_is_busy() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
-        let (server, _held) = busy_stdio_server(dir.path()).await;
-        let request = serde_json::json!({"path": "a.txt"});
-        // The kernel may now and then decline to serve a lookup from its caches (EAGAIN); that read then queues, so
-        // each try is bounded and a few are made.
-        for _ in 0..20 {
-            let read = server.read(request.clone(), Call { arrived: Instant::now(), id: None });
-            if let Ok(answer) = tokio::time::timeout(Duration::from_millis(500), read).await {
-                let answer = serde_json::to_value(answer.unwrap()).unwrap();
-                assert_eq!(answer["content"][0]["text"], "1: alpha\n(lines 1-1 of 1 · 6 B · end of file)");
-                return;
-            }
-        }
-        assert_cannot_be_read_without_waiting(&server, &request, dir.path());
-    }
-
-    /// For a test whose read queued where it should have run at once: passes only when the kernel refuses to serve
-    /// the file from its caches here, so that there is nothing to check.
-    fn assert_cannot_be_read_without_waiting(server: &ReadServer, request: &Value, dir: &Path) {
-        let probe = Session::new(server.session.reader(), SessionSettings::default()).unwrap();
-        let can = (0..20).any(|_| probe.read_json_without_waiting(request).is_some());
-        assert!(!can, "the file can be read without waiting, yet the read waited for a slot");
-        eprintln!("{} cannot be read without waiting here: nothing to check", dir.display());
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_read_that_cannot_wait_keeps_its_place_while_the_line_moves_and_runs_once_it_stalls() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
-        let (server, _held) = busy_stdio_server(dir.path()).await;
-        let request = serde_json::json!({"path": "a.txt"});
-        server.line.finished();
-        let read = server.read(request.clone(), Call { arrived: Instant::now(), id: None });
-        tokio::pin!(read);
-        // Reads keep finishing every millisecond, for five times the stall window: the read waits its turn.
-        for _ in 0..(5 * line::STALLED_AFTER.as_millis()) {
-            tokio::select! {
-                biased;
-                _ = &mut read => panic!("a read jumped a line that was moving"),
-                () = tokio::time::sleep(Duration::from_millis(1)) => server.line.finished(),
-            }
-        }
-        // Then none finishes: the line has stalled, and the read runs where it arrived.
-        match tokio::time::timeout(line::STALLED_AFTER * 3, read).await {
-            Ok(answer) => {
-                let answer = serde_json::to_value(answer.unwrap()).unwrap();
-                assert_eq!(answer["content"][0]["text"], "1: alpha\n(lines 1-1 of 1 · 6 B · end of file)");
-            }
-            Err(_) => assert_cannot_be_read_without_waiting(&server, &request, dir.path()),
-        }
-    }
 }

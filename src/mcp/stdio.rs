@@ -11,25 +11,19 @@
 //! What the client is owed is bounded (see [`super::backlog`]): while too many requests (or bytes of them) await
 //! their answers, or too many bytes of answers wait to be written, no further line is read.
 //!
-//! After an answer, the transport may watch its input for a moment before it sleeps (see [`super::lookout`]).
-//!
 //! Once an answer cannot be written (the client closed its end of standard output), the transport ends as at the end
 //! of its input: rmcp would otherwise log the failed answer and go on reading requests whose answers go nowhere, for
 //! as long as the client keeps standard input open.
 
 use super::backlog::Backlog;
-use super::lookout::Lookout;
 use super::malformed::{self, Decoded, Framing};
 use rmcp::RoleServer;
 use rmcp::model::{ClientRequest, ErrorCode, ErrorData, JsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::io;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
-use std::time::Instant;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{Mutex, watch};
 
 /// The longest line read as a message (16 MiB, rmcp's own bound); a longer one is dropped and answered.
@@ -57,8 +51,6 @@ pub(super) struct LineTransport<R, W> {
     /// later, which has no `initialize`) the first call carrying its protocol version and client capabilities. Before
     /// it, rmcp takes any notification or response for a failed start and stops, so those are skipped.
     lifecycle_started: bool,
-    /// Whether to watch the input for a moment after an answer, rather than sleep at once.
-    lookout: Lookout,
     /// What the client is owed; reading stops while it is too much.
     backlog: Backlog,
     /// The size of the last answer encoded, as the next one's first guess (spares growing its buffer step by step).
@@ -69,8 +61,6 @@ pub(super) struct LineTransport<R, W> {
 struct Output<W> {
     sink: W,
     unwritten: Vec<u8>,
-    /// When the last answer was written out.
-    answered_at: Option<Instant>,
     /// Set when a write fails (see [`LineTransport::output_gone`]).
     gone: watch::Sender<bool>,
 }
@@ -100,7 +90,6 @@ impl<W: AsyncWrite + Unpin> Output<W> {
             self.unwritten.drain(..written);
         }
         self.sink.flush().await?;
-        self.answered_at = Some(Instant::now());
         Ok(())
     }
 
@@ -123,7 +112,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
     /// A transport reading the client's messages from `input` and writing the server's to `output`.
     pub fn new(input: R, output: W) -> Self {
         let (gone, output_gone) = watch::channel(false);
-        let output = Output { sink: output, unwritten: Vec::new(), answered_at: None, gone };
+        let output = Output { sink: output, unwritten: Vec::new(), gone };
         LineTransport {
             input: BufReader::new(input),
             line: Vec::new(),
@@ -133,15 +122,9 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
             owed: None,
             flush_owed: false,
             lifecycle_started: false,
-            lookout: Lookout::off(),
             backlog: Backlog::default(),
             last_answer_len: 0,
         }
-    }
-
-    /// The same transport, watching its input after each answer as `lookout` decides.
-    pub fn with_lookout(self, lookout: Lookout) -> Self {
-        LineTransport { lookout, ..self }
     }
 
     /// The same transport, keeping what the client is owed in `backlog` (shared with the server, which starts no
@@ -173,9 +156,6 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
     /// Cancellation-safe: bytes taken from the reader are in `self.line` (or skipped) before the next await.
     async fn read_line(&mut self) -> io::Result<LineRead> {
         loop {
-            if self.input.buffer().is_empty() {
-                self.watch_for_input().await;
-            }
             let available = self.input.fill_buf().await?;
             if available.is_empty() {
                 // A last message without its line feed is still a message.
@@ -200,29 +180,6 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> LineTransport<R, W> {
                 }
                 return Ok(LineRead::Line);
             }
-        }
-    }
-}
-
-impl<R: AsyncRead + Unpin, W> LineTransport<R, W> {
-    /// Polls the input, yielding to the runtime's other tasks in between, until it has bytes (or an error or its end,
-    /// which the caller then reads) or the lookout's moment has passed. Yielding keeps the thread from sleeping: the
-    /// runtime checks for I/O without waiting and comes straight back. Cancellation-safe: bytes read stay buffered.
-    async fn watch_for_input(&mut self) {
-        // A send in progress holds the output: an answer is under way, and there is nothing to watch for yet.
-        let last_answer = self.output.try_lock().ok().and_then(|output| output.answered_at);
-        let Some(until) = self.lookout.watch_until(last_answer, Instant::now()) else {
-            return;
-        };
-        while Instant::now() < until {
-            let ready = std::future::poll_fn(|cx| match Pin::new(&mut self.input).poll_fill_buf(cx) {
-                Poll::Ready(_) => Poll::Ready(true),
-                Poll::Pending => Poll::Ready(false),
-            });
-            if ready.await {
-                return;
-            }
-            tokio::task::yield_now().await;
         }
     }
 }
@@ -307,8 +264,6 @@ where
             match decoded {
                 Decoded::Message(JsonRpcMessage::Request(request)) => {
                     self.backlog.taken(request.id.clone(), received);
-                    let last_answer = self.output.try_lock().ok().and_then(|output| output.answered_at);
-                    self.lookout.request_arrived(last_answer, Instant::now());
                     // Checked until serving starts only: the check reads the request's `_meta`.
                     if !self.lifecycle_started {
                         self.lifecycle_started = starts_lifecycle(&request.request);
@@ -410,8 +365,7 @@ mod tests {
         let (client, server) = tokio::io::duplex(1 << 20);
         let (server_in, server_out) = tokio::io::split(server);
         let (client_in, client_out) = tokio::io::split(client);
-        // Watching after every answer, so that these tests read through the watch too.
-        let transport = LineTransport::new(server_in, server_out).with_lookout(Lookout::always());
+        let transport = LineTransport::new(server_in, server_out);
         (transport, client_out, tokio::io::BufReader::new(client_in).lines())
     }
 
@@ -462,25 +416,6 @@ mod tests {
         client.write_all(b"\"method\":\"ping\"}\n").await.unwrap();
         let message = transport.receive().await.expect("the whole line");
         assert!(matches!(message, JsonRpcMessage::Request(request) if request.id == RequestId::Number(7)));
-    }
-
-    #[tokio::test]
-    async fn a_receive_cancelled_while_watching_after_an_answer_loses_nothing() {
-        let (mut transport, mut client, mut answers) = connected();
-        client.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").await.unwrap();
-        transport.receive().await.expect("the first ping");
-        let answer = JsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(1));
-        transport.send(answer).await.unwrap();
-        assert_eq!(next_answer(&mut answers).await["id"], 1);
-        // Half a line arrives; the receive takes it, watches for the rest, and is dropped while it watches.
-        client.write_all(br#"{"jsonrpc":"2.0","id":2,"#).await.unwrap();
-        let mut receive = Box::pin(transport.receive());
-        let done = std::future::poll_fn(|cx| Poll::Ready(receive.as_mut().poll(cx).is_ready())).await;
-        assert!(!done, "half a line is not a message");
-        drop(receive);
-        client.write_all(b"\"method\":\"ping\"}\n").await.unwrap();
-        let message = transport.receive().await.expect("the whole line");
-        assert!(matches!(message, JsonRpcMessage::Request(request) if request.id == RequestId::Number(2)));
     }
 
     #[tokio::test]

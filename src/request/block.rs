@@ -133,7 +133,7 @@ mod tests {
     use serde_json::json;
 
     fn window(request: serde_json::Value) -> Result<Window, ReadError> {
-        ReadRequest::from_json(&request)?.window(&Limits::default())
+        ReadRequest::from_value(&request)?.window(&Limits::default())
     }
 
     /// The message and hint of a rejected request, joined, and its code.
@@ -194,7 +194,7 @@ mod tests {
 
     #[test]
     fn mode_must_be_one_of_the_named_modes() {
-        let message = |value: serde_json::Value| ReadRequest::from_json(&value).unwrap_err();
+        let message = |value: serde_json::Value| ReadRequest::from_value(&value).unwrap_err();
         let unknown = message(json!({"path": "a", "mode": "blocks"}));
         assert!(unknown.message.contains("unknown `mode` \"blocks\"; valid modes: lines, block"), "{unknown}");
         assert!(unknown.hint.unwrap().contains("\"mode\": \"block\" with \"anchor_line\""));

@@ -10,8 +10,7 @@
 //! Opening is non-blocking, and the opened handle's type is checked, so a FIFO or a device is refused at once. A root
 //! of `/` means unrestricted: files are opened by their absolute path.
 //!
-//! The `cached` module adds a second way in for callers that must not block: [`Roots::open_cached`], which opens only what
-//! the kernel can open from memory, or nothing. The `narrow` module makes roots beneath these ([`Roots::narrowed`]):
+//! The `narrow` module makes roots beneath these ([`Roots::narrowed`]):
 //! each opened through the confined handle of the root it lies beneath, so a client's roots can only narrow the
 //! configured ones.
 //!
@@ -19,7 +18,6 @@
 //! configured root holding it ([`Roots::judged`]). So overlapping roots, given in any order, and roots narrowed beneath
 //! the configured ones all see the same rules match.
 
-mod cached;
 mod ignore_files;
 mod narrow;
 
@@ -34,7 +32,6 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 /// The directories reads are confined to, each with an open handle, and the configured roots policy judges from.
 #[derive(Debug)]
@@ -54,9 +51,6 @@ struct Root {
     real: PathBuf,
     /// The handle every open goes through; `None` for `/`, which is unrestricted.
     dir: Option<Arc<Dir>>,
-    /// Whether [`Roots::open_cached`] may open files beneath it (see [`cached`]); turned off for good when its file
-    /// system turns out unable to read without waiting.
-    opens_without_waiting: AtomicBool,
 }
 
 /// A root paths are judged from: its real path, and the handle its ignore files are read through.
@@ -325,10 +319,9 @@ impl Root {
         Ok(Root::with(given, real, dir))
     }
 
-    /// A root from its parts, its file system probed for opening without waiting.
+    /// A root from its parts.
     fn with(given: PathBuf, real: PathBuf, dir: Option<Arc<Dir>>) -> Root {
-        let opens_without_waiting = AtomicBool::new(dir.as_deref().is_some_and(cached::opens_without_waiting));
-        Root { given, real, dir, opens_without_waiting }
+        Root { given, real, dir }
     }
 
     fn anchor(&self) -> Anchor {

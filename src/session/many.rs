@@ -3,38 +3,32 @@
 //! replaced by repeat notices (a section is cut to its share of the cap). A later `read` of a file whose section showed
 //! exactly what that read gives (a small file, shown whole) is a repeat like any other.
 
-use super::{Session, cap_hit, window_key};
+use super::{Session, cap_hit, capped, window_key};
 use crate::budget::Cancel;
+use crate::engine::ReadOptions;
 use crate::engine::observe::ContentHash;
+use crate::error::ReadError;
 use crate::many::{ReadManyRequest, ReadManyResult};
 use crate::session::ledger::WindowRecord;
-use serde_json::Value;
 
 impl Session {
-    /// Runs one `read_many` call, recording it. Never panics; a rejected request is an `Error` result.
-    pub fn read_many(&self, request: &ReadManyRequest) -> ReadManyResult {
-        self.read_many_cancellable(request, &Cancel::new())
-    }
-
-    /// Parses an untrusted JSON `read_many` request and runs it until done or until `cancel` is given.
-    pub fn read_many_json_cancellable(&self, request: &Value, cancel: &Cancel) -> ReadManyResult {
-        match ReadManyRequest::from_json(request) {
-            Ok(request) => self.read_many_cancellable(&request, cancel),
-            // Parsed by the reader too, so that the error reads the same as without a session.
-            Err(_) => self.account_many(self.reader().read_many_json_cancellable(request, cancel), None),
-        }
-    }
-
-    /// Runs one `read_many` call until done or until `cancel` is given, recording every file it shows.
-    pub fn read_many_cancellable(&self, request: &ReadManyRequest, cancel: &Cancel) -> ReadManyResult {
-        let run = || self.read_many_recorded(request, cancel);
+    /// Runs one `read_many` call, recording every file it shows (see [`crate::Reader::read_many`]). Never panics; a
+    /// rejected request is an `Error` result.
+    pub fn read_many(&self, request: &ReadManyRequest, options: &ReadOptions) -> ReadManyResult {
+        let run = || self.read_many_recorded(request, &options.cancel, options.max_output_bytes);
         crate::panics::caught(run).unwrap_or_else(|internal| self.account_many(ReadManyResult::Error(internal), None))
     }
 
-    /// [`Session::read_many_cancellable`] without its catch.
-    fn read_many_recorded(&self, request: &ReadManyRequest, cancel: &Cancel) -> ReadManyResult {
+    /// The answer to a `read_many` request refused before it ran (see [`crate::Reader::refuse_many`]), counted like
+    /// any answer.
+    pub fn refuse_many(&self, error: ReadError) -> ReadManyResult {
+        self.account_many(self.reader().refuse_many(error), None)
+    }
+
+    /// [`Session::read_many`] without its catch.
+    fn read_many_recorded(&self, request: &ReadManyRequest, cancel: &Cancel, asked: Option<usize>) -> ReadManyResult {
         let reader = self.reader();
-        let shrink = self.window_shrink(request.limit.is_some(), reader.limits().max_output_bytes);
+        let shrink = self.window_shrink(request.limit.is_some(), capped(&reader, asked));
         let mut result = reader.read_many_with(request, cancel, shrink.cap, true);
         let mut cut = false;
         if let ReadManyResult::Many(many) = &mut result {

@@ -21,9 +21,8 @@ mod many;
 mod notes;
 pub mod tokens;
 
-use crate::budget::Cancel;
 use crate::engine::observe::ContentHash;
-use crate::engine::{KnownContent, ReadOptions, Reader, Seen};
+use crate::engine::{ReadOptions, Reader, Seen};
 use crate::error::ErrorCode;
 use crate::panics;
 use crate::request::ReadRequest;
@@ -156,18 +155,19 @@ impl Session {
         self.settings
     }
 
-    /// Reads one request, recording it. Never panics; every failure is an `Error` result.
-    pub fn read(&self, request: &ReadRequest) -> ReadResult {
-        self.read_cancellable(request, &Cancel::new())
-    }
-
-    /// Parses an untrusted JSON request and reads it until done or until `cancel` is given.
-    pub fn read_json_cancellable(&self, request: &serde_json::Value, cancel: &Cancel) -> ReadResult {
-        match ReadRequest::from_json(request) {
-            Ok(request) => self.read_cancellable(&request, cancel),
-            // Parsed by the reader too, so that the error reads (and is audited) the same as without a session.
-            Err(_) => self.account(self.reader().read_json_cancellable(request, cancel), None),
-        }
+    /// Reads one request, recording it (see [`Reader::read`]; the session's cap, when its budget runs low, and
+    /// `options.max_output_bytes` both bound it). Never panics; every failure is an `Error` result.
+    pub fn read(&self, request: &ReadRequest, options: &ReadOptions) -> ReadResult {
+        let read = || {
+            let reader = self.reader();
+            let shrink = self.shrink_for(request, &reader, options.max_output_bytes);
+            let known = |seen: &Seen| self.known_content(seen);
+            let capped = ReadOptions { max_output_bytes: Some(shrink.cap), ..options.clone() };
+            let read = reader.read_observed(request, &capped, Some(&known));
+            self.record(request, &reader, &shrink, read)
+        };
+        // The reader catches its own panics; this catches the session's (see `panics`).
+        panics::caught(read).unwrap_or_else(|internal| self.refuse(internal))
     }
 
     /// The answer to a request refused before it could be read (see [`Reader::refuse`]), counted like any answer.
@@ -175,42 +175,11 @@ impl Session {
         self.account(self.reader().refuse(error), None)
     }
 
-    /// Reads one request until done or until `cancel` is given, recording it.
-    pub fn read_cancellable(&self, request: &ReadRequest, cancel: &Cancel) -> ReadResult {
-        let read = || {
-            let reader = self.reader();
-            let shrink = self.shrink_for(request, &reader);
-            let known = |seen: &Seen| self.known_content(seen);
-            let read = reader.read_with(request, cancel, read_options(&shrink, &known));
-            self.record(request, &reader, &shrink, read)
-        };
-        // The reader catches its own panics; this catches the session's (see `panics`).
-        panics::caught(read).unwrap_or_else(|internal| self.refuse(internal))
-    }
-
-    /// Parses an untrusted JSON request and reads it, recording it, only if that can be done without waiting (see
-    /// [`Reader::read_without_waiting`]); `None` when it cannot — nothing is recorded then, and the caller reads it
-    /// with [`Session::read_json_cancellable`] where waiting is allowed. Also `None` for a request that does not
-    /// parse, and with exact token counts (counting a long answer takes milliseconds).
-    pub fn read_json_without_waiting(&self, request: &serde_json::Value) -> Option<ReadResult> {
-        if self.settings.token_counting != TokenCounting::Estimate {
-            return None;
-        }
-        let request = ReadRequest::from_json(request).ok()?;
-        let read = || {
-            let reader = self.reader();
-            let shrink = self.shrink_for(&request, &reader);
-            let known = |seen: &Seen| self.known_content(seen);
-            let read = reader.read_without_waiting(&request, read_options(&shrink, &known))?;
-            Some(self.record(&request, &reader, &shrink, read))
-        };
-        panics::caught(read).unwrap_or_else(|internal| Some(self.refuse(internal)))
-    }
-
-    /// The output cap a request gets from this session: smaller than the reader's when the budget runs low.
-    fn shrink_for(&self, request: &ReadRequest, reader: &Reader) -> Shrink {
+    /// The output cap a request gets from this session: smaller than the reader's (or the caller's, `asked`) when the
+    /// budget runs low.
+    fn shrink_for(&self, request: &ReadRequest, reader: &Reader, asked: Option<usize>) -> Shrink {
         let asks_for_a_window = request.limit.is_some() || request.start_byte.is_some() || request.end_byte.is_some();
-        self.window_shrink(asks_for_a_window, reader.limits().max_output_bytes)
+        self.window_shrink(asks_for_a_window, capped(reader, asked))
     }
 
     /// Records what a read returned in the ledger (a stub when it repeats an earlier read) and in the usage.
@@ -396,9 +365,10 @@ impl Session {
     }
 }
 
-/// How a session's reads run: observed (for the ledger), under the cap `shrink` chose, with the hashes `known` holds.
-fn read_options<'a>(shrink: &Shrink, known: &'a KnownContent<'a>) -> ReadOptions<'a> {
-    ReadOptions { max_output_bytes: Some(shrink.cap), observe: true, known_content: Some(known) }
+/// The reader's output cap, or the smaller one a caller asked for.
+fn capped(reader: &Reader, asked: Option<usize>) -> usize {
+    let configured = reader.limits().max_output_bytes;
+    asked.map_or(configured, |asked| asked.min(configured))
 }
 
 /// The output cap chosen for one read.
@@ -458,13 +428,13 @@ mod tests {
         config.limits.max_output_bytes = 2048;
         let session = Session::new(Arc::new(Reader::new(config).unwrap()), SessionSettings::default()).unwrap();
         session.notify(&format!("roots: {}", "r".repeat(1000)));
-        let first = session.read(&ReadRequest::new("a.txt")).output().into_owned();
+        let first = session.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output().into_owned();
         assert!(first.len() <= 2048, "{} bytes", first.len());
         assert!(first.ends_with(&format!("{}…)", "r".repeat(400))), "{first}");
-        let second = session.read(&ReadRequest::new("a.txt")).output().into_owned();
+        let second = session.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output().into_owned();
         assert!(!second.contains("roots:"), "{second}");
         session.notify("roots: refused");
-        let error = session.read(&ReadRequest::new("missing.txt"));
+        let error = session.read(&ReadRequest::new("missing.txt"), &ReadOptions::default());
         assert!(error.output().contains("roots: refused"), "{}", error.output());
     }
 
@@ -477,7 +447,11 @@ mod tests {
         let reader = Arc::new(Reader::new(Config::with_roots([dir.path()])).unwrap());
         let session = Session::new(reader.clone(), SessionSettings::default()).unwrap();
         for path in ["big.log", "small.txt"] {
-            assert!(session.read(&ReadRequest { offset: Some(-1), ..ReadRequest::new(path) }).is_ok());
+            assert!(
+                session
+                    .read(&ReadRequest { offset: Some(-1), ..ReadRequest::new(path) }, &ReadOptions::default())
+                    .is_ok()
+            );
         }
         let big_now = reader.observe("big.log").unwrap();
         assert_eq!(session.known_content(&big_now), Some(ContentHash::of(big.as_bytes())));
@@ -494,14 +468,10 @@ mod tests {
         let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
         let stand_in = ContentHash(7);
         let known = |_: &crate::engine::Seen| Some(stand_in);
-        let options = ReadOptions { observe: true, known_content: Some(&known), ..ReadOptions::default() };
-        let (_, seen) = reader.read_with(&ReadRequest::new("a.txt"), &Cancel::new(), options);
+        let request = ReadRequest::new("a.txt");
+        let (_, seen) = reader.read_observed(&request, &ReadOptions::default(), Some(&known));
         assert_eq!(seen.unwrap().content, Some(stand_in));
-        let (_, seen) = reader.read_with(
-            &ReadRequest::new("a.txt"),
-            &Cancel::new(),
-            ReadOptions { observe: true, ..ReadOptions::default() },
-        );
+        let (_, seen) = reader.read_observed(&request, &ReadOptions::default(), Some(&|_: &Seen| None));
         assert_eq!(seen.unwrap().content, Some(ContentHash::of(b"one\n")));
     }
 }
