@@ -1,5 +1,5 @@
 // End-to-end test of `agent-read mcp` with the official MCP TypeScript SDK's client, the one most MCP hosts are built
-// on. Run by tests/e2e/run_ts.sh (`node --test`), against the binary named by $AGENT_READ_BIN.
+// on. Run by crates/agent-read-cli/tests/e2e/run_ts.sh (`node --test`), against the binary named by $AGENT_READ_BIN.
 //
 // Beside what the Python e2e covers, this client checks every `structuredContent` it receives against the tool's
 // `outputSchema` (with Ajv), so each kind of answer read here (text, directory, image, notebook, error, read_many)
@@ -18,9 +18,9 @@ import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 
 const binary = process.env.AGENT_READ_BIN;
-if (!binary) throw new Error('set AGENT_READ_BIN to the agent-read binary to test (tests/e2e/run_ts.sh does)');
+if (!binary) throw new Error('set AGENT_READ_BIN to the agent-read binary to test (crates/agent-read-cli/tests/e2e/run_ts.sh does)');
 const crateVersion = fs
-  .readFileSync(new URL('../../../Cargo.toml', import.meta.url), 'utf8')
+  .readFileSync(new URL('../../../../../Cargo.toml', import.meta.url), 'utf8')
   .match(/^version = "([^"]+)"/m)[1];
 
 const BIG_LINES = 1200;

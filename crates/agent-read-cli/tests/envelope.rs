@@ -12,7 +12,7 @@ mod common;
 
 use common::envelope::{assert_nothing_raw, behind_gutter, numbered, ranged, unshow};
 use common::mcp::{call, call_tool, text_of};
-use common::{Ws, output, parse_one_json};
+use common::{Bin, Ws, output, parse_one_json};
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};

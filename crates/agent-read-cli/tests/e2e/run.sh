@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# End-to-end test of `agent-read mcp` with the official MCP Python SDK (tests/e2e/mcp_e2e.py): creates (or reuses)
+# End-to-end test of `agent-read mcp` with the official MCP Python SDK (crates/agent-read-cli/tests/e2e/mcp_e2e.py): creates (or reuses)
 # a virtual environment at target/e2e-venv with the pinned SDK, builds the binary (unless $AGENT_READ_BIN names one)
 # and runs the checks.
-# Arguments go to the script, e.g. `tests/e2e/run.sh --transport stdio`. Works from any directory.
+# Arguments go to the script, e.g. `crates/agent-read-cli/tests/e2e/run.sh --transport stdio`. Works from any directory.
 set -euo pipefail
 
 # A relative AGENT_READ_BIN names a path from where we were called.
 if [ -n "${AGENT_READ_BIN:-}" ]; then
   AGENT_READ_BIN=$(realpath -m -- "$AGENT_READ_BIN")
 fi
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../../.."
 
 command -v cargo >/dev/null 2>&1 || export PATH="$HOME/.cargo/bin:$PATH"
 venv=target/e2e-venv
-requirements=tests/e2e/requirements.txt
+requirements=crates/agent-read-cli/tests/e2e/requirements.txt
 
 # Reuse the venv unless its interpreter is gone (e.g. the Python it was made from was removed).
 if [ -e "$venv" ] && ! "$venv/bin/python" -c '' >/dev/null 2>&1; then
@@ -56,4 +56,4 @@ if [ -z "${AGENT_READ_BIN:-}" ]; then
   cargo build --locked --bin agent-read
   export AGENT_READ_BIN="${CARGO_TARGET_DIR:-target}/debug/agent-read"
 fi
-exec "$venv/bin/python" tests/e2e/mcp_e2e.py "$@"
+exec "$venv/bin/python" crates/agent-read-cli/tests/e2e/mcp_e2e.py "$@"

@@ -24,11 +24,15 @@ use std::sync::Arc;
 
 const BIN: &str = env!("CARGO_BIN_EXE_agent-read");
 
-/// README.md and every Markdown file in docs/, relative to the crate.
+/// The repository's root, where README.md and docs/ are (this crate is `crates/agent-read-cli`).
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// README.md and every Markdown file in docs/, relative to the repository's root.
 fn documents() -> Vec<PathBuf> {
-    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut docs = vec![PathBuf::from("README.md")];
-    let mut pages: Vec<PathBuf> = std::fs::read_dir(crate_dir.join("docs"))
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(repository().join("docs"))
         .expect("docs/ exists")
         .map(|entry| PathBuf::from("docs").join(entry.expect("docs/ entry").file_name()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
@@ -39,7 +43,7 @@ fn documents() -> Vec<PathBuf> {
 }
 
 fn source(rel: &Path) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+    repository().join(rel)
 }
 
 #[test]
@@ -230,9 +234,9 @@ fn demo_project(root: &Path) {
     file("README.md", b"# demo\n\nA small project the examples read.\n");
     file(".env", b"API_TOKEN=not-for-the-model\n");
     file("src/lib.rs", b"pub mod parse;\n");
-    file("src/parse.rs", include_bytes!("fixtures/block_parse.rs"));
+    file("src/parse.rs", include_bytes!("../../agent-read/tests/fixtures/block_parse.rs"));
     file("src/.env.local", b"API_TOKEN=not-for-the-model-either\n");
-    file("app/server.py", include_bytes!("fixtures/block_server.py"));
+    file("app/server.py", include_bytes!("../../agent-read/tests/fixtures/block_server.py"));
     let log: String = (1..=5000)
         .map(|i| format!("2026-03-01T12:{:02}:{:02}Z INFO GET /items/{i} 200 {}ms\n", (i / 60) % 60, i % 60, i % 7 + 1))
         .collect();
@@ -350,7 +354,7 @@ fn anchors(rel: &Path) -> Vec<String> {
 
 #[test]
 fn links_between_documents_reach_a_file_and_a_heading() {
-    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = repository();
     let mut broken = Vec::new();
     for rel in documents() {
         let dir = rel.parent().expect("a parent").to_path_buf();
@@ -361,7 +365,7 @@ fn links_between_documents_reach_a_file_and_a_heading() {
                 }
                 let (file, fragment) = target.split_once('#').unwrap_or((target, ""));
                 let linked = if file.is_empty() { rel.clone() } else { normalize(&dir.join(file)) };
-                if !crate_dir.join(&linked).exists() {
+                if !root.join(&linked).exists() {
                     broken.push(format!("{}: `{target}`: no file {}", rel.display(), linked.display()));
                 } else if !fragment.is_empty()
                     && linked.extension().is_some_and(|ext| ext == "md")

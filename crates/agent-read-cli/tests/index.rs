@@ -5,7 +5,7 @@
 mod common;
 
 use agent_read::{Config, ReadRequest, Reader};
-use common::Ws;
+use common::{Bin, Ws};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -8,7 +8,7 @@ mod common;
 use common::pdf::{
     Fixture, encrypted, handmade, long_pdf, long_pdf_text, operator_flood, pdf_of, show, stream_object, zeros_zlib,
 };
-use common::{Ws, envelope, output, parse_one_json};
+use common::{Bin, Ws, envelope, output, parse_one_json};
 use lopdf::{Dictionary, Stream, dictionary};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Ws, output, parse_one_json};
+use common::{Bin, Ws, output, parse_one_json};
 use serde_json::{Value, json};
 
 /// `n` lines `line 1` … `line n`, each ending with LF.

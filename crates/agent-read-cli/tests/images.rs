@@ -9,7 +9,7 @@
 mod common;
 
 use base64::Engine;
-use common::Ws;
+use common::{Bin, Ws};
 use image::{DynamicImage, ImageFormat, Rgb, RgbImage, Rgba, RgbaImage};
 use serde_json::{Value, json};
 use std::io::Cursor;

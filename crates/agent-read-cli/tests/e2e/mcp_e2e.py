@@ -49,7 +49,7 @@ from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 if sys.version_info < (3, 11):  # anyio brings the backport there
     from exceptiongroup import BaseExceptionGroup
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 SERVER_NAME = "agent-read"
 CHECK_TIMEOUT_S = 60  # one check, all its calls included
 REQUEST_TIMEOUT_S = 30  # one request
@@ -100,12 +100,12 @@ def crate_version() -> str:
     try:
         import tomllib
 
-        return tomllib.loads(text)["package"]["version"]
-    except ModuleNotFoundError:  # Python 3.10: no tomllib; the [package] table's version line is enough.
-        package = text.split("[package]", 1)[1].split("\n[", 1)[0]
+        return tomllib.loads(text)["workspace"]["package"]["version"]
+    except ModuleNotFoundError:  # Python 3.10: no tomllib; the [workspace.package] table's version line is enough.
+        package = text.split("[workspace.package]", 1)[1].split("\n[", 1)[0]
         match = re.search(r'^version\s*=\s*"([^"]+)"', package, re.M)
         if match is None:
-            raise RuntimeError("no version in Cargo.toml's [package] table") from None
+            raise RuntimeError("no version in Cargo.toml's [workspace.package] table") from None
         return match.group(1)
 
 

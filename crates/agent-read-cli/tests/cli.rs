@@ -10,7 +10,7 @@ mod common;
 mod human;
 
 use assert_cmd::Command;
-use common::{Ws, envelope, output, parse_one_json};
+use common::{Bin, Ws, envelope, output, parse_one_json};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
