@@ -1,6 +1,6 @@
-//! The command line's side of [`agent_read::panics`]: a panic anywhere in a run (the library catches its own, so
-//! this is the command line's own code) still ends it the way its face promises, and says nothing of itself but one
-//! line for the operator.
+//! The command line's side of catching panics ([`agent_read::internal_error`] is the library's side): a panic anywhere
+//! in a run (the library catches its own, so this is the command line's own code) still ends it the way its face
+//! promises, and says nothing of itself but one line for the operator.
 //!
 //! - JSON output (`--json`, or a request on standard input): one JSON result, the `INTERNAL` error, exit 0 as for any
 //!   result printed;
@@ -62,7 +62,7 @@ fn answer_internal(cli: &Cli) -> ExitCode {
         Some(Mode::Many(args)) => args.answers_in_json(),
         None => cli.json || cli.path.is_none(),
     };
-    let result = ReadResult::Error(agent_read::panics::internal());
+    let result = ReadResult::Error(agent_read::internal_error());
     if json {
         return print_json(&result);
     }

@@ -33,7 +33,7 @@ const OUTSIDE_ROOT_HINT: &str = "to read it, start agent-read with --root DIR na
 /// `error` as the command line shows it for a request made of flags; `paths` are the paths the request named, kept
 /// as they are both as given and as errors show them (control characters escaped).
 pub fn for_flags(error: &ReadError, paths: &[&str]) -> ReadError {
-    let escaped: Vec<String> = paths.iter().map(|path| agent_read::render::escape::shown(path)).collect();
+    let escaped: Vec<String> = paths.iter().map(|path| agent_read::escape_for_model(path)).collect();
     let kept: Vec<&str> = paths.iter().copied().chain(escaped.iter().map(String::as_str)).collect();
     let mut shown = error.clone();
     shown.message = in_flags(&error.message, &kept);

@@ -26,9 +26,9 @@ mod flag_errors;
 mod many_cli;
 mod mcp;
 
-use agent_read::request::ReadMode;
-use agent_read::session::TokenCounting;
-use agent_read::tool::{self, SchemaFormat};
+use agent_read::ReadMode;
+use agent_read::SchemaFormat;
+use agent_read::TokenCounting;
 use agent_read::{Config, ErrorCode, ReadError, ReadRequest, ReadResult, Reader, SessionSettings};
 use clap::Parser;
 use std::io::{IsTerminal, Read, Write};
@@ -213,9 +213,9 @@ impl Cli {
 fn main() -> ExitCode {
     // The PDF text extraction worker (src/media/pdf/): hidden, started only by this program itself.
     let mut raw_args = std::env::args_os();
-    if raw_args.nth(1).is_some_and(|first| first == agent_read::engine::PDF_WORKER_ARG) {
+    if raw_args.nth(1).is_some_and(|first| first == agent_read::PDF_WORKER_ARG) {
         let rest: Vec<String> = raw_args.map(|arg| arg.to_string_lossy().into_owned()).collect();
-        return ExitCode::from(u8::try_from(agent_read::media::pdf::worker_main(&rest)).unwrap_or(1));
+        return ExitCode::from(u8::try_from(agent_read::pdf_worker_main(&rest)).unwrap_or(1));
     }
     let cli = Cli::parse();
     cli_panics::install_hook();
@@ -229,7 +229,7 @@ fn run(cli: &Cli) -> ExitCode {
     }
     if cli.schema || cli.schema_format.is_some() {
         let format = cli.schema_format.as_deref().and_then(SchemaFormat::parse).unwrap_or(SchemaFormat::Plain);
-        let text = serde_json::to_string_pretty(&tool::definition(format)).unwrap_or_default();
+        let text = serde_json::to_string_pretty(&agent_read::tool_definition(format)).unwrap_or_default();
         return print_stdout(&text, ExitCode::SUCCESS);
     }
     let mut config = match build_config(cli) {
@@ -335,7 +335,7 @@ fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
         // One read per process: there is no session to repeat a read in.
         reread: false,
     };
-    agent_read::panics::test_point("cli", &request.path);
+    agent_read::test_point("cli", &request.path);
     let result = reader.read(&request);
     if cli.json {
         return print_json(&result);

@@ -12,7 +12,7 @@
 use super::{
     Cli, build_config, print_flag_error, print_json, print_stdout, refused_for_its_flags, stdin_request, usage_error,
 };
-use agent_read::tool::{self, SchemaFormat};
+use agent_read::SchemaFormat;
 use agent_read::{ReadManyRequest, ReadManyResult, Reader};
 use std::process::ExitCode;
 
@@ -52,7 +52,7 @@ pub fn run(cli: &Cli, args: &ManyArgs) -> ExitCode {
     let format = args.schema_format.as_deref().or(cli.schema_format.as_deref());
     if args.schema || cli.schema || format.is_some() {
         let format = format.and_then(SchemaFormat::parse).unwrap_or(SchemaFormat::Plain);
-        let text = serde_json::to_string_pretty(&tool::many_definition(format)).unwrap_or_default();
+        let text = serde_json::to_string_pretty(&agent_read::many_definition(format)).unwrap_or_default();
         return print_stdout(&text, ExitCode::SUCCESS);
     }
     if cli.path.is_some() || cli.has_request_flags() || cli.json {
@@ -78,7 +78,7 @@ pub fn run(cli: &Cli, args: &ManyArgs) -> ExitCode {
         return print_json(&result);
     }
     let request = ReadManyRequest { paths: args.paths.clone(), limit: args.limit, max_files: args.max_files };
-    agent_read::panics::test_point("cli", request.paths.first().map_or("", String::as_str));
+    agent_read::test_point("cli", request.paths.first().map_or("", String::as_str));
     let result = reader.read_many(&request);
     if args.json {
         return print_json(&result);

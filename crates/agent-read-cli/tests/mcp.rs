@@ -41,10 +41,10 @@ async fn server_names_itself_and_lists_the_read_tool_with_its_schemas() {
     let tool = serde_json::to_value(&tools[0]).unwrap();
     assert_eq!(tool["name"], "read");
     // Served in a session that answers exact repeats with a notice: `reread` is offered and explained.
-    let served = agent_read::tool::Served::WithRepeatStubs;
-    assert_eq!(tool["description"], agent_read::tool::description_for(served));
-    assert_eq!(tool["inputSchema"], agent_read::tool::parameters_schema_for(served));
-    assert_eq!(tool["outputSchema"], agent_read::tool::output_schema());
+    let served = agent_read::Served::WithRepeatStubs;
+    assert_eq!(tool["description"], agent_read::tool_description_for(served));
+    assert_eq!(tool["inputSchema"], agent_read::parameters_schema_for(served));
+    assert_eq!(tool["outputSchema"], agent_read::output_schema());
     assert_eq!(tool["annotations"]["readOnlyHint"], true);
     assert_eq!(tool["annotations"]["idempotentHint"], true);
     client.cancel().await.unwrap();
@@ -77,9 +77,9 @@ async fn read_many_is_listed_with_its_schemas_and_reads_several_files_in_one_cal
     let client = connect(dir.path()).await;
     let tools = client.list_all_tools().await.expect("tools/list");
     let many = serde_json::to_value(tools.iter().find(|t| t.name == "read_many").expect("read_many listed")).unwrap();
-    assert_eq!(many["description"], agent_read::tool::MANY_DESCRIPTION);
-    assert_eq!(many["inputSchema"], agent_read::tool::many_parameters_schema());
-    assert_eq!(many["outputSchema"], agent_read::tool::many_output_schema());
+    assert_eq!(many["description"], agent_read::MANY_DESCRIPTION);
+    assert_eq!(many["inputSchema"], agent_read::many_parameters_schema());
+    assert_eq!(many["outputSchema"], agent_read::many_output_schema());
     assert_eq!(
         (many["annotations"]["readOnlyHint"].as_bool(), many["annotations"]["idempotentHint"].as_bool()),
         (Some(true), Some(true))
@@ -903,7 +903,7 @@ async fn a_client_on_protocol_2026_07_28_spends_one_budget_over_its_connection()
 async fn budget_spent_across_calls(client: &Client) {
     let tools = client.list_all_tools().await.expect("tools/list");
     let tool = serde_json::to_value(&tools[0]).unwrap();
-    assert_eq!(tool["inputSchema"], agent_read::tool::parameters_schema(), "no `reread` without stubs");
+    assert_eq!(tool["inputSchema"], agent_read::parameters_schema(), "no `reread` without stubs");
     let first = text_of(&call(client, json!({"path": "notes.txt", "limit": 2})).await);
     let second = text_of(&call(client, json!({"path": "notes.txt", "limit": 2})).await);
     assert!(first.starts_with("1: line 1\n") && second.starts_with("1: line 1\n"), "{second}");

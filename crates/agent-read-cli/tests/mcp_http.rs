@@ -16,7 +16,7 @@ use std::process::Command;
 
 /// The whole life of a client: schemas, a read, paging, a failure as a tool result. `served` is how the tool is
 /// described: with repeat-read notices in session mode, one-shot when stateless.
-async fn exercise(server: &HttpServer, served: agent_read::tool::Served) {
+async fn exercise(server: &HttpServer, served: agent_read::Served) {
     let client = server.connect().await;
     let info = serde_json::to_value(client.peer_info().expect("server info")).unwrap();
     assert_eq!(info["serverInfo"]["name"], "agent-read");
@@ -24,12 +24,12 @@ async fn exercise(server: &HttpServer, served: agent_read::tool::Served) {
     let tools = client.list_all_tools().await.expect("tools/list");
     let tool = serde_json::to_value(&tools[0]).unwrap();
     assert_eq!(tools.len(), 2, "read and read_many");
-    assert_eq!(tool["inputSchema"], agent_read::tool::parameters_schema_for(served));
-    assert_eq!(tool["description"], agent_read::tool::description_for(served));
-    assert_eq!(tool["outputSchema"], agent_read::tool::output_schema());
+    assert_eq!(tool["inputSchema"], agent_read::parameters_schema_for(served));
+    assert_eq!(tool["description"], agent_read::tool_description_for(served));
+    assert_eq!(tool["outputSchema"], agent_read::output_schema());
     let many = serde_json::to_value(&tools[1]).unwrap();
-    assert_eq!(many["inputSchema"], agent_read::tool::many_parameters_schema());
-    assert_eq!(many["outputSchema"], agent_read::tool::many_output_schema());
+    assert_eq!(many["inputSchema"], agent_read::many_parameters_schema());
+    assert_eq!(many["outputSchema"], agent_read::many_output_schema());
     assert_resources_and_prompts_are_not_served(&client).await;
     let first = call(&client, json!({"path": "notes.txt", "limit": 10})).await;
     assert_eq!(first.is_error, Some(false));
@@ -53,14 +53,14 @@ async fn session_mode_serves_a_whole_client_life() {
     let dir = workspace();
     let server = HttpServer::start(dir.path(), &[]);
     assert!(server.url.starts_with("http://127.0.0.1:") && server.url.ends_with("/mcp"), "{}", server.url);
-    exercise(&server, agent_read::tool::Served::WithRepeatStubs).await;
+    exercise(&server, agent_read::Served::WithRepeatStubs).await;
 }
 
 #[tokio::test]
 async fn stateless_mode_serves_a_whole_client_life() {
     let dir = workspace();
     let server = HttpServer::start(dir.path(), &["--stateless"]);
-    exercise(&server, agent_read::tool::Served::OneShot).await;
+    exercise(&server, agent_read::Served::OneShot).await;
 }
 
 #[tokio::test]

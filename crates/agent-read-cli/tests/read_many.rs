@@ -218,8 +218,8 @@ fn schema_prints_the_second_tool_in_every_format() {
     };
     let plain = schema(&[]);
     assert_eq!(plain["name"], "read_many");
-    assert_eq!(plain["description"], agent_read::tool::MANY_DESCRIPTION);
-    assert_eq!(plain["parameters"], agent_read::tool::many_parameters_schema());
+    assert_eq!(plain["description"], agent_read::MANY_DESCRIPTION);
+    assert_eq!(plain["parameters"], agent_read::many_parameters_schema());
     assert_eq!(plain["parameters"]["required"], json!(["paths"]));
     assert_eq!(schema(&["--schema-format", "openai"])["function"]["parameters"], plain["parameters"]);
     assert_eq!(schema(&["--schema-format", "anthropic"])["input_schema"], plain["parameters"]);

@@ -74,11 +74,13 @@ impl Budget {
     }
 
     /// When the time budget runs out.
+    #[cfg(any(feature = "pdf", feature = "images"))]
     pub fn deadline(&self) -> Instant {
         self.deadline
     }
 
     /// The caller's cancel signal.
+    #[cfg(feature = "pdf")]
     pub fn cancel(&self) -> &Cancel {
         &self.cancel
     }

@@ -8,7 +8,7 @@
 //! Content is compared with `String::from_utf8_lossy` when the result says the file was decoded as UTF-8, and with
 //! `encoding_rs` (a dependency of the crate) decoding in the reported encoding when a legacy encoding was guessed.
 
-use agent_read::result::TextResult;
+use agent_read::TextResult;
 use agent_read::{Config, ErrorCode, Limits, ReadRequest, ReadResult, Reader};
 use proptest::prelude::*;
 use std::fmt;

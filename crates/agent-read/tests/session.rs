@@ -3,7 +3,7 @@
 
 mod common;
 
-use agent_read::session::{Basis, TokenCounting, Usage};
+use agent_read::{Basis, TokenCounting, Usage};
 use agent_read::{Config, Freshness, ReadManyRequest, ReadRequest, ReadResult, Reader, Session, SessionSettings};
 use common::Ws;
 use std::fs::File;

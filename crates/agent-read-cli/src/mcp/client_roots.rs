@@ -16,7 +16,7 @@
 #![allow(deprecated)] // MCP Roots: deprecated by SEP-2577, still offered by the clients people use (see mod.rs).
 
 use agent_read::Reader;
-use agent_read::audit::{self, Refused, RootsChange, Who};
+use agent_read::{Refused, RootsChange, Who, audit_timestamp};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, InputRequest, InputRequiredResult, ListRootsRequest, ListRootsResult,
     ProtocolVersion, RequestMetaObject,
@@ -180,7 +180,7 @@ pub(super) fn adopt(
     }
     let notice = (!refused.is_empty()).then(|| notice(&refused, &in_force, accepted.is_empty()));
     let asked = uris.iter().map(String::as_str).collect();
-    let change = RootsChange { time: audit::now(), event: "roots", who, asked, accepted, refused, in_force };
+    let change = RootsChange { time: audit_timestamp(), event: "roots", who, asked, accepted, refused, in_force };
     configured.audit_roots_change(&change);
     (reader, notice)
 }

@@ -14,7 +14,7 @@
 //!   request it answers, and over HTTP either is refused `400` with that error.
 
 use super::malformed::readable_id;
-use agent_read::request::duplicates::{self, DuplicateKey};
+use agent_read::{DuplicateKey, duplicate_keys};
 use rmcp::model::{ErrorCode, ErrorData, RequestId};
 use serde_json::Value;
 
@@ -58,7 +58,7 @@ pub(super) enum Kind {
 
 /// Checks a message's bytes (a line without its line feed, or a body, a byte-order mark removed) for keys named twice.
 pub(super) fn screen(message: &[u8]) -> Screened {
-    let found = duplicates::scan(message, &ARGUMENTS);
+    let found = duplicate_keys(message, &ARGUMENTS);
     if found.is_empty() {
         return Screened::Clean;
     }

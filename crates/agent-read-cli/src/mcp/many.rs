@@ -8,17 +8,17 @@
 use super::ReadServer;
 use super::backlog::Call;
 use agent_read::ReadManyResult;
-use agent_read::tool::{self, SchemaFormat};
+use agent_read::SchemaFormat;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, Tool};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 
-/// The `read_many` tool as listed: name, description, input schema and annotations from [`agent_read::tool`], with
+/// The `read_many` tool as listed: name, description, input schema and annotations from [`agent_read::many_definition`], with
 /// its output schema.
 pub fn many_tool() -> Result<Tool, String> {
-    let mut definition = tool::many_definition(SchemaFormat::Mcp);
-    definition["outputSchema"] = tool::many_output_schema();
+    let mut definition = agent_read::many_definition(SchemaFormat::Mcp);
+    definition["outputSchema"] = agent_read::many_output_schema();
     serde_json::from_value(definition).map_err(|e| format!("read_many tool definition: {e}"))
 }
 

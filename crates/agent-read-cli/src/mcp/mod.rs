@@ -1,9 +1,9 @@
 //! The MCP face: `agent-read mcp` serves the `read` tool (and `read_many`, see [`many`]) with the official Rust SDK
 //! (`rmcp`), on standard input and output or over streamable HTTP ([`http`]).
 //!
-//! Thin by design: the tool's name, description and input schema come from [`agent_read::tool`], every call goes to
-//! the same [`Reader`] as the command line, and the result is the same JSON — as `structuredContent`, with the model
-//! text as text content. Reads run on tokio's blocking pool, so a slow read never stalls the protocol loop or the other
+//! Thin by design: the tool's name, description and input schema come from the library
+//! ([`agent_read::tool_definition_for`]), every call goes to the same [`Reader`] as the command line, and the result
+//! is the same JSON — as `structuredContent`, with the model text as text content. Reads run on tokio's blocking pool, so a slow read never stalls the protocol loop or the other
 //! requests; a cancelled (or abandoned) request stops its read. Each client may run [`MAX_READS_PER_CLIENT`] reads at
 //! once and every client together [`MAX_CONCURRENT_READS`], so one client's slow reads cannot take every reader from
 //! the others; a read's time budget counts from its request's arrival, so a wait in line is spent from it, never added
@@ -42,9 +42,9 @@ mod many;
 mod pending;
 mod stdio;
 
-use agent_read::audit::Who;
-use agent_read::tool::{self, SchemaFormat, Served};
+use agent_read::Who;
 use agent_read::{Cancel, Config, ReadResult, Reader, Session, SessionSettings};
+use agent_read::{SchemaFormat, Served};
 use backlog::Call;
 use client_roots::InCall;
 use duplicates::DuplicateArgument;
@@ -133,8 +133,8 @@ impl ReadServer {
         let configured = Arc::new(Reader::new(config).map_err(|e| e.to_string())?);
         let session = Session::new(configured.clone(), settings)?;
         let served = if settings.repeat_read_stubs { Served::WithRepeatStubs } else { Served::OneShot };
-        let mut definition = tool::definition_for(SchemaFormat::Mcp, served);
-        definition["outputSchema"] = tool::output_schema();
+        let mut definition = agent_read::tool_definition_for(SchemaFormat::Mcp, served);
+        definition["outputSchema"] = agent_read::output_schema();
         let tool: Tool = serde_json::from_value(definition).map_err(|e| format!("tool definition: {e}"))?;
         Ok(ReadServer {
             configured,
@@ -385,7 +385,7 @@ fn tool_result(result: &ReadResult, session: &Session) -> Result<CallToolResult,
 }
 
 /// Images as image blocks; anything else (a PDF document) as an embedded resource holding its bytes, named by `uri`.
-fn attachment_block(attachment: &agent_read::result::Attachment, uri: &str) -> ContentBlock {
+fn attachment_block(attachment: &agent_read::Attachment, uri: &str) -> ContentBlock {
     if attachment.mime.starts_with("image/") {
         return ContentBlock::image(attachment.data.clone(), attachment.mime.clone());
     }
@@ -469,7 +469,7 @@ impl ServerHandler for ReadServer {
     }
 
     /// Serves one call; a panic in it (a bug: the reader catches its own) ends this call only, as `-32603` without a
-    /// word of the panic, and the server goes on (see `agent_read::panics`).
+    /// word of the panic, and the server goes on (see `agent_read::internal_error`).
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -494,7 +494,7 @@ impl ReadServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let path = request.arguments.as_ref().and_then(|arguments| arguments.get("path")).and_then(Value::as_str);
-        agent_read::panics::test_point("mcp", path.unwrap_or_default());
+        agent_read::test_point("mcp", path.unwrap_or_default());
         // The time budget counts from here: waiting for the client's roots or for a reader is spent from it.
         let call = Call { arrived: self.arrival(), id: Some(context.id.clone()) };
         if let Some(DuplicateArgument(duplicate)) = duplicate_argument(&context) {
@@ -519,17 +519,17 @@ impl ReadServer {
                 self.roots_given.set(true);
             }
         }
-        if request.name == tool::MANY_NAME {
+        if request.name == agent_read::MANY_NAME {
             let arguments = Value::Object(request.arguments.unwrap_or_default());
             return self.call_read_many(arguments, call, context).await;
         }
-        if request.name != tool::NAME {
+        if request.name != agent_read::TOOL_NAME {
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool `{}`; this server's tools: `{}`, `{}`",
                     request.name,
-                    tool::NAME,
-                    tool::MANY_NAME
+                    agent_read::TOOL_NAME,
+                    agent_read::MANY_NAME
                 ),
                 None,
             ));

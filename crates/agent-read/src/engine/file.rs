@@ -103,6 +103,7 @@ impl Media {
 }
 
 /// The first argument that makes the `agent-read` binary run as a PDF extraction worker.
+#[cfg(feature = "pdf")]
 pub const PDF_WORKER_ARG: &str = "__pdf-worker";
 
 /// The first bytes of an open regular file (up to [`SNIFF_LEN`], never past where reading stops): what classifying

@@ -9,10 +9,13 @@ mod file;
 mod narrow;
 pub mod observe;
 
+#[cfg(feature = "pdf")]
 pub use file::PDF_WORKER_ARG;
 #[cfg(feature = "pdf")]
 mod pdf;
 mod text;
+#[cfg(test)]
+mod without_waiting_tests;
 
 use crate::audit::{self, AuditEntry, AuditLog};
 use crate::budget::{Budget, Cancel};

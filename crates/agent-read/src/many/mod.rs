@@ -17,10 +17,8 @@ mod share;
 #[cfg(test)]
 mod tests;
 
-pub use glob::MAX_WALK_ENTRIES;
 pub use request::{DEFAULT_MAX_FILES, MAX_FILES, MAX_PATHS, ReadManyRequest};
 pub use result::{ManyFile, ManyMeta, ManyResult, ReadManyResult, Skipped};
-pub use share::MIN_READ_CAP;
 
 use crate::budget::Cancel;
 use crate::engine::Reader;

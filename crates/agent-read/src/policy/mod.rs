@@ -26,7 +26,7 @@ use crate::config::ConfigError;
 use ignore::{IgnoreFile, IgnoreFiles};
 use rules::{Kind, Rules};
 use serde::Deserialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Globs denied unless the configuration turns the defaults off, each with why. Names match at any depth, and copies
 /// of a matching name (`.env~`, `server.key.bak`, `.id_rsa.swp`) are denied with it. SECURITY.md lists them too.
@@ -162,6 +162,7 @@ impl Policy {
 
     /// Checks a path given relative to its root (`relative`) and as an absolute path (`absolute`); the root itself
     /// (an empty `relative`) is never refused by the allow list.
+    #[cfg(test)]
     pub fn check(&self, relative: &Path, absolute: &Path) -> Result<(), Denial> {
         self.check_at(relative, absolute, relative.as_os_str().is_empty())
     }
@@ -199,7 +200,8 @@ impl Policy {
 }
 
 /// Joins a root and a root-relative path into the absolute path policy globs see.
-pub fn absolute_of(root: &Path, relative: &Path) -> PathBuf {
+#[cfg(test)]
+pub fn absolute_of(root: &Path, relative: &Path) -> std::path::PathBuf {
     if relative.as_os_str().is_empty() { root.to_path_buf() } else { root.join(relative) }
 }
 

@@ -145,6 +145,7 @@ impl Counts {
     }
 
     /// Whether nothing was met.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.nul.is_none() && self.control.is_none() && self.invisible.is_none()
     }
@@ -166,6 +167,7 @@ pub fn push_shown(out: &mut String, text: &str) -> Counts {
 
 /// Appends text of several lines as shown, its line feeds kept (for a rendering whose every line starts with the
 /// tool's own prefix); returns what it met.
+#[cfg(any(feature = "pdf", test))]
 pub fn push_shown_lines(out: &mut String, text: &str) -> Counts {
     let mut counts = Counts::default();
     let mut start = 0;
@@ -205,7 +207,8 @@ pub fn fitting_prefix(text: &str, max_bytes: usize) -> usize {
     fitting(text, max_bytes, shown_len_of)
 }
 
-/// [`fitting_prefix`] for text shown by [`push_shown_lines`].
+/// [`fitting_prefix`] for text shown by `push_shown_lines`.
+#[cfg(any(feature = "pdf", test))]
 pub fn fitting_prefix_lines(text: &str, max_bytes: usize) -> usize {
     fitting(text, max_bytes, |c| if c == '\n' { 1 } else { shown_len_of(c) })
 }

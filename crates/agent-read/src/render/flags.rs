@@ -14,6 +14,7 @@ pub enum Place {
     /// A byte offset in the file (or in the rendering, for notebooks and PDFs).
     Byte,
     /// A page number.
+    #[cfg_attr(not(feature = "pdf"), allow(dead_code))]
     Page,
 }
 

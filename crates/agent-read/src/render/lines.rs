@@ -63,11 +63,6 @@ impl LineRenderer {
         LineRenderer { call_prefix: prefix.to_string(), ..self }
     }
 
-    /// The lines rendered so far.
-    pub fn text(&self) -> &str {
-        &self.out
-    }
-
     /// Bytes of each line the scan must keep: enough for `max_line_chars` characters in any encoding.
     pub fn keep_max(&self) -> usize {
         self.max_line_chars.saturating_mul(4).saturating_add(4)

@@ -23,7 +23,7 @@ mod cached;
 mod ignore_files;
 mod narrow;
 
-pub use narrow::{Asked, Narrowing};
+pub use narrow::Asked;
 
 use crate::config::ConfigError;
 use crate::error::{ErrorCode, ReadError};

@@ -16,7 +16,7 @@ mod jwt;
 mod tokens;
 
 use super::http_edges::Answer;
-use agent_read::config::{HttpConfig, OAuthConfig};
+use agent_read::{HttpConfig, OAuthConfig};
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use http_body_util::BodyExt;

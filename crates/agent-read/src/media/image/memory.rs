@@ -70,11 +70,6 @@ impl MemoryPool {
         &SHARED
     }
 
-    /// Its size in bytes.
-    pub fn capacity(&self) -> u64 {
-        self.capacity
-    }
-
     /// Reserves `bytes`, waiting while other reads hold too much (see the module's documentation).
     pub fn reserve(&self, bytes: u64, budget: &Budget) -> Result<Reservation<'_>, Refusal> {
         if bytes > self.capacity {
@@ -103,6 +98,7 @@ impl MemoryPool {
     }
 
     /// Bytes currently reserved.
+    #[cfg(test)]
     pub fn held(&self) -> u64 {
         *self.lock()
     }
@@ -115,6 +111,7 @@ impl MemoryPool {
 
 impl Reservation<'_> {
     /// The bytes reserved.
+    #[cfg(test)]
     pub fn bytes(&self) -> u64 {
         self.bytes
     }

@@ -93,6 +93,8 @@ mod stop;
 mod text;
 mod thread;
 mod worker;
+#[cfg(test)]
+mod worker_tests;
 mod xref;
 
 pub use pages::PageSelection;

@@ -22,7 +22,7 @@
 
 mod shape;
 
-pub use shape::{LineShape, TAB_WIDTH};
+pub use shape::LineShape;
 
 use super::Source;
 use super::scan::{self, Flow, Pass, Start};
@@ -60,6 +60,7 @@ pub enum Found {
 
 /// Finds the block around line `anchor` of `source`, whose text is in `codec`. Reads from the first line to the
 /// block's end, holding one chunk and the open headers; stops with an error when the source's budget runs out.
+#[cfg(test)]
 pub fn find(source: &Source<'_>, codec: Codec, anchor: u64) -> io::Result<Found> {
     find_in(source, codec, anchor, None)
 }

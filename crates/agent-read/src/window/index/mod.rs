@@ -131,12 +131,14 @@ impl LineIndex {
         }
     }
 
-    /// Number of checkpoints (for tests and benchmarks).
+    /// Number of checkpoints (for tests).
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.checkpoints.len()
     }
 
     /// Whether the index has no checkpoint (a file of few, long lines).
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.checkpoints.is_empty()
     }

@@ -100,11 +100,13 @@ impl LineIndexes {
     }
 
     /// Number of indexes in memory (for tests).
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.with_recent(|recent| recent.len())
     }
 
     /// Whether no index is in memory.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -44,12 +44,12 @@
 //! `FUZZ_CASES=200000 RUSTFLAGS="-C overflow-checks=on" CARGO_TARGET_DIR=target/fuzz cargo test --release --test fuzz
 //! -- --nocapture`. "Executions" in the printed summary include the runs made while shrinking a failure.
 
-use agent_read::classify::boundary::last_boundary;
-use agent_read::classify::codec::DecodeLimit;
-use agent_read::classify::{Codec, classify};
-use agent_read::policy::{Policy, PolicyConfig};
-use agent_read::request::MAX_PATH_BYTES;
-use agent_read::{Config, ErrorCode, Limits, ReadRequest, ReadResult, Reader};
+use crate::classify::boundary::last_boundary;
+use crate::classify::codec::DecodeLimit;
+use crate::classify::{Codec, classify};
+use crate::policy::{Policy, PolicyConfig};
+use crate::request::MAX_PATH_BYTES;
+use crate::{Config, ErrorCode, Limits, ReadRequest, ReadResult, Reader};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config as RunnerConfig, TestCaseError, TestRunner};
@@ -62,7 +62,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-#[path = "common/envelope.rs"]
+#[path = "../tests/common/envelope.rs"]
 mod envelope;
 
 /// Cases per property when `FUZZ_CASES` is not set: the whole file stays well under 20 s in a debug build.
@@ -1603,7 +1603,7 @@ fn render_invariants(
 /// Whatever the file holds: no character that breaks a line, drives a terminal or reorders text reaches the output
 /// as it is; a universal-newline reader sees every line but the footer behind the tool's prefix; `meta` counts what
 /// the window shows.
-fn check_nothing_forged(output: &str, meta: &agent_read::result::TextMeta) -> Result<(), TestCaseError> {
+fn check_nothing_forged(output: &str, meta: &crate::result::TextMeta) -> Result<(), TestCaseError> {
     if let Some((at, c)) = output.char_indices().find(|(_, c)| envelope::forbidden(*c)) {
         return Err(TestCaseError::fail(format!("raw U+{:04X} at byte {at} of {output:?}", c as u32)));
     }
@@ -1633,7 +1633,7 @@ fn check_nothing_forged(output: &str, meta: &agent_read::result::TextMeta) -> Re
             }
         }
     }
-    let count = |flagged: Option<agent_read::result::Flagged>| flagged.map_or(0, |f| f.count);
+    let count = |flagged: Option<crate::result::Flagged>| flagged.map_or(0, |f| f.count);
     prop_assert_eq!(
         (count(meta.nul_chars), count(meta.control_chars), count(meta.invisible_chars)),
         counted,
@@ -1662,7 +1662,7 @@ fn check_placed_lines(output: &str, [start, end]: [u64; 2]) -> Result<(), TestCa
 fn check_numbered_lines(
     output: &str,
     request: &ReadRequest,
-    meta: &agent_read::result::TextMeta,
+    meta: &crate::result::TextMeta,
 ) -> Result<(), TestCaseError> {
     let (Some(first), Some(last), Some(total)) = (meta.start_line, meta.end_line, meta.total_lines) else {
         return Err(TestCaseError::fail(format!("line window without start/end/total: {meta:?}")));

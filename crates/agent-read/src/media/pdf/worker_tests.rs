@@ -1,13 +1,17 @@
-//! PDF text extraction in a worker process (src/media/pdf/, `Isolation::Process`).
+//! PDF text extraction in a worker process (`Isolation::Process`).
 //!
-//! The worker is the real binary, started through its hidden `__pdf-worker` argument; a few cases put a shell in its
-//! place to play a worker that hangs, crashes or answers garbage. Fixtures are made here with lopdf.
+//! The worker is the real binary, `agent-read` (crate agent-read-cli), started through its hidden `__pdf-worker`
+//! argument: it is found beside this test binary's directory, so the workspace's `cargo test` (which builds every
+//! crate before it runs a test) has built it. A few cases put a shell in its place to play a worker that hangs,
+//! crashes or answers garbage. Fixtures are made with lopdf, by the helpers the integration tests use too.
 
-mod common;
+#[path = "../../../tests/common/pdf.rs"]
+#[allow(dead_code)] // The integration tests use the rest.
+mod common_pdf;
 
-use agent_read::Cancel;
-use agent_read::media::pdf::{self, Extracted, Isolation, PageSelection, PdfError};
-use common::pdf::{Fixture, encrypted, handmade, pdf_of, show, stream_object, zeros_zlib};
+use crate::budget::Cancel;
+use crate::media::pdf::{self, Extracted, Isolation, PageSelection, PdfError};
+use common_pdf::{Fixture, encrypted, handmade, pdf_of, show, stream_object, zeros_zlib};
 use lopdf::{Dictionary, Stream, dictionary};
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
@@ -16,9 +20,18 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// The `agent-read` binary of this build (`target/<profile>/agent-read`; this test binary is in `deps/` below it).
+fn binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("the test binary is in target/<profile>/deps");
+    let binary = profile_dir.join(format!("agent-read{}", std::env::consts::EXE_SUFFIX));
+    assert!(binary.is_file(), "{} is missing: build it first (`cargo build -p agent-read-cli`)", binary.display());
+    binary
+}
+
 /// The binary as the PDF worker.
 fn worker() -> Isolation {
-    Isolation::Process { program: PathBuf::from(env!("CARGO_BIN_EXE_agent-read")), args: vec!["__pdf-worker".into()] }
+    Isolation::Process { program: binary(), args: vec![crate::PDF_WORKER_ARG.into()] }
 }
 
 /// A shell script in the worker's place (the worker's own arguments become `$1`…).
@@ -213,7 +226,7 @@ fn cancelling_kills_the_worker_and_reaps_it() {
     let err = pdf::extract(&file, &PageSelection::all(), 100, deadline, &cancel, &fake_worker("exec sleep 30"));
     timer.join().unwrap();
     let err = err.unwrap_err();
-    assert!(matches!(&err, PdfError::Io(io) if agent_read::budget::is_cancelled(io)), "{err:?}");
+    assert!(matches!(&err, PdfError::Io(io) if crate::budget::is_cancelled(io)), "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
     assert_eq!(lasting_zombies(), Vec::<String>::new());
 }
@@ -256,8 +269,8 @@ fn the_worker_reads_the_file_from_its_start_and_its_offset_is_left_alone() {
 
 #[test]
 fn the_hidden_worker_argument_answers_one_json_document() {
-    let binary = env!("CARGO_BIN_EXE_agent-read");
-    let output = Command::new(binary)
+    let binary = binary();
+    let output = Command::new(&binary)
         .args(["__pdf-worker", "2", "1000", "10"])
         .stdin(Stdio::from(as_file(&numbered(3))))
         .output()
@@ -267,7 +280,7 @@ fn the_hidden_worker_argument_answers_one_json_document() {
     assert_eq!(answer["outcome"], "extracted");
     assert_eq!(answer["page_count"], 3);
     assert_eq!(answer["pages"][0]["text"], "Page 2 text");
-    let usage = Command::new(binary).args(["__pdf-worker", "nonsense"]).stdin(Stdio::null()).output().unwrap();
+    let usage = Command::new(&binary).args(["__pdf-worker", "nonsense"]).stdin(Stdio::null()).output().unwrap();
     assert_eq!(usage.status.code(), Some(2));
     assert!(usage.stdout.is_empty());
 }

@@ -6,10 +6,10 @@
 //! Where the temporary directory cannot be read without waiting (a file system that is not local, a kernel without
 //! `RESOLVE_CACHED`, a seccomp filter), each test says so on stderr and checks only that every read steps aside.
 
-use agent_read::engine::ReadOptions;
-use agent_read::request::ReadMode;
-use agent_read::resolve::Roots;
-use agent_read::{Cancel, Config, ReadRequest, ReadResult, Reader, Session, SessionSettings};
+use crate::engine::ReadOptions;
+use crate::request::ReadMode;
+use crate::resolve::Roots;
+use crate::{Cancel, Config, ReadRequest, ReadResult, Reader, Session, SessionSettings};
 use proptest::prelude::*;
 use serde_json::json;
 use std::path::Path;
@@ -44,7 +44,7 @@ fn can_read_without_waiting(root: &Path, file: &str) -> bool {
     let roots = Roots::new(&[root.to_path_buf()]).unwrap();
     let resolved = roots.resolve(file).unwrap();
     let can = (0..ATTEMPTS).find_map(|_| roots.open_cached(&resolved)).is_some_and(|opened| {
-        let agent_read::resolve::Handle::File(file, _) = opened.handle else { return false };
+        let crate::resolve::Handle::File(file, _) = opened.handle else { return false };
         let mut byte = [0u8; 1];
         let flags = rustix::io::ReadWriteFlags::NOWAIT;
         rustix::io::preadv2(&file, &mut [std::io::IoSliceMut::new(&mut byte)], 0, flags).is_ok()
@@ -60,7 +60,7 @@ fn can_read_without_waiting(root: &Path, file: &str) -> bool {
 const ATTEMPTS: usize = 20;
 
 /// [`Reader::read_without_waiting`], tried up to [`ATTEMPTS`] times.
-fn without_waiting(reader: &Reader, request: &ReadRequest) -> Option<(ReadResult, Option<agent_read::engine::Seen>)> {
+fn without_waiting(reader: &Reader, request: &ReadRequest) -> Option<(ReadResult, Option<crate::engine::Seen>)> {
     (0..ATTEMPTS).find_map(|_| reader.read_without_waiting(request, observing()))
 }
 
@@ -135,7 +135,7 @@ fn whatever_could_wait_steps_aside() {
     }
     // The ordinary read still answers them all: a FIFO with an error, at once.
     let ReadResult::Error(error) = reader.read(&request("pipe")) else { panic!("a FIFO was read") };
-    assert_eq!(error.code, agent_read::ErrorCode::NotRegular);
+    assert_eq!(error.code, crate::ErrorCode::NotRegular);
 }
 
 #[test]
