@@ -2,10 +2,8 @@
 //! library reader whose kept index follows a growing log. The window-level proofs (a read through the index does
 //! not scan before its checkpoint; an append extends the index) sit beside the code in `src/window/`.
 
-mod common;
-
+use crate::common::{Bin, Ws};
 use agent_read::{Config, ReadRequest, Reader};
-use common::{Bin, Ws};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

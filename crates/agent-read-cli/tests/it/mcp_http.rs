@@ -1,10 +1,8 @@
 //! The MCP face over streamable HTTP, tested as a real client would use it: `agent-read mcp --http` runs as a child
 //! process and `rmcp`'s own HTTP client talks to it, in session mode and in stateless mode.
 
-mod common;
-
-use common::http::{HttpServer, INITIALIZE, raw_exchange, raw_post, raw_post_with};
-use common::mcp::{
+use crate::common::http::{HttpServer, INITIALIZE, raw_exchange, raw_post, raw_post_with};
+use crate::common::mcp::{
     RootsClient, assert_resources_and_prompts_are_not_served, call, call_tool, protocol_2026, text_of, workspace,
 };
 use rmcp::ServiceExt;

@@ -3,15 +3,13 @@
 //!
 //! Every test writes its files into a fresh workspace (see `tests/common`) and runs the real binary on them.
 
-mod common;
-
-use common::{Bin, Ws, output, parse_one_json};
+use crate::common::{Bin, Ws, output, parse_one_json};
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
-const PYTHON: &str = include_str!("../../agent-read/tests/fixtures/block_server.py");
+const PYTHON: &str = include_str!("../../../agent-read/tests/fixtures/block_server.py");
 
-const RUST: &str = include_str!("../../agent-read/tests/fixtures/block_parse.rs");
+const RUST: &str = include_str!("../../../agent-read/tests/fixtures/block_parse.rs");
 
 /// Sends one JSON request on standard input; returns the JSON result.
 fn request(ws: &Ws, request: &Value) -> Value {

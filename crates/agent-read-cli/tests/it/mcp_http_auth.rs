@@ -3,10 +3,8 @@
 //! keys made in the test, whose JSON Web Key Set (and the issuer's metadata) a small server of the test serves on
 //! loopback.
 
-mod common;
-
-use common::http::{HttpServer, INITIALIZE, raw_exchange, raw_post, raw_post_with};
-use common::mcp::{call, text_of, workspace};
+use crate::common::http::{HttpServer, INITIALIZE, raw_exchange, raw_post, raw_post_with};
+use crate::common::mcp::{call, text_of, workspace};
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};

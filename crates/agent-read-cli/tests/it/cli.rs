@@ -5,12 +5,10 @@
 //! nothing depends on the repository's files. Paths shown by the tool are relative to the root, which keeps the
 //! snapshots (`tests/snapshots/cli__*.snap`) free of temporary paths.
 
-mod common;
-#[path = "cli/human.rs"]
 mod human;
 
+use crate::common::{Bin, Ws, envelope, output, parse_one_json};
 use assert_cmd::Command;
-use common::{Bin, Ws, envelope, output, parse_one_json};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -1788,7 +1786,7 @@ fn schema_formats_wrap_the_same_parameters() {
 /// function-calling API and MCP client accepts: no `["integer", "null"]`, no null in an enum, no `$ref`, no `format`.
 #[test]
 fn every_printed_schema_is_portable() {
-    common::portable::self_check();
+    crate::common::portable::self_check();
     let ws = Ws::new();
     for tool in [&[][..], &["many"][..]] {
         for format in ["plain", "openai", "anthropic", "mcp"] {
@@ -1801,7 +1799,7 @@ fn every_printed_schema_is_portable() {
                 "anthropic" => &definition["input_schema"],
                 _ => &definition["inputSchema"],
             };
-            let problems = common::portable::problems(parameters, common::portable::Kind::Input);
+            let problems = crate::common::portable::problems(parameters, crate::common::portable::Kind::Input);
             assert!(problems.is_empty(), "{tool:?} --schema-format {format}: {problems:#?}");
             assert!(parameters.get("description").is_none(), "no developer note at the root: {parameters}");
         }

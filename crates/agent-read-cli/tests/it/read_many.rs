@@ -1,9 +1,7 @@
 //! Process-level tests of `agent-read many` (the `read_many` tool): real files in a temporary workspace, the real
 //! binary confined to it (see `tests/common`).
 
-mod common;
-
-use common::{Bin, Ws, output, parse_one_json};
+use crate::common::{Bin, Ws, output, parse_one_json};
 use serde_json::{Value, json};
 
 /// `n` lines `line 1` … `line n`, each ending with LF.

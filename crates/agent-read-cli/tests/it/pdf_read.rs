@@ -3,12 +3,10 @@
 //!
 //! Fixtures are made here with lopdf (the same way as `tests/pdf.rs`) in the workspace of each test.
 
-mod common;
-
-use common::pdf::{
+use crate::common::pdf::{
     Fixture, encrypted, handmade, long_pdf, long_pdf_text, operator_flood, pdf_of, show, stream_object, zeros_zlib,
 };
-use common::{Bin, Ws, envelope, output, parse_one_json};
+use crate::common::{Bin, Ws, envelope, output, parse_one_json};
 use lopdf::{Dictionary, Stream, dictionary};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

@@ -8,11 +8,9 @@
 //! (clipboard writes, clear screen), lone carriage returns, line and paragraph separators, Trojan Source bidi
 //! overrides, zero-width characters, and the tool's own escape and marker forms.
 
-mod common;
-
-use common::envelope::{assert_nothing_raw, behind_gutter, numbered, ranged, unshow};
-use common::mcp::{call, call_tool, text_of};
-use common::{Bin, Ws, output, parse_one_json};
+use crate::common::envelope::{assert_nothing_raw, behind_gutter, numbered, ranged, unshow};
+use crate::common::mcp::{call, call_tool, text_of};
+use crate::common::{Bin, Ws, output, parse_one_json};
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
@@ -363,7 +361,7 @@ fn pdf_page_of(lines: &[&[u8]]) -> Vec<u8> {
         ops.extend_from_slice(b") Tj T*");
     }
     ops.extend_from_slice(b" ET");
-    let mut fixture = common::pdf::Fixture::new();
+    let mut fixture = crate::common::pdf::Fixture::new();
     let content = fixture.doc.add_object(lopdf::Stream::new(lopdf::Dictionary::new(), ops));
     fixture.page(content.into());
     fixture.bytes()

@@ -1,10 +1,8 @@
 //! The HTTP face's timeouts and caps, tested with raw connections as an attacker holds them: `agent-read mcp --http`
 //! runs as a child process with short limits from a configuration's `[http]` table.
 
-mod common;
-
-use common::http::{HttpServer, INITIALIZE, raw_exchange, raw_post};
-use common::mcp::workspace;
+use crate::common::http::{HttpServer, INITIALIZE, raw_exchange, raw_post};
+use crate::common::mcp::workspace;
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};

@@ -6,10 +6,8 @@
 //! `meta` and in the description) when not; corrupt or oversized images are clean, quick errors; plain-text mode
 //! prints the description only.
 
-mod common;
-
+use crate::common::{Bin, Ws};
 use base64::Engine;
-use common::{Bin, Ws};
 use image::{DynamicImage, ImageFormat, Rgb, RgbImage, Rgba, RgbaImage};
 use serde_json::{Value, json};
 use std::io::Cursor;
@@ -25,7 +23,7 @@ const QUICK: Duration = Duration::from_secs(5);
 
 impl Ws {
     /// Writes a TOML configuration outside the root; returns its path.
-    fn config(&self, name: &str, toml: &str) -> PathBuf {
+    fn config_named(&self, name: &str, toml: &str) -> PathBuf {
         self.outside_file(name, toml)
     }
 
@@ -48,7 +46,7 @@ impl Ws {
     }
 
     /// One JSON request on standard input: must exit 0 with one line of JSON.
-    fn request(&self, request: &Value) -> Value {
+    fn request_value(&self, request: &Value) -> Value {
         let out = self.cmd().write_stdin(request.to_string()).output().expect("run");
         assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
         parse_one_json(&out.stdout)
@@ -264,7 +262,7 @@ fn stdin_json_request_gives_the_same_attachment() {
     let ws = Ws::new();
     let bytes = png(&gradient(40, 30));
     ws.file("small.png", &bytes);
-    let from_stdin = ws.request(&json!({"path": "small.png"}));
+    let from_stdin = ws.request_value(&json!({"path": "small.png"}));
     assert_eq!(data(attachment(&from_stdin)), bytes);
     let mut from_flag = ws.json("small.png");
     let mut from_stdin = from_stdin;
@@ -377,7 +375,7 @@ fn large_png_is_downscaled_to_the_maximum_side() {
 #[test]
 fn a_small_max_image_side_downscales_a_small_image() {
     let ws = Ws::new();
-    let config = ws.config("side.toml", "[limits]\nmax_image_side = 64\n");
+    let config = ws.config_named("side.toml", "[limits]\nmax_image_side = 64\n");
     ws.file("chart.png", png(&gradient(120, 80)));
     let (v, _) = ws.json_with("chart.png", Some(&config));
     let a = attachment(&v);
@@ -398,7 +396,7 @@ fn a_small_max_image_side_downscales_a_small_image() {
 
 /// `[limits] max_image_bytes = LIMIT` in a configuration file.
 fn byte_limit_config(ws: &Ws, limit: u64) -> PathBuf {
-    ws.config("bytes.toml", &format!("[limits]\nmax_image_bytes = {limit}\n"))
+    ws.config_named("bytes.toml", &format!("[limits]\nmax_image_bytes = {limit}\n"))
 }
 
 #[test]
@@ -462,7 +460,7 @@ fn a_png_whose_reencodings_are_over_the_byte_limit_is_downscaled_until_one_fits(
 #[test]
 fn an_image_that_cannot_fit_the_byte_limit_is_too_large() {
     let ws = Ws::new();
-    let config = ws.config("tight.toml", "[limits]\nmax_image_bytes = 16384\n");
+    let config = ws.config_named("tight.toml", "[limits]\nmax_image_bytes = 16384\n");
     // Incompressible RGBA (PNG only): even after every shrinking step (~13% of the side) it is > 16 KiB.
     ws.file("blocks.png", png(&random_blocks_rgba(600, 600, 8, 3)));
     let (v, took) = ws.json_with("blocks.png", Some(&config));
@@ -481,7 +479,7 @@ fn image_limits_below_their_minimum_are_a_configuration_error() {
         ("[limits]\nmax_image_bytes = 1000\n", "max_image_bytes"),
         ("[limits]\nmax_image_side = 8\n", "max_image_side"),
     ] {
-        let config = ws.config("bad.toml", toml);
+        let config = ws.config_named("bad.toml", toml);
         let out = ws.cmd().arg("--config").arg(&config).arg("chart.png").arg("--json").output().expect("run");
         assert_eq!(out.status.code(), Some(2), "{toml}");
         assert!(out.stdout.is_empty());
@@ -606,7 +604,7 @@ fn a_small_webp_is_attached() {
 #[test]
 fn downscaled_gif_and_webp_go_out_as_png_with_a_matching_mime() {
     let ws = Ws::new();
-    let config = ws.config("side.toml", "[limits]\nmax_image_side = 16\n");
+    let config = ws.config_named("side.toml", "[limits]\nmax_image_side = 16\n");
     let picture = DynamicImage::ImageRgba8(gradient(48, 32).to_rgba8());
     ws.file("anim.gif", encode(&picture, ImageFormat::Gif));
     ws.file("pic.webp", encode(&gradient(48, 32), ImageFormat::WebP));
@@ -664,14 +662,14 @@ fn a_windowed_request_for_an_image_says_the_window_does_not_apply() {
     let ws = Ws::new();
     let bytes = png(&gradient(40, 30));
     ws.file("chart.png", &bytes);
-    let windowed = ws.request(&serde_json::json!({"path": "chart.png", "offset": 5, "limit": 10}));
+    let windowed = ws.request_value(&serde_json::json!({"path": "chart.png", "offset": 5, "limit": 10}));
     assert_eq!(data(attachment(&windowed)), bytes, "the whole image is attached");
     assert!(
         output(&windowed).ends_with("do not apply to images: the whole image is attached"),
         "{}",
         output(&windowed)
     );
-    let plain = ws.request(&serde_json::json!({"path": "chart.png"}));
+    let plain = ws.request_value(&serde_json::json!({"path": "chart.png"}));
     assert!(!output(&plain).contains("do not apply"), "{}", output(&plain));
 }
 
@@ -807,7 +805,7 @@ async fn six_concurrent_mcp_reads_of_a_small_png_claiming_11000_square_stay_with
     }
     ws.file("notes.txt", "still here\n");
     // Six 121-megapixel decodes at once are slow in a debug build on a busy machine: time is not what is tested.
-    let config = ws.config("slow.toml", "[limits]\ntimeout_ms = 600000\n");
+    let config = ws.config_named("slow.toml", "[limits]\ntimeout_ms = 600000\n");
     let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-read")).configure(|cmd| {
         cmd.arg("mcp").arg("--root").arg(&ws.root).arg("--config").arg(&config);
         // SAFETY: as in `limit_address_space`.
@@ -822,12 +820,12 @@ async fn six_concurrent_mcp_reads_of_a_small_png_claiming_11000_square_stay_with
     }
     while let Some(answer) = reads.join_next().await {
         let result = answer.expect("task").expect("the server answers (it did not run out of memory)");
-        let text = common::mcp::text_of(&result);
+        let text = crate::common::mcp::text_of(&result);
         assert_eq!(result.is_error, Some(false), "{text}");
         assert!(text.starts_with("PNG image · 11000×11000 · "), "{text}");
         assert!(text.contains(" → downscaled to 2000×2000, PNG "), "{text}");
     }
-    let after = common::mcp::call(&client, json!({"path": "notes.txt"})).await;
+    let after = crate::common::mcp::call(&client, json!({"path": "notes.txt"})).await;
     assert_eq!(after.is_error, Some(false), "the server goes on answering");
     client.cancel().await.expect("shut down");
 }
@@ -844,7 +842,7 @@ fn an_8000_by_6000_png_and_a_6000_by_4000_jpeg_are_read_in_a_fraction_of_their_f
         row.fill((y / 16) as u8);
     }
     ws.file("photo.jpg", jpeg(&DynamicImage::ImageRgb8(RgbImage::from_raw(6000, 4000, rows).expect("size"))));
-    let config = ws.config("slow.toml", "[limits]\ntimeout_ms = 300000\n");
+    let config = ws.config_named("slow.toml", "[limits]\ntimeout_ms = 300000\n");
     for (name, kind, size) in [("photo.png", "PNG", "8000×6000"), ("photo.jpg", "JPEG", "6000×4000")] {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"));
         cmd.current_dir(&ws.root).arg("--root").arg(&ws.root).arg("--config").arg(&config).arg(name).arg("--json");

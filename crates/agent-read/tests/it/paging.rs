@@ -13,8 +13,7 @@ use agent_read::{Config, ErrorCode, Limits, ReadRequest, ReadResult, Reader};
 use proptest::prelude::*;
 use std::fmt;
 
-#[path = "common/envelope.rs"]
-mod envelope;
+use crate::common::envelope;
 
 /// The name of the generated file inside its root.
 const FILE: &str = "f.txt";

@@ -2,7 +2,7 @@
 //! usage error from a failed read, errors that speak in flags and name `--root`, and `mcp` saying at a terminal
 //! that it waits for a client.
 
-use super::common::{Bin, Ws, parse_one_json};
+use crate::common::{Bin, Ws, parse_one_json};
 use serde_json::Value;
 
 /// Standard error of a run that printed nothing on standard output, with its exit code.

@@ -1,11 +1,9 @@
 //! Sessions through the library: the ledger and freshness, repeat-read stubs, budgets, and many threads at once.
 //! Real files in temporary directories.
 
-mod common;
-
+use crate::common::Ws;
 use agent_read::{Basis, TokenCounting, Usage};
 use agent_read::{Config, Freshness, ReadManyRequest, ReadRequest, ReadResult, Reader, Session, SessionSettings};
-use common::Ws;
 use std::fs::File;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};

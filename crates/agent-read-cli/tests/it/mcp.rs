@@ -1,9 +1,7 @@
 //! The MCP face, tested as a real client would use it: `rmcp`'s own client drives `agent-read mcp` as a child
 //! process over stdio.
 
-mod common;
-
-use common::mcp::{
+use crate::common::mcp::{
     RootsClient, assert_resources_and_prompts_are_not_served, call, call_tool, protocol_2026, text_of, workspace,
 };
 use rmcp::ServiceExt;
@@ -54,7 +52,7 @@ async fn server_names_itself_and_lists_the_read_tool_with_its_schemas() {
 /// without, stays inside the subset every MCP client and function-calling API accepts.
 #[tokio::test]
 async fn every_listed_schema_is_portable() {
-    use common::portable::{Kind, problems};
+    use crate::common::portable::{Kind, problems};
     let dir = workspace();
     for flags in [&[][..], &["--no-repeat-stubs"][..]] {
         let client = connect_with(dir.path(), flags).await;
@@ -787,8 +785,11 @@ async fn a_corrupt_image_is_an_error_result_without_an_image_block() {
 #[tokio::test]
 async fn a_pdf_is_text_under_page_headers_with_its_page_count() {
     let dir = workspace();
-    std::fs::write(dir.path().join("report.pdf"), common::pdf::pdf_of(&["First page words", "Second page words"]))
-        .unwrap();
+    std::fs::write(
+        dir.path().join("report.pdf"),
+        crate::common::pdf::pdf_of(&["First page words", "Second page words"]),
+    )
+    .unwrap();
     let client = connect(dir.path()).await;
     let result = call(&client, json!({"path": "report.pdf"})).await;
     assert_eq!(result.is_error, Some(false));
@@ -821,7 +822,7 @@ async fn a_pdf_is_text_under_page_headers_with_its_page_count() {
 #[tokio::test]
 async fn a_pdf_as_a_document_is_an_embedded_resource_whose_bytes_travel_once() {
     let dir = workspace();
-    let bytes = common::pdf::pdf_of(&["First page", "Second page"]);
+    let bytes = crate::common::pdf::pdf_of(&["First page", "Second page"]);
     std::fs::create_dir(dir.path().join("my docs")).unwrap();
     std::fs::write(dir.path().join("my docs/paper #1.pdf"), &bytes).unwrap();
     std::fs::write(dir.path().join("paper.pdf"), &bytes).unwrap();

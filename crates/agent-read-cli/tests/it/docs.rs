@@ -16,9 +16,7 @@
 //! `TRYCMD=overwrite cargo test --test docs` writes what the binary printed back into the documents, keeping the
 //! `[..]` that still match.
 
-mod common;
-
-use common::pdf::pdf_of;
+use crate::common::pdf::pdf_of;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -225,7 +223,7 @@ fn replace_block(text: &str, marker_line: usize, body: &str) -> String {
 /// escaping or was saved in a legacy encoding, a binary, an image, a PDF, a notebook, names that need quoting and a
 /// configuration file.
 fn demo_project(root: &Path) {
-    let file = |rel: &str, bytes: &[u8]| common::write_file(&root.join(rel), bytes);
+    let file = |rel: &str, bytes: &[u8]| crate::common::write_file(&root.join(rel), bytes);
     file(
         "Cargo.toml",
         b"[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nserde = \"1\"\n",
@@ -234,9 +232,9 @@ fn demo_project(root: &Path) {
     file("README.md", b"# demo\n\nA small project the examples read.\n");
     file(".env", b"API_TOKEN=not-for-the-model\n");
     file("src/lib.rs", b"pub mod parse;\n");
-    file("src/parse.rs", include_bytes!("../../agent-read/tests/fixtures/block_parse.rs"));
+    file("src/parse.rs", include_bytes!("../../../agent-read/tests/fixtures/block_parse.rs"));
     file("src/.env.local", b"API_TOKEN=not-for-the-model-either\n");
-    file("app/server.py", include_bytes!("../../agent-read/tests/fixtures/block_server.py"));
+    file("app/server.py", include_bytes!("../../../agent-read/tests/fixtures/block_server.py"));
     let log: String = (1..=5000)
         .map(|i| format!("2026-03-01T12:{:02}:{:02}Z INFO GET /items/{i} 200 {}ms\n", (i / 60) % 60, i % 60, i % 7 + 1))
         .collect();

@@ -5,10 +5,8 @@
 //! nothing outside the configured root — `/etc/passwd` or a marker file — ever reaches an answer, that each refusal is
 //! said on standard error and in the audit log, and that the model is told the roots in force.
 
-mod common;
-
-use common::http::HttpServer;
-use common::mcp::{RootsClient, protocol_2026};
+use crate::common::http::HttpServer;
+use crate::common::mcp::{RootsClient, protocol_2026};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};

@@ -34,7 +34,6 @@ use std::sync::LazyLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-#[path = "adversarial/secrets.rs"]
 mod secrets;
 
 /// Per-process timeout of every run.
