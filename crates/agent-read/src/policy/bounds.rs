@@ -75,8 +75,8 @@ impl Shape {
 }
 
 /// The index of the `]` that closes the class opened at `open`, or `None` when it never closes. A `]` right after
-/// the `[` (or after `[!`/`[^`) is a member, not the end.
-fn class_end(chars: &[char], open: usize) -> Option<usize> {
+/// the `[` (or after `[!`/`[^`) is a member, not the end: git's reading and `globset`'s, which the ignore rules share.
+pub(super) fn class_end(chars: &[char], open: usize) -> Option<usize> {
     let mut i = open + 1;
     if matches!(chars.get(i), Some('!' | '^')) {
         i += 1;

@@ -17,6 +17,7 @@
 //!   deny cannot be known.
 
 use super::Denial;
+use super::bounds::class_end;
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use std::collections::HashMap;
@@ -204,18 +205,6 @@ fn git_pattern(line: &[u8]) -> String {
         i += 1;
     }
     out
-}
-
-/// The index of the `]` closing the class opened at `open` (git's and `globset`'s reading), or `None`.
-fn class_end(chars: &[char], open: usize) -> Option<usize> {
-    let mut i = open + 1;
-    if matches!(chars.get(i), Some('!' | '^')) {
-        i += 1;
-    }
-    if chars.get(i) == Some(&']') {
-        i += 1;
-    }
-    (i..chars.len()).find(|&j| chars[j] == ']')
 }
 
 /// `text` with every wildcard character escaped (a leading `!`, slashes and a trailing `/` keep their meaning).
