@@ -14,7 +14,7 @@
 //! Usage: mcp-floor FILES_DIR [--http ADDR [--stateless]]
 
 use agent_read::tool::{self, SchemaFormat, Served};
-use agent_read::{Config, Reader};
+use agent_read::{Config, ReadOptions, ReadRequest, Reader};
 use axum::serve::ListenerExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult, PaginatedRequestParams,
@@ -24,7 +24,7 @@ use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -65,7 +65,7 @@ impl ServerHandler for Floor {
 
 /// The tool result agent-read's MCP server builds for a read (see `tool_result` in `src/mcp/mod.rs`; text files only).
 fn answer(reader: &Reader, path: &str) -> Result<CallToolResult, String> {
-    let result = reader.read_json(&json!({ "path": path }));
+    let result = reader.read(&ReadRequest::new(path), &ReadOptions::default());
     if !result.is_ok() {
         return Err(format!("{path}: {}", result.output()));
     }

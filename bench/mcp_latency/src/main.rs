@@ -13,8 +13,12 @@
 //!
 //! With IDLE_BEFORE=SECONDS in the environment, each repetition begins with every server idle that long, and each
 //! server's phases begin with one more burst, timed as `burst after idle`: what a burst costs a server that has just
-//! been quiet (agent-read gives freed memory back after a quiet period, and takes it again, page by page, in the next
+//! been quiet (a server may give memory back or let its threads exit while quiet, and pay for them again in the next
 //! burst). The `burst` phase then follows within the same busy period, so it is the burst of a server under load.
+//!
+//! With THINK_MS=LO-HI, each sequential call (ping and read) waits a pause of LO to HI milliseconds after the answer
+//! before it, as a model's turn would (the pause is not timed); BURST=0 leaves the bursts out. With RSS_AFTER=SECONDS,
+//! each server's resident memory is shown after the last repetition and that many seconds quiet.
 //!
 //! Stdio servers get newline-delimited JSON-RPC on their standard input, the burst all on the one pipe.
 //!
@@ -892,10 +896,52 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-/// Measures `n` calls of one kind; returns (p50, p99).
-fn phase(server: &mut Server, kind: &str, n: usize, files: &[File]) -> Result<(f64, f64), String> {
+/// A model's turn between calls (THINK_MS=LO-HI in the environment, milliseconds): each sequential call waits a
+/// pause drawn evenly from that range after the answer before it, not counted in its latency. `None` without it.
+#[derive(Clone)]
+struct Think {
+    lo_ms: f64,
+    hi_ms: f64,
+    /// xorshift state: the same pauses in every run and for every server.
+    state: u64,
+}
+
+impl Think {
+    fn from_env() -> Result<Option<Think>, String> {
+        let Ok(value) = std::env::var("THINK_MS") else { return Ok(None) };
+        let bad = || format!("THINK_MS={value:?}: give a range of milliseconds, e.g. 1-5");
+        let (lo, hi) = value.split_once('-').unwrap_or((&value, &value));
+        let lo: f64 = lo.trim().parse().map_err(|_| bad())?;
+        let hi: f64 = hi.trim().parse().map_err(|_| bad())?;
+        if !(lo.is_finite() && hi.is_finite() && 0.0 <= lo && lo <= hi) {
+            return Err(bad());
+        }
+        Ok(Some(Think { lo_ms: lo, hi_ms: hi, state: 0x9E37_79B9_7F4A_7C15 }))
+    }
+
+    /// Sleeps one pause.
+    fn pause(&mut self) {
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        let unit = (self.state >> 11) as f64 / (1u64 << 53) as f64;
+        std::thread::sleep(Duration::from_secs_f64((self.lo_ms + unit * (self.hi_ms - self.lo_ms)) / 1e3));
+    }
+}
+
+/// Measures `n` calls of one kind, with a pause before each when `think` is given; returns (p50, p99).
+fn phase(
+    server: &mut Server,
+    kind: &str,
+    n: usize,
+    files: &[File],
+    mut think: Option<&mut Think>,
+) -> Result<(f64, f64), String> {
     let mut latencies = Vec::with_capacity(n);
     for i in 0..n {
+        if let Some(think) = think.as_deref_mut() {
+            think.pause();
+        }
         if kind == "ping" {
             let (answer, micros) = server.call("ping", json!({}))?;
             if answer.get("result").is_none() {
@@ -1075,6 +1121,29 @@ fn idle_before() -> Result<f64, String> {
     }
 }
 
+/// Seconds to leave every server quiet after the last repetition before its resident memory is shown (RSS_AFTER;
+/// none without it).
+fn rss_after() -> Result<Option<f64>, String> {
+    match std::env::var("RSS_AFTER") {
+        Err(_) => Ok(None),
+        Ok(value) => value
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(Some)
+            .ok_or_else(|| format!("RSS_AFTER={value:?}: give a number of seconds, 0 or more")),
+    }
+}
+
+/// A process's resident memory (VmRSS), in KiB.
+fn resident_kib(pid: u32) -> Result<u64, String> {
+    let path = format!("/proc/{pid}/status");
+    let status = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    let line = status.lines().find_map(|line| line.strip_prefix("VmRSS:"));
+    line.and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| format!("{path}: no VmRSS"))
+}
+
 fn run(args: &[String]) -> Result<(), String> {
     let usage = "usage: mcp-latency FILES_DIR N REPS [BURST] -- NAME TOOL [--ref] [--protocol VERSION] \
                  [--http PORT|auto] CMD ARGS... [-- NAME TOOL ...]";
@@ -1089,7 +1158,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let reps: usize = reps.parse().map_err(|_| usage)?;
     let burst_size: usize = burst_size.parse().map_err(|_| usage)?;
     let files = load_files(Path::new(dir))?;
-    if files.is_empty() || n == 0 || reps == 0 || burst_size == 0 {
+    if files.is_empty() || n == 0 || reps == 0 {
         return Err(format!("nothing to measure: {} files, N={n}, REPS={reps}, BURST={burst_size}", files.len()));
     }
     let specs: Vec<&[String]> = rest.split(|a| a == "--").filter(|s| !s.is_empty()).collect();
@@ -1102,27 +1171,34 @@ fn run(args: &[String]) -> Result<(), String> {
         servers.push(Server::start(name, tool, command)?);
     }
     for server in &mut servers {
-        phase(server, "read", 2 * files.len(), &files)?; // warm-up: page cache, allocator, JIT
-        burst(server, burst_size, &files)?;
+        phase(server, "read", 2 * files.len(), &files, None)?; // warm-up: page cache, allocator, JIT
+        if burst_size > 0 {
+            burst(server, burst_size, &files)?;
+        }
     }
     let idle = idle_before()?;
+    // Each server meets the same pauses: the sequence starts over for every phase.
+    let think_range = Think::from_env()?;
     let mut samples: Vec<[Vec<f64>; 10]> = servers.iter().map(|_| Default::default()).collect();
     for rep in 0..reps {
         std::thread::sleep(Duration::from_secs_f64(idle));
         for k in 0..servers.len() {
             let s = (k + rep) % servers.len();
             let pid = servers[s].child.id();
-            let idle_burst50 = if idle > 0.0 { burst(&mut servers[s], burst_size, &files)?.0 } else { f64::NAN };
+            let idle_burst50 = if idle > 0.0 && burst_size > 0 { burst(&mut servers[s], burst_size, &files)?.0 } else { f64::NAN };
             // Protocol 2026-07-28 has no `ping` (rmcp answers it -32601): that row shows none.
             let (ping50, ping99) = if servers[s].meta.is_some() {
                 (f64::NAN, f64::NAN)
             } else {
-                phase(&mut servers[s], "ping", n, &files)?
+                phase(&mut servers[s], "ping", n, &files, think_range.clone().as_mut())?
             };
             let cpu = cpu_seconds(pid)?;
-            let (read50, read99) = phase(&mut servers[s], "read", n, &files)?;
+            let (read50, read99) = phase(&mut servers[s], "read", n, &files, think_range.clone().as_mut())?;
             let read_cpu = (cpu_seconds(pid)? - cpu) * 1e6 / n as f64;
-            let (burst50, burst99, rate, cpu, client_cpu) = burst(&mut servers[s], burst_size, &files)?;
+            let (burst50, burst99, rate, cpu, client_cpu) = match burst_size {
+                0 => (f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN),
+                _ => burst(&mut servers[s], burst_size, &files)?,
+            };
             let burst_cpu = cpu * 1e6 / burst_size as f64;
             let figures = [ping50, ping99, read50, read99, read_cpu, burst50, burst99, rate, burst_cpu, idle_burst50];
             let client_cpu = client_cpu * 1e6 / burst_size as f64;
@@ -1154,14 +1230,14 @@ fn run(args: &[String]) -> Result<(), String> {
         } else {
             ("–".to_string(), "–".to_string())
         };
+        let b_ratio = if b50.is_nan() { "–".to_string() } else { format!("{:.2}×", b50 / reference[5]) };
+        let (b50, b99) = (shown(b50 / 1e3), shown(b99 / 1e3));
+        let (rate, bcpu) = if rate.is_nan() { ("–".into(), "–".into()) } else { (format!("{rate:.0}"), format!("{bcpu:.0}")) };
         println!(
-            "| {} | {p50} | {p99} | {r50:.1} | {r99:.1} | {:.2}× | {rcpu:.0} | {:.1} | {:.1} | {rate:.0} | {:.2}× \
-             | {bcpu:.0} | {idle_p50} | {idle_ratio} | {} |",
+            "| {} | {p50} | {p99} | {r50:.1} | {r99:.1} | {:.2}× | {rcpu:.0} | {b50} | {b99} | {rate} | {b_ratio} \
+             | {bcpu} | {idle_p50} | {idle_ratio} | {} |",
             server.name,
             r50 / reference[2],
-            b50 / 1e3,
-            b99 / 1e3,
-            b50 / reference[5],
             server.errors
         );
     }
@@ -1179,6 +1255,14 @@ fn run(args: &[String]) -> Result<(), String> {
         })
         .collect();
     let after_idle = if idle > 0.0 { format!(", each after {idle} s idle and one burst more") } else { String::new() };
+    if let Some(quiet) = rss_after()? {
+        std::thread::sleep(Duration::from_secs_f64(quiet));
+        println!();
+        for server in &servers {
+            let kib = resident_kib(server.child.id())?;
+            println!("{}: resident {:.1} MiB after {quiet} s quiet", server.name, kib as f64 / 1024.0);
+        }
+    }
     println!(
         "\nmedians of {reps} repetitions of {n} sequential calls and a burst of {burst_size} reads each{after_idle}; \
          {} files; ratios against {}",

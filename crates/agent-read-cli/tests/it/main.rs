@@ -1,0 +1,22 @@
+//! The command line's and the MCP server's tests, in one binary (one link instead of one per file): the
+//! `agent-read` binary driven as a process, by real clients. Helpers shared with the library's tests are in
+//! `tests/common/` (which mounts the library's own).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod adversarial;
+mod block;
+mod cli;
+mod docs;
+mod envelope;
+mod images;
+mod index;
+mod mcp;
+mod mcp_http;
+mod mcp_http_auth;
+mod mcp_http_limits;
+mod mcp_roots;
+mod notebooks;
+mod pdf_read;
+mod read_many;

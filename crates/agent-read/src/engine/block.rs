@@ -1,0 +1,185 @@
+//! Block mode: the indentation block around a line (found by [`crate::window::block`]), shown through the ordinary
+//! line window — same numbered lines, caps and notices — with a footer that names the block and the call that
+//! widens it.
+
+use super::text::{self, Rendering};
+use crate::classify::TextFormat;
+use crate::config::Limits;
+use crate::error::{ErrorCode, ReadError};
+use crate::render::Footer;
+use crate::request::BlockWindow;
+use crate::result::{TextMeta, TextResult};
+use crate::window::Source;
+use crate::window::block::{self, Block, Found};
+use crate::window::lines::Indexing;
+
+/// Lines of context on each side of a top-level block in the plain line window that widens it.
+pub const WIDEN_CONTEXT_LINES: u64 = 20;
+
+/// Reads the block around `request.anchor_line` of `source`: one pass to find it, then its line window.
+pub fn read(
+    source: &Source<'_>,
+    indexing: Option<Indexing<'_>>,
+    format: &TextFormat,
+    request: BlockWindow,
+    mut meta: TextMeta,
+    limits: &Limits,
+    rendering: &Rendering,
+) -> Result<TextResult, ReadError> {
+    let anchor = request.anchor_line;
+    // A rendering (a notebook) puts its document's lines behind the gutter: their indentation is measured after it.
+    let gutter = source.is_in_memory().then_some(crate::render::GUTTER);
+    let block = match block::find_in(source, format.codec, anchor, gutter) {
+        Ok(Found::Block(block)) => block,
+        Ok(Found::PastEnd(0)) => return Ok(empty(meta)),
+        Ok(Found::PastEnd(total)) => return Err(past_end(&meta.path, anchor, total)),
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Err(timed_out(anchor, limits)),
+        Err(e) => return Err(ReadError::from_io(&e, &meta.path)),
+    };
+    let window = request.lines_of(block.start, block.end - block.start + 1);
+    let Some(scanned) = text::scan_window(source, indexing, format, window, &meta.path, limits, rendering)? else {
+        return Ok(empty(meta));
+    };
+    let (first, last, total) = (scanned.first, scanned.last, scanned.total());
+    // Continuing within the block: the next call ends where the block ends.
+    let next_offset = (last < block.end).then_some(last + 1);
+    let next_call = next_offset
+        .map(|n| format!("{}offset={n} limit={}", rendering.call_prefix, (block.end - last).min(request.limit)));
+    let widen = widen_call(&block, total, &request, rendering);
+    let mut footer = Footer::new(describe(&block, total));
+    footer.notice_if(next_offset.is_some(), || format!("showing lines {first}-{last}"));
+    text::window_notices(&mut footer, &scanned, &meta, format, rendering, request.clamped_from.is_some(), limits);
+    if let Some(call) = next_call {
+        footer.notice(format!("next: {call}"));
+    }
+    let footer = footer.finish(None, &widen.as_ref().map_or("whole file".to_string(), |call| format!("widen: {call}")));
+    meta.block_kind = Some(if block.header.is_some() { "block" } else { "paragraph" });
+    meta.block_start_line = Some(block.start);
+    meta.block_end_line = Some(block.end);
+    meta.block_header_line = block.header;
+    meta.anchor_line = Some(anchor);
+    meta.widen = widen;
+    let output = scanned.finish(&mut meta, next_offset, request.clamped_to(), &footer);
+    Ok(TextResult { output, meta })
+}
+
+/// The footer's first part: `block: lines 120-168 of 2300 around line 131`.
+fn describe(block: &Block, total: u64) -> String {
+    let kind = if block.header.is_some() { "block" } else { "paragraph" };
+    let (start, end, anchor) = (block.start, block.end, block.anchor);
+    let read_as =
+        if block.resolved == anchor { String::new() } else { format!(" (blank; read as line {})", block.resolved) };
+    format!("{kind}: lines {start}-{end} of {total} around line {anchor}{read_as}")
+}
+
+/// The call that shows more around the block: the enclosing block, or at top level a line window with
+/// [`WIDEN_CONTEXT_LINES`] more on each side; `None` when the block is the whole content.
+fn widen_call(block: &Block, total: u64, request: &BlockWindow, rendering: &Rendering) -> Option<String> {
+    let prefix = &rendering.call_prefix;
+    if let Some(parent) = block.parent {
+        let limit = if request.explicit_limit { format!(" limit={}", request.limit) } else { String::new() };
+        return Some(format!("{prefix}mode=block anchor_line={parent}{limit}"));
+    }
+    let from = block.start.saturating_sub(WIDEN_CONTEXT_LINES).max(1);
+    let to = block.end.saturating_add(WIDEN_CONTEXT_LINES).min(total.max(block.end));
+    (from < block.start || to > block.end).then(|| format!("{prefix}offset={from} limit={}", to - from + 1))
+}
+
+fn empty(meta: TextMeta) -> TextResult {
+    let size = meta.size_bytes;
+    text::empty_file(meta, size)
+}
+
+fn past_end(path: &str, anchor: u64, total: u64) -> ReadError {
+    ReadError::invalid_range(format!(
+        "anchor_line {anchor} is past the end: {path} has {total} line(s), so the last valid anchor_line is {total}"
+    ))
+    .with_hint(format!("send an anchor_line from 1 to {total}"))
+}
+
+/// Finding the block stopped at the time budget: no lines to show yet, and a cheaper call that needs no full pass.
+fn timed_out(anchor: u64, limits: &Limits) -> ReadError {
+    let seconds = limits.timeout_ms as f64 / 1000.0;
+    ReadError::new(
+        ErrorCode::Timeout,
+        format!(
+            "stopped at the {seconds} s time budget while looking for the block around line {anchor} (block mode reads from the first line)"
+        ),
+    )
+    .with_hint(format!(
+        "read the lines around it instead: offset={} limit=100 (without mode and anchor_line)",
+        anchor.saturating_sub(50).max(1)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(start: u64, end: u64, parent: Option<u64>) -> Block {
+        Block { start, end, anchor: start, resolved: start, header: Some(start), parent }
+    }
+
+    fn request(limit: Option<u64>) -> BlockWindow {
+        BlockWindow {
+            anchor_line: 1,
+            limit: limit.unwrap_or(2000),
+            clamped_from: None,
+            explicit_limit: limit.is_some(),
+        }
+    }
+
+    #[test]
+    fn widen_names_the_parent_and_repeats_an_explicit_limit() {
+        let rendering = Rendering::default();
+        assert_eq!(
+            widen_call(&block(5, 9, Some(2)), 50, &request(None), &rendering).unwrap(),
+            "mode=block anchor_line=2"
+        );
+        let limited = widen_call(&block(5, 9, Some(2)), 50, &request(Some(30)), &rendering).unwrap();
+        assert_eq!(limited, "mode=block anchor_line=2 limit=30");
+    }
+
+    #[test]
+    fn widen_at_top_level_is_a_line_window_with_context_clipped_to_the_file() {
+        let rendering = Rendering::default();
+        assert_eq!(widen_call(&block(30, 40, None), 100, &request(None), &rendering).unwrap(), "offset=10 limit=51");
+        assert_eq!(widen_call(&block(3, 40, None), 45, &request(None), &rendering).unwrap(), "offset=1 limit=45");
+        assert_eq!(widen_call(&block(1, 45, None), 45, &request(None), &rendering), None, "nothing is wider");
+    }
+
+    #[test]
+    fn a_cancelled_block_search_stops_mid_scan() {
+        use crate::{Cancel, Config, ReadRequest, ReadResult, Reader};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.log");
+        // Text up front (so it classifies as text), then a 64 GiB hole the search for line 30,000 would read through.
+        std::fs::write(&path, "line\n".repeat(20_000)).unwrap();
+        std::fs::File::options().write(true).open(&path).unwrap().set_len(64 << 30).unwrap();
+        let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
+        let request = ReadRequest {
+            mode: Some(crate::request::ReadMode::Block),
+            anchor_line: Some(30_000),
+            ..ReadRequest::new("huge.log")
+        };
+        let cancel = Cancel::new();
+        let started = std::time::Instant::now();
+        let result = std::thread::scope(|scope| {
+            let read = scope.spawn(|| reader.read(&request, &crate::ReadOptions::cancellable(&cancel)));
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            cancel.cancel();
+            read.join().unwrap()
+        });
+        let ReadResult::Error(error) = result else { panic!("the search was not stopped: {}", result.output()) };
+        assert_eq!(error.code, ErrorCode::Cancelled, "{}", error.message);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "stopped after {:?}", started.elapsed());
+    }
+
+    #[test]
+    fn description_says_when_a_blank_anchor_was_read_as_another_line() {
+        let mut b = block(3, 9, None);
+        assert_eq!(describe(&b, 20), "block: lines 3-9 of 20 around line 3");
+        (b.anchor, b.header) = (10, None);
+        assert_eq!(describe(&b, 20), "paragraph: lines 3-9 of 20 around line 10 (blank; read as line 3)");
+    }
+}

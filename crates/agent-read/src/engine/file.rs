@@ -1,0 +1,342 @@
+//! A regular file: sniff its first block, classify it, and send it down the road its content needs — text windows,
+//! notebooks (rendered, then windowed like text), images (attachments) or PDFs (pages of text).
+
+use super::text::{self, Rendering, io_error};
+use crate::budget::Budget;
+use crate::classify::{self, Codec, Content, ImageType, SNIFF_LEN, TextFormat};
+use crate::config::Limits;
+use crate::error::{ErrorCode, ReadError};
+use crate::media::notebook;
+use crate::render::human_size;
+use crate::request::Window;
+use crate::result::{AttachmentMeta, AttachmentResult, ReadResult, TextMeta};
+use crate::window::Source;
+use crate::window::index::store::LineIndexes;
+use std::fs::{File, Metadata};
+use std::io::Read;
+
+/// Files that report size 0 (like `/proc` files) are read up to this many bytes.
+const ZERO_SIZE_READ_CAP: u64 = 64 * 1024 * 1024;
+
+/// Where reading a file with this metadata stops: its size when opened, or a cap for files that report size 0.
+fn read_end_of(metadata: &Metadata) -> u64 {
+    match metadata.len() {
+        0 => ZERO_SIZE_READ_CAP,
+        size => size,
+    }
+}
+
+/// An open regular file and how to name it to the model.
+pub struct Target<'a> {
+    /// The open file.
+    pub file: &'a File,
+    /// Its metadata, taken from the open handle.
+    pub metadata: &'a Metadata,
+    /// Its first bytes (up to [`SNIFF_LEN`]), read once by [`read_head`]: the whole of a small file.
+    pub head: &'a [u8],
+    /// The path as shown to the model.
+    pub shown: String,
+    /// When the read must stop.
+    pub budget: Budget,
+    /// The reader's line indexes, for big text files.
+    pub indexes: &'a LineIndexes,
+}
+
+impl Target<'_> {
+    /// Where reading stops: the size when opened, or a cap for files that report size 0.
+    pub fn read_end(&self) -> u64 {
+        read_end_of(self.metadata)
+    }
+
+    fn attachment_meta(&self, mime: &str) -> AttachmentMeta {
+        AttachmentMeta {
+            path: self.shown.clone(),
+            size_bytes: self.metadata.len(),
+            mtime: self.metadata.modified().ok().map(|t| humantime::format_rfc3339_seconds(t).to_string()),
+            mime: mime.to_string(),
+            ..AttachmentMeta::default()
+        }
+    }
+}
+
+/// What a request asks of a file, beyond its path.
+pub struct FileRequest<'a> {
+    /// Lines or bytes.
+    pub window: Window,
+    /// The encoding the request forced, if any (the caller wants text: media detection is skipped).
+    pub forced: Option<Codec>,
+    /// PDF pages, as the request gave them.
+    pub pages: Option<&'a str>,
+    /// Whether attachments are made; when not, an image (or a PDF as a document) is described, not decoded.
+    pub attachments: bool,
+}
+
+/// How media files are handled: where PDF extraction runs.
+#[derive(Debug)]
+pub struct Media {
+    /// Isolation of PDF text extraction.
+    #[cfg(feature = "pdf")]
+    pdf_isolation: crate::media::pdf::Isolation,
+    /// Whether PDFs go out whole, as documents.
+    #[cfg(feature = "pdf")]
+    pdf_as_document: bool,
+}
+
+impl Media {
+    /// PDF extraction in a child process of `pdf_worker` when given, else in a thread; PDFs as documents when asked.
+    pub fn new(pdf_worker: Option<std::path::PathBuf>, pdf_as_document: bool) -> Media {
+        #[cfg(feature = "pdf")]
+        {
+            use crate::media::pdf::Isolation;
+            let pdf_isolation = match pdf_worker {
+                Some(program) => Isolation::Process { program, args: vec![PDF_WORKER_ARG.to_string()] },
+                None => Isolation::Thread,
+            };
+            Media { pdf_isolation, pdf_as_document }
+        }
+        #[cfg(not(feature = "pdf"))]
+        {
+            let _ = (pdf_worker, pdf_as_document);
+            Media {}
+        }
+    }
+}
+
+/// The first argument that makes the `agent-read` binary run as a PDF extraction worker.
+#[cfg(feature = "pdf")]
+pub const PDF_WORKER_ARG: &str = "__pdf-worker";
+
+/// The first bytes of an open regular file (up to [`SNIFF_LEN`], never past where reading stops): what classifying
+/// it needs, and for a small file the whole file, so that its window and its hash need no second read.
+pub fn read_head(file: &File, metadata: &Metadata, shown: &str) -> Result<Vec<u8>, ReadError> {
+    let end = read_end_of(metadata);
+    // A small file's block is the file (its size is known from the open handle; reading stops there anyway).
+    let mut block = vec![0u8; SNIFF_LEN.min(usize::try_from(end).unwrap_or(SNIFF_LEN))];
+    let read = Source::new(file, 0, end, Codec::Whatwg(encoding_rs::UTF_8).newline_layout())
+        .read_at(0, &mut block)
+        .map_err(io_error(shown))?;
+    block.truncate(read);
+    Ok(block)
+}
+
+/// What the file is, from its head; fails when the request asks what this content cannot give (pages of a file that
+/// is not a PDF, block mode on anything but text).
+pub fn classify(target: &Target<'_>, request: &FileRequest<'_>) -> Result<Content, ReadError> {
+    let content = classify::classify(target.head, request.forced);
+    if request.pages.is_some() && content != Content::Pdf {
+        return Err(ReadError::invalid_param(format!(
+            "{}: `pages` applies to PDFs only, and this is not one",
+            target.shown
+        ))
+        .with_hint("remove `pages`; page through other files with offset and limit"));
+    }
+    if matches!(request.window, Window::Block(_)) && !matches!(content, Content::Text(_)) {
+        return Err(block_needs_text(target, &content));
+    }
+    Ok(content)
+}
+
+/// Reads a regular file already classified by [`classify`].
+pub fn read_classified(
+    target: &Target<'_>,
+    content: Content,
+    request: FileRequest<'_>,
+    limits: &Limits,
+    media: &Media,
+) -> Result<ReadResult, ReadError> {
+    match content {
+        Content::Text(format) if is_rendered_notebook(target, &request) => {
+            read_notebook(target, &format, request.window, limits)
+        }
+        Content::Text(format) => {
+            text::read(target, &format, request.window, limits, &Rendering::for_text(&format)).map(ReadResult::Text)
+        }
+        Content::Image(kind) if !request.attachments && cfg!(feature = "images") => {
+            Ok(not_attached(target, kind.mime(), &format!("{} image", kind.name())))
+        }
+        Content::Image(kind) => {
+            read_image(target, kind, limits).map(|result| note_ignored_window(result, &request.window))
+        }
+        Content::Pdf => read_pdf(target, &request, limits, media),
+        Content::Binary { description, hint } => Err(binary_error(target, &description, hint)),
+    }
+}
+
+/// Whether a text file is rendered as a notebook: its name says so and no encoding was forced (which asks for text).
+fn is_rendered_notebook(target: &Target<'_>, request: &FileRequest<'_>) -> bool {
+    request.forced.is_none() && is_notebook(&target.shown)
+}
+
+/// Notebooks larger than this are shown as their JSON text: rendering needs the whole document in memory.
+const MAX_NOTEBOOK_BYTES: u64 = 64 * 1024 * 1024;
+
+fn is_notebook(shown: &str) -> bool {
+    shown.rsplit('.').next().is_some_and(|extension| extension.eq_ignore_ascii_case("ipynb"))
+}
+
+/// A notebook's cells rendered as text, then windowed like any text; invalid notebook JSON is read as plain text.
+fn read_notebook(
+    target: &Target<'_>,
+    format: &TextFormat,
+    window: Window,
+    limits: &Limits,
+) -> Result<ReadResult, ReadError> {
+    let size = target.metadata.len();
+    let plain = |notice: String| {
+        let rendering = Rendering { notices: vec![notice], ..Rendering::default() };
+        text::read(target, format, window, limits, &rendering).map(ReadResult::Text)
+    };
+    if size > MAX_NOTEBOOK_BYTES {
+        return plain(format!("notebook over {} shown as JSON text", human_size(MAX_NOTEBOOK_BYTES)));
+    }
+    let stopped = |e: std::io::Error| notebook_error(&e, &target.shown);
+    let mut json = Vec::new();
+    target.file.take(MAX_NOTEBOOK_BYTES).read_to_end(&mut json).map_err(stopped)?;
+    target.budget.check().map_err(stopped)?;
+    let json = notebook_json_as_utf8(json, format);
+    if notebook::parses_too_big(&json) {
+        let most = human_size(notebook::MAX_PARSED_BYTES as u64);
+        return plain(format!("notebook too large to render (over {most} parsed) shown as JSON text"));
+    }
+    let Some(notebook) = notebook::render(&json, &mut || target.budget.check()).map_err(stopped)? else {
+        return plain("not valid notebook JSON: shown as plain text".to_string());
+    };
+    let mut notices = vec![format!("notebook: {} cell(s)", notebook.cells)];
+    if notebook.cut_outputs > 0 {
+        notices.push(format!("{} long output(s) cut", notebook.cut_outputs));
+    }
+    if notebook.image_outputs > 0 {
+        notices.push(format!("{} image output(s) described", notebook.image_outputs));
+    }
+    let meta = TextMeta { rendered_from: Some("notebook"), ..text::base_meta(target, format) };
+    let rendering = Rendering { notices, ..Rendering::default() };
+    text::read_rendered(&notebook.text, window, meta, limits, &target.budget, &rendering).map(ReadResult::Text)
+}
+
+/// A notebook's bytes as the UTF-8 JSON its parser reads: without a byte order mark, and decoded from the encoding
+/// the file was found in (a notebook saved as UTF-16 is still a notebook).
+fn notebook_json_as_utf8(mut json: Vec<u8>, format: &TextFormat) -> Vec<u8> {
+    let text = json.get(format.bom_len..).unwrap_or_default();
+    if format.codec == Codec::Whatwg(encoding_rs::UTF_8) {
+        json.drain(..format.bom_len.min(json.len()));
+        return json;
+    }
+    format.codec.decode(text, classify::codec::DecodeLimit::NONE, true).text.into_bytes()
+}
+
+/// A notebook's read or rendering that failed; running out of time gets the way around the rendering.
+fn notebook_error(error: &std::io::Error, shown: &str) -> ReadError {
+    let mapped = ReadError::from_io(error, shown);
+    if mapped.code != ErrorCode::Timeout {
+        return mapped;
+    }
+    mapped.with_hint("read it as JSON text with encoding=\"utf-8\", which windows the file without rendering it whole")
+}
+
+#[cfg(feature = "images")]
+fn read_image(target: &Target<'_>, kind: ImageType, limits: &Limits) -> Result<ReadResult, ReadError> {
+    let image = crate::media::image::ImageFile {
+        file: target.file,
+        kind,
+        meta: target.attachment_meta(kind.mime()),
+        budget: &target.budget,
+    };
+    crate::media::image::read(image, limits).map(ReadResult::Attachment)
+}
+
+#[cfg(not(feature = "images"))]
+fn read_image(target: &Target<'_>, kind: ImageType, _limits: &Limits) -> Result<ReadResult, ReadError> {
+    let _ = target.attachment_meta(kind.mime());
+    Err(binary_error(target, &format!("{} image", kind.name()), Some(without_feature("images"))))
+}
+
+#[cfg(feature = "pdf")]
+fn read_pdf(
+    target: &Target<'_>,
+    request: &FileRequest<'_>,
+    limits: &Limits,
+    media: &Media,
+) -> Result<ReadResult, ReadError> {
+    if media.pdf_as_document && request.pages.is_none() && !is_windowed(&request.window) {
+        if !request.attachments {
+            return Ok(not_attached(target, "application/pdf", "PDF document"));
+        }
+        let meta = target.attachment_meta("application/pdf");
+        return super::pdf::read_document(target, meta, limits, &media.pdf_isolation);
+    }
+    super::pdf::read(target, request.pages, request.window, limits, &media.pdf_isolation)
+}
+
+#[cfg(not(feature = "pdf"))]
+fn read_pdf(
+    target: &Target<'_>,
+    _request: &FileRequest<'_>,
+    _limits: &Limits,
+    _media: &Media,
+) -> Result<ReadResult, ReadError> {
+    Err(binary_error(target, "PDF document", Some(without_feature("pdf"))))
+}
+
+/// An attachment described but not made (no bytes, nothing decoded): what a caller that cannot pass attachments on
+/// lists instead.
+fn not_attached(target: &Target<'_>, mime: &str, description: &str) -> ReadResult {
+    let output = format!("{description} ({})", human_size(target.metadata.len()));
+    ReadResult::Attachment(AttachmentResult { output, attachments: Vec::new(), meta: target.attachment_meta(mime) })
+}
+
+/// Says so when a request windowed an attachment: it is always whole, and a silent ignore would mislead.
+fn note_ignored_window(mut result: ReadResult, window: &Window) -> ReadResult {
+    if let ReadResult::Attachment(attachment) = &mut result
+        && is_windowed(window)
+    {
+        attachment
+            .output
+            .push_str(" · offset/limit and byte ranges do not apply to images: the whole image is attached");
+    }
+    result
+}
+
+/// Whether the request named a window (an offset, a limit or a byte range) rather than the default.
+pub fn is_windowed(window: &Window) -> bool {
+    match window {
+        Window::Lines(lines) => lines.offset != 1 || lines.explicit_limit,
+        Window::Bytes { .. } | Window::Block(_) => true,
+    }
+}
+
+/// Block mode asked of a file that is not text: what the file is, and how to read it instead.
+fn block_needs_text(target: &Target<'_>, content: &Content) -> ReadError {
+    let (what, hint) = match content {
+        Content::Image(kind) => {
+            (format!("a {} image", kind.name()), "remove `mode` and `anchor_line` to get the image as an attachment")
+        }
+        Content::Pdf => {
+            ("a PDF".to_string(), "remove `mode` and `anchor_line`, and read its text by pages, e.g. pages=\"1-3\"")
+        }
+        Content::Binary { description, .. } => (
+            format!("binary ({description})"),
+            "remove `mode` and `anchor_line`; if it really is text in a legacy encoding, add encoding=\"<label>\"",
+        ),
+        Content::Text(_) => ("text".to_string(), "remove `mode` and `anchor_line`"),
+    };
+    ReadError::invalid_param(format!(
+        "{} is {what}; block mode (`mode` \"block\") applies to text files only",
+        target.shown
+    ))
+    .with_hint(hint)
+}
+
+/// The hint for a format this build was compiled without.
+#[allow(dead_code)] // Used only in builds without some media feature.
+fn without_feature(feature: &str) -> String {
+    format!("this build of agent-read cannot show it (built without the `{feature}` feature)")
+}
+
+fn binary_error(target: &Target<'_>, description: &str, hint: Option<String>) -> ReadError {
+    let size = human_size(target.metadata.len());
+    ReadError::new(ErrorCode::Binary, format!("{}: {description} ({size}); not shown as text", target.shown)).with_hint(
+        hint.unwrap_or_else(|| {
+            "binary content cannot be read as text; if it really is text in a legacy encoding, retry with encoding=\"<label>\"".to_string()
+        }),
+    )
+}

@@ -1,0 +1,205 @@
+//! One memory budget shared by every image read in the process.
+//!
+//! Each read works out, from the image's header and before it allocates any pixels, an upper bound of the bytes its
+//! decode and re-encode will hold, and reserves them here. When the reads in flight already hold too much, it waits
+//! until they give memory back — for at most half of its remaining time, so that the other half is left to decode —
+//! and is then refused as busy. A read that needs more than the whole budget is refused at once: no amount of waiting
+//! would help. The budget is process-wide because a server serves many clients, and makes a new reader whenever a
+//! client's roots change: a budget per reader would not bound the process.
+
+use crate::budget::Budget;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Bytes all image reads in the process may hold at once. With the server's own memory and the answers being
+/// written, the process stays under 512 MB however many images are read at the same time.
+pub const SHARED_IMAGE_MEMORY: u64 = 384 * 1024 * 1024;
+
+/// How often a waiting read looks at its cancel signal and deadline, besides being woken when memory is freed.
+const RECHECK: Duration = Duration::from_millis(50);
+
+/// A budget of bytes, handed out to reads and given back when they end.
+pub struct MemoryPool {
+    capacity: u64,
+    held: Mutex<u64>,
+    freed: Condvar,
+}
+
+/// Bytes held by one read; given back when dropped.
+#[must_use = "the memory is given back as soon as the reservation is dropped"]
+pub struct Reservation<'a> {
+    pool: &'a MemoryPool,
+    bytes: u64,
+}
+
+/// Why a reservation was not made.
+#[derive(Debug)]
+pub enum Refusal {
+    /// More than the whole pool.
+    TooLargeAlone {
+        /// Bytes asked for.
+        needed: u64,
+        /// The pool's size.
+        capacity: u64,
+    },
+    /// Other reads held too much for as long as this one could wait.
+    Busy {
+        /// Bytes asked for.
+        needed: u64,
+        /// Bytes other reads held when it gave up.
+        held: u64,
+        /// The pool's size.
+        capacity: u64,
+        /// How long it waited.
+        waited: Duration,
+    },
+    /// The read was cancelled, or its time ran out, while it waited.
+    Stopped(std::io::Error),
+}
+
+static SHARED: MemoryPool = MemoryPool::new(SHARED_IMAGE_MEMORY);
+
+impl MemoryPool {
+    /// A pool of `capacity` bytes.
+    pub const fn new(capacity: u64) -> MemoryPool {
+        MemoryPool { capacity, held: Mutex::new(0), freed: Condvar::new() }
+    }
+
+    /// The pool every image read in this process shares.
+    pub fn shared() -> &'static MemoryPool {
+        &SHARED
+    }
+
+    /// Reserves `bytes`, waiting while other reads hold too much (see the module's documentation).
+    pub fn reserve(&self, bytes: u64, budget: &Budget) -> Result<Reservation<'_>, Refusal> {
+        if bytes > self.capacity {
+            return Err(Refusal::TooLargeAlone { needed: bytes, capacity: self.capacity });
+        }
+        let started = Instant::now();
+        let give_up = started + budget.deadline().saturating_duration_since(started) / 2;
+        let mut held = self.lock();
+        loop {
+            if *held + bytes <= self.capacity {
+                *held += bytes;
+                return Ok(Reservation { pool: self, bytes });
+            }
+            budget.check().map_err(Refusal::Stopped)?;
+            let now = Instant::now();
+            if now >= give_up {
+                let waited = now - started;
+                return Err(Refusal::Busy { needed: bytes, held: *held, capacity: self.capacity, waited });
+            }
+            let wait = RECHECK.min(give_up - now);
+            held = match self.freed.wait_timeout(held, wait) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+
+    /// Bytes currently reserved.
+    #[cfg(test)]
+    pub fn held(&self) -> u64 {
+        *self.lock()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, u64> {
+        // The count stays right even if a holder panicked: each change is one statement.
+        self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Reservation<'_> {
+    /// The bytes reserved.
+    #[cfg(test)]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        let mut held = self.pool.lock();
+        *held = held.saturating_sub(self.bytes);
+        drop(held);
+        self.pool.freed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::{Cancel, is_cancelled};
+    use std::sync::Arc;
+
+    fn budget(seconds: f64) -> Budget {
+        Budget::new(Instant::now() + Duration::from_secs_f64(seconds), Cancel::new())
+    }
+
+    #[test]
+    fn reservations_add_up_and_are_given_back_on_drop() {
+        let pool = MemoryPool::new(100);
+        let a = pool.reserve(60, &budget(5.0)).unwrap();
+        let b = pool.reserve(40, &budget(5.0)).unwrap();
+        assert_eq!((pool.held(), a.bytes(), b.bytes()), (100, 60, 40));
+        drop(a);
+        assert_eq!(pool.held(), 40);
+        drop(b);
+        assert_eq!(pool.held(), 0);
+    }
+
+    #[test]
+    fn more_than_the_whole_pool_is_refused_at_once() {
+        let pool = MemoryPool::new(100);
+        let started = Instant::now();
+        let refusal = pool.reserve(101, &budget(60.0)).err();
+        assert!(matches!(refusal, Some(Refusal::TooLargeAlone { needed: 101, capacity: 100 })), "{refusal:?}");
+        assert!(started.elapsed() < Duration::from_secs(1), "no waiting");
+    }
+
+    #[test]
+    fn a_busy_pool_refuses_after_half_the_remaining_time() {
+        let pool = MemoryPool::new(100);
+        let _held = pool.reserve(70, &budget(5.0)).unwrap();
+        let started = Instant::now();
+        let refusal = pool.reserve(50, &budget(0.4)).err();
+        let waited = started.elapsed();
+        let Some(Refusal::Busy { needed: 50, held: 70, capacity: 100, .. }) = refusal else { panic!("{refusal:?}") };
+        assert!(waited >= Duration::from_millis(190) && waited < Duration::from_millis(390), "waited {waited:?}");
+    }
+
+    #[test]
+    fn a_waiting_read_goes_ahead_when_memory_is_given_back() {
+        let pool = Arc::new(MemoryPool::new(100));
+        let first = pool.reserve(80, &budget(5.0)).unwrap();
+        let waiter = {
+            let pool = Arc::clone(&pool);
+            std::thread::spawn(move || pool.reserve(50, &budget(10.0)).map(|r| r.bytes()).ok())
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        drop(first);
+        assert_eq!(waiter.join().unwrap(), Some(50));
+        assert_eq!(pool.held(), 0);
+    }
+
+    #[test]
+    fn a_cancelled_read_stops_waiting() {
+        let pool = Arc::new(MemoryPool::new(100));
+        let _held = pool.reserve(80, &budget(5.0)).unwrap();
+        let cancel = Cancel::new();
+        let waiter = {
+            let (pool, cancel) = (Arc::clone(&pool), cancel.clone());
+            std::thread::spawn(move || {
+                let budget = Budget::new(Instant::now() + Duration::from_secs(60), cancel);
+                let started = Instant::now();
+                (pool.reserve(50, &budget).err(), started.elapsed())
+            })
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        cancel.cancel();
+        let (refusal, waited) = waiter.join().unwrap();
+        let Some(Refusal::Stopped(err)) = refusal else { panic!("{refusal:?}") };
+        assert!(is_cancelled(&err), "{err}");
+        assert!(waited < Duration::from_secs(2), "stopped within a recheck: {waited:?}");
+    }
+}
