@@ -2,7 +2,7 @@
 //! client asked for (`"event": "roots"`: who, which roots were asked, which taken, which refused and why). Never file
 //! content.
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use serde::Serialize;
 use std::fs::File;
 use std::io::Write;

@@ -39,70 +39,12 @@ mod http;
 
 pub use http::{HttpConfig, OAuthConfig};
 
+use crate::config_error::ConfigError;
+use crate::limits::Limits;
 use crate::policy::PolicyConfig;
-use crate::session::{SessionSettings, TokenCounting};
+use crate::tokens::TokenCounting;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-
-/// Bounds applied to every read. All sizes are in bytes unless named otherwise.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Limits {
-    /// Lines (or directory entries) returned when a request gives no `limit`.
-    pub default_lines: u64,
-    /// Largest `limit` honoured; larger requests are clamped to it and the clamp is reported.
-    pub max_lines: u64,
-    /// Characters shown of one line before it is cut and marked.
-    pub max_line_chars: usize,
-    /// Cap on the whole `output` text, line prefixes and footer included.
-    pub max_output_bytes: usize,
-    /// Time budget of one read, in milliseconds; past it the read stops with `TIMEOUT`.
-    pub timeout_ms: u64,
-    /// Longest side of an image attachment in pixels; larger images are downscaled to it.
-    pub max_image_side: u32,
-    /// Largest image attachment in bytes (before base64); larger ones are re-encoded smaller.
-    pub max_image_bytes: u64,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            default_lines: 2000,
-            max_lines: 10_000,
-            max_line_chars: 2000,
-            max_output_bytes: 50 * 1024,
-            timeout_ms: 30_000,
-            max_image_side: 2000,
-            // Base64 makes it 5,000,000 bytes: the per-image limit of the major model APIs.
-            max_image_bytes: 3_750_000,
-        }
-    }
-}
-
-/// Smallest output cap accepted: below it a footer and one cut line could not fit together.
-pub const MIN_OUTPUT_BYTES: usize = 1024;
-
-impl Limits {
-    /// Checks that the limits can be honoured together; the error names the bad field and the valid range.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.default_lines == 0 || self.max_lines == 0 {
-            return Err(ConfigError::new("limits.default_lines and limits.max_lines must be at least 1"));
-        }
-        if self.max_line_chars < 16 {
-            return Err(ConfigError::new("limits.max_line_chars must be at least 16"));
-        }
-        if self.max_image_side < 16 {
-            return Err(ConfigError::new("limits.max_image_side must be at least 16"));
-        }
-        if self.max_image_bytes < 16 * 1024 {
-            return Err(ConfigError::new("limits.max_image_bytes must be at least 16384"));
-        }
-        if self.max_output_bytes < MIN_OUTPUT_BYTES {
-            return Err(ConfigError::new(format!("limits.max_output_bytes must be at least {MIN_OUTPUT_BYTES}")));
-        }
-        Ok(())
-    }
-}
 
 /// Everything a [`crate::Reader`] needs: roots, limits, policy and the optional audit log. The default has no roots,
 /// which means the working directory, the default deny list, and no audit log.
@@ -157,17 +99,6 @@ pub struct SessionConfig {
     pub budget_tokens: Option<u64>,
     /// How tokens are counted.
     pub token_counting: Option<TokenCounting>,
-}
-
-impl SessionConfig {
-    /// The settings these values give, with `stubs_by_default` where `repeat_read_stubs` is not set.
-    pub fn settings(&self, stubs_by_default: bool) -> SessionSettings {
-        SessionSettings {
-            repeat_read_stubs: self.repeat_read_stubs.unwrap_or(stubs_by_default),
-            budget_tokens: self.budget_tokens,
-            token_counting: self.token_counting.unwrap_or_default(),
-        }
-    }
 }
 
 impl Config {
@@ -228,25 +159,6 @@ fn check_layout(table: &toml::Table) -> Result<(), ConfigError> {
     }
     Ok(())
 }
-
-/// A configuration that cannot be used, with the reason.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError(String);
-
-impl ConfigError {
-    /// A configuration error with the given message.
-    pub fn new(message: impl Into<String>) -> Self {
-        ConfigError(message.into())
-    }
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 #[cfg(test)]
 mod tests {
@@ -323,12 +235,5 @@ mod tests {
         assert_eq!(config.index_cache, Some(PathBuf::from("/var/cache/agent-read")));
         assert_eq!(config.session.budget_tokens, Some(200_000));
         assert_eq!(config.http.auth_token_file, Some(PathBuf::from("/base/tokens")));
-    }
-
-    #[test]
-    fn limits_validation_names_field() {
-        let limits = Limits { max_output_bytes: 10, ..Limits::default() };
-        assert!(limits.validate().unwrap_err().to_string().contains("max_output_bytes"));
-        assert!(Limits::default().validate().is_ok());
     }
 }

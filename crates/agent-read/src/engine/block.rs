@@ -4,8 +4,8 @@
 
 use super::text::{self, Rendering};
 use crate::classify::TextFormat;
-use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
+use crate::limits::Limits;
 use crate::render::Footer;
 use crate::request::BlockWindow;
 use crate::result::{TextMeta, TextResult};

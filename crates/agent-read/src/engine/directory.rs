@@ -7,8 +7,8 @@
 //! cannot pass for other entries, and a name that is not UTF-8 (which no request can spell) is marked as such.
 
 use crate::budget::Budget;
-use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
+use crate::limits::Limits;
 use crate::render::{self, FOOTER_RESERVE, Footer, human_size};
 use crate::request::Window;
 use crate::result::{DirEntry, DirectoryMeta, DirectoryResult, EntryKind};

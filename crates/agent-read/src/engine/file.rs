@@ -4,8 +4,8 @@
 use super::text::{self, Rendering, io_error};
 use crate::budget::Budget;
 use crate::classify::{self, Codec, Content, ImageType, SNIFF_LEN, TextFormat};
-use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
+use crate::limits::Limits;
 use crate::media::notebook;
 use crate::render::human_size;
 use crate::request::Window;

@@ -11,8 +11,8 @@
 use super::file::Target;
 use super::text::{self, Rendering};
 use crate::classify::{Codec, EncodingSource, TextFormat};
-use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
+use crate::limits::Limits;
 use crate::media::pdf::{self, Extracted, Isolation, MAX_PAGE_CHARS, PageSelection, PageText, PdfError};
 use crate::render::escape::{self, Counts};
 use crate::render::flags::{Flags, Place};

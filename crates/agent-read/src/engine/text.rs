@@ -3,8 +3,8 @@
 use super::file::Target;
 use crate::budget::Budget;
 use crate::classify::{Codec, EncodingSource, TextFormat};
-use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
+use crate::limits::Limits;
 use crate::render::{self, FOOTER_RESERVE, Footer, LineRenderer, human_size};
 use crate::request::{LineWindow, Window};
 use crate::result::{TextMeta, TextResult};

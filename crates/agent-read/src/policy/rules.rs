@@ -12,7 +12,7 @@
 //! is split in two until each part builds, so a list of ten thousand globs is accepted like a short one.
 
 use super::bounds;
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::path::{Path, PathBuf};
 

@@ -1,8 +1,8 @@
 //! Block mode's part of a request: the `mode` field's values, and the validated window of a block read.
 
 use super::{LineWindow, ReadRequest, Window, line_window, truncate_for_message};
-use crate::config::Limits;
 use crate::error::ReadError;
+use crate::limits::Limits;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;

@@ -23,7 +23,7 @@ mod narrow;
 
 pub use narrow::Asked;
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use crate::error::{ErrorCode, ReadError};
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 use std::fs::{File, Metadata};
