@@ -86,7 +86,7 @@ impl AuditLog {
             .create(true)
             .append(true)
             .open(path)
-            .map_err(|e| ConfigError::new(format!("audit log {} cannot be opened: {e}", path.display())))?;
+            .map_err(|e| ConfigError::AuditLog { path: path.to_path_buf(), reason: e.to_string() })?;
         Ok(AuditLog { file: Mutex::new(file) })
     }
 

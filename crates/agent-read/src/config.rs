@@ -109,7 +109,7 @@ impl Config {
 
     /// Parses TOML text; relative roots are taken relative to `base_dir` (the config file's directory).
     pub fn from_toml(text: &str, base_dir: &Path) -> Result<Self, ConfigError> {
-        let invalid = |e: toml::de::Error| ConfigError::new(format!("invalid config: {e}"));
+        let invalid = |e: toml::de::Error| ConfigError::Toml { message: e.to_string() };
         check_layout(&toml::from_str(text).map_err(invalid)?)?;
         // Parsed again as the typed config, whose errors point at the line.
         let mut config: Config = toml::from_str(text).map_err(invalid)?;
@@ -130,7 +130,7 @@ impl Config {
     /// Reads and parses a TOML configuration file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError::new(format!("cannot read config file {}: {e}", path.display())))?;
+            .map_err(|e| ConfigError::Unreadable { path: path.to_path_buf(), reason: e.to_string() })?;
         let base = path.parent().unwrap_or(Path::new("."));
         Self::from_toml(&text, base)
     }
@@ -145,17 +145,11 @@ fn check_layout(table: &toml::Table) -> Result<(), ConfigError> {
     for (section, value) in table {
         let Some(inner) = value.as_table() else { continue };
         if let Some(key) = TOP_LEVEL_KEYS.iter().find(|key| inner.contains_key(**key)) {
-            return Err(ConfigError::new(format!(
-                "invalid config: `{key}` is under [{section}], but it is a top-level key; move it above the first \
-                 [section] header (TOML puts every key after a header into that section)"
-            )));
+            return Err(ConfigError::KeyUnderSection { key: key.to_string(), section: section.clone() });
         }
     }
     if table.get("roots").and_then(toml::Value::as_array).is_some_and(Vec::is_empty) {
-        return Err(ConfigError::new(
-            "invalid config: `roots = []` names no directory; list at least one, or remove the key to read from the \
-             working directory",
-        ));
+        return Err(ConfigError::EmptyRoots);
     }
     Ok(())
 }

@@ -55,7 +55,7 @@ mod window;
 pub use audit::{Refused, RootsChange, Who, now as audit_timestamp};
 pub use budget::Cancel;
 pub use config::{Config, HttpConfig, OAuthConfig, SessionConfig};
-pub use config_error::ConfigError;
+pub use config_error::{ConfigError, GlobList, GlobProblem, RootProblem, ValueBound};
 #[cfg(feature = "pdf")]
 pub use engine::PDF_WORKER_ARG;
 pub use engine::{ReadOptions, Reader};

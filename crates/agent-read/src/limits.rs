@@ -1,7 +1,7 @@
 //! The bounds every read is held to. A leaf: the engine, the stages and the configuration all take limits from here,
 //! and it imports nothing of the crate beyond the error a bad value gives.
 
-use crate::config_error::ConfigError;
+use crate::config_error::{ConfigError, ValueBound};
 use serde::Deserialize;
 
 /// Bounds applied to every read. All sizes are in bytes unless named otherwise.
@@ -45,22 +45,18 @@ pub const MIN_OUTPUT_BYTES: usize = 1024;
 impl Limits {
     /// Checks that the limits can be honoured together; the error names the bad field and the valid range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.default_lines == 0 || self.max_lines == 0 {
-            return Err(ConfigError::new("limits.default_lines and limits.max_lines must be at least 1"));
+        let smallest = [
+            ("limits.default_lines", self.default_lines, 1),
+            ("limits.max_lines", self.max_lines, 1),
+            ("limits.max_line_chars", self.max_line_chars as u64, 16),
+            ("limits.max_image_side", u64::from(self.max_image_side), 16),
+            ("limits.max_image_bytes", self.max_image_bytes, 16 * 1024),
+            ("limits.max_output_bytes", self.max_output_bytes as u64, MIN_OUTPUT_BYTES as u64),
+        ];
+        match smallest.into_iter().find(|(_, value, min)| value < min) {
+            Some((key, _, min)) => Err(ConfigError::OutOfRange { key, bound: ValueBound::AtLeast(min) }),
+            None => Ok(()),
         }
-        if self.max_line_chars < 16 {
-            return Err(ConfigError::new("limits.max_line_chars must be at least 16"));
-        }
-        if self.max_image_side < 16 {
-            return Err(ConfigError::new("limits.max_image_side must be at least 16"));
-        }
-        if self.max_image_bytes < 16 * 1024 {
-            return Err(ConfigError::new("limits.max_image_bytes must be at least 16384"));
-        }
-        if self.max_output_bytes < MIN_OUTPUT_BYTES {
-            return Err(ConfigError::new(format!("limits.max_output_bytes must be at least {MIN_OUTPUT_BYTES}")));
-        }
-        Ok(())
     }
 }
 

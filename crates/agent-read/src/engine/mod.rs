@@ -87,9 +87,10 @@ impl Reader {
         config.limits.validate()?;
         let audit = config.audit_log.as_deref().map(AuditLog::open).transpose()?.map(Arc::new);
         let indexes = match &config.index_cache {
-            Some(dir) => LineIndexes::with_folder(Folder::open(dir).map_err(|e| {
-                ConfigError::new(format!("index cache {}: {e}; give a folder this process can write", dir.display()))
-            })?),
+            Some(dir) => LineIndexes::with_folder(
+                Folder::open(dir)
+                    .map_err(|e| ConfigError::IndexCache { path: dir.to_path_buf(), reason: e.to_string() })?,
+            ),
             None => LineIndexes::in_memory(),
         };
         Ok(Reader {

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 /// What a request reads: a window of lines, or the indentation block around one line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ReadMode {
     /// A window of lines from `offset` (the default).
     Lines,

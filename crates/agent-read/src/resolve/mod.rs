@@ -23,7 +23,7 @@ mod narrow;
 
 pub use narrow::Asked;
 
-use crate::config_error::ConfigError;
+use crate::config_error::{ConfigError, RootProblem};
 use crate::error::{ErrorCode, ReadError};
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 use std::fs::{File, Metadata};
@@ -105,8 +105,7 @@ pub enum Handle {
 impl Roots {
     /// Checks and opens the roots: each must be an existing directory. No roots means the working directory.
     pub fn new(paths: &[PathBuf]) -> Result<Roots, ConfigError> {
-        let cwd = std::env::current_dir()
-            .map_err(|e| ConfigError::new(format!("cannot determine the working directory: {e}")))?;
+        let cwd = std::env::current_dir().map_err(|e| ConfigError::WorkingDirectory { reason: e.to_string() })?;
         let paths = if paths.is_empty() { std::slice::from_ref(&cwd) } else { paths };
         let roots = paths.iter().map(|path| Root::open(&cwd.join(path), path)).collect::<Result<Vec<_>, _>>()?;
         let anchors = roots.iter().map(Root::anchor).collect();
@@ -302,18 +301,18 @@ const SYMLINK_OUT_HINT: &str = "this path goes through a symbolic link that lead
 impl Root {
     /// Checks and opens a root: `path` made absolute (`absolute`), which must be an existing directory.
     fn open(absolute: &Path, path: &Path) -> Result<Root, ConfigError> {
-        let given =
-            normalize(absolute).ok_or_else(|| ConfigError::new(format!("root {} climbs above /", path.display())))?;
-        let real = std::fs::canonicalize(&given)
-            .map_err(|e| ConfigError::new(format!("root {} cannot be used: {e}", path.display())))?;
+        let refuse = |problem| ConfigError::Root { path: path.to_path_buf(), problem };
+        let given = normalize(absolute).ok_or_else(|| refuse(RootProblem::ClimbsAboveSlash))?;
+        let real =
+            std::fs::canonicalize(&given).map_err(|e| refuse(RootProblem::Unusable { reason: e.to_string() }))?;
         if !real.is_dir() {
-            return Err(ConfigError::new(format!("root {} is not a directory", path.display())));
+            return Err(refuse(RootProblem::NotADirectory));
         }
         let dir = if real == Path::new("/") {
             None
         } else {
             let dir = Dir::open_ambient_dir(&real, cap_std::ambient_authority())
-                .map_err(|e| ConfigError::new(format!("root {} cannot be opened: {e}", path.display())))?;
+                .map_err(|e| refuse(RootProblem::Unopenable { reason: e.to_string() }))?;
             Some(Arc::new(dir))
         };
         Ok(Root::with(given, real, dir))

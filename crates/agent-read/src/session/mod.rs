@@ -88,6 +88,7 @@ impl Usage {
 /// Whether a file changed since the session last read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Freshness {
     /// The session has not read it (or has forgotten it).
     Unread,
@@ -112,6 +113,7 @@ pub enum Freshness {
 /// What a freshness check compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Basis {
     /// Hashes of the whole content.
     Content,
