@@ -8,7 +8,7 @@
 //! - **lines** (offset/limit or a byte range): the rendered text of the chosen pages, windowed like any text; next
 //!   calls repeat `pages`.
 
-use super::file::Target;
+use super::target::{Target, is_windowed};
 use super::text::{self, Rendering};
 use crate::classify::{Codec, EncodingSource, TextFormat};
 use crate::error::{ErrorCode, ReadError};
@@ -39,7 +39,7 @@ pub fn read(
         })?,
         None => PageSelection::all(),
     };
-    let line_mode = super::file::is_windowed(&window);
+    let line_mode = is_windowed(&window);
     let max_chars = if line_mode { LINE_MODE_MAX_CHARS } else { limits.max_output_bytes };
     let budget = &target.budget;
     let extracted = pdf::extract(target.file, &selection, max_chars, budget.deadline(), budget.cancel(), isolation)

@@ -1,6 +1,8 @@
 //! Text through window → render: a file's lines or bytes, or text rendered in memory (notebooks, PDF pages).
 
-use super::file::Target;
+mod block;
+
+use super::target::Target;
 use crate::budget::Budget;
 use crate::classify::{Codec, EncodingSource, TextFormat};
 use crate::error::{ErrorCode, ReadError};
@@ -88,7 +90,7 @@ fn read_source(
         Window::Bytes { start, end: end_byte } => {
             read_bytes(source, format, [start, end_byte], meta, limits, rendering)
         }
-        Window::Block(block) => super::block::read(source, indexing, format, block, meta, limits, rendering),
+        Window::Block(block) => block::read(source, indexing, format, block, meta, limits, rendering),
     }
 }
 

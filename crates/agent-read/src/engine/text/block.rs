@@ -2,7 +2,7 @@
 //! line window — same numbered lines, caps and notices — with a footer that names the block and the call that
 //! widens it.
 
-use super::text::{self, Rendering};
+use super::{self as text, Rendering};
 use crate::classify::TextFormat;
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
