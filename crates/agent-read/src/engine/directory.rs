@@ -9,7 +9,8 @@
 use crate::budget::Budget;
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
-use crate::render::{self, FOOTER_RESERVE, Footer, human_size};
+use crate::render::listing::ListingFooter;
+use crate::render::{self, FOOTER_RESERVE, human_size};
 use crate::request::Window;
 use crate::result::{DirEntry, DirectoryMeta, DirectoryResult, EntryKind};
 use cap_std::fs::{Dir, FileType, FileTypeExt};
@@ -98,12 +99,16 @@ pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<Di
     let returned = entries.len() as u64;
     let last = first + returned;
     let next_offset = (last < total).then_some(last + 1);
-    let mut footer = Footer::new(format!("entries {}-{last} of {total}", first + 1));
-    footer.notice_if(listing_cut, || format!("listing stopped at {MAX_ENTRIES} entries"));
-    footer.notice_if(lines.clamped_from.is_some(), || format!("limit clamped to {}", limits.max_lines));
-    footer.notice_if(cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
-    let next_call = next_offset.map(|n| lines.next_call(n));
-    render::append_footer(&mut output, &footer.finish(next_call, "end of directory"));
+    let footer = ListingFooter {
+        first: first + 1,
+        last,
+        total,
+        stopped_at: listing_cut.then_some(MAX_ENTRIES),
+        clamped_to: lines.clamped_from.map(|_| limits.max_lines),
+        cap_reached: cap_hit.then_some(limits.max_output_bytes),
+        next_call: next_offset.map(|n| lines.next_call(n)),
+    };
+    render::append_footer(&mut output, &footer.text());
     let meta = DirectoryMeta {
         path: shown,
         total_entries: total,

@@ -13,10 +13,11 @@ use super::text::{self, Rendering};
 use crate::classify::{Codec, EncodingSource, TextFormat};
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
-use crate::media::pdf::{self, Extracted, Isolation, MAX_PAGE_CHARS, PageSelection, PageText, PdfError};
-use crate::render::escape::{self, Counts};
+use crate::media::pdf::{self, Extracted, Isolation, PageSelection, PdfError};
+use crate::render::escape;
 use crate::render::flags::{Flags, Place};
-use crate::render::{self, FOOTER_RESERVE, Footer, human_size, push_gutter_block};
+use crate::render::pdf::{cut_page, line_mode_notices, pages_footer, render_page, render_pages, spec_of};
+use crate::render::{self, FOOTER_RESERVE, human_size};
 use crate::request::Window;
 use crate::result::{Attachment, AttachmentMeta, AttachmentResult, ReadResult, TextMeta, TextResult};
 use base64::Engine;
@@ -54,10 +55,7 @@ pub fn read(
     if line_mode {
         // Next calls name the pages in the form `pages` reads back, whatever spacing the request used.
         let chosen: Vec<u32> = selection.pages(extracted.page_count).collect();
-        let mut notices = line_mode_notices(&extracted);
-        if matches!(window, Window::Bytes { .. }) {
-            notices.push("byte offsets count the extracted text".to_string());
-        }
+        let notices = line_mode_notices(&extracted, matches!(window, Window::Bytes { .. }));
         let rendering = Rendering { notices, call_prefix: format!("pages={} ", spec_of(&chosen)) };
         let text = format!("{}\n", render_pages(&extracted).trim_end());
         return text::read_rendered(&text, window, meta, limits, budget, &rendering).map(ReadResult::Text);
@@ -141,113 +139,16 @@ fn page_window(extracted: &Extracted, selection: &PageSelection, mut meta: TextM
     let last = shown.last().copied().unwrap_or(0);
     let rest: Vec<u32> = selection.pages(total).filter(|p| *p > last).collect();
     let next = (!rest.is_empty()).then(|| format!("pages={}", spec_of(&rest)));
-    let mut footer = Footer::new(format!("pages {} of {total}", spec_of(&shown)));
-    footer.notice(human_size(meta.size_bytes));
-    footer.notice_if(cut, || format!("page {last} cut at the output cap"));
-    footer.notice_if(extracted.pages.iter().any(|p| p.text.trim().is_empty()), || {
-        "pages without text may be scanned images".to_string()
-    });
-    for notice in limit_notices(extracted.pages.iter().filter(|page| shown.contains(&page.number))) {
-        footer.notice(notice);
-    }
-    flags.notices(&mut footer);
+    let footer = pages_footer(extracted, &shown, meta.size_bytes, cut.then_some(last), &flags, next);
     flags.fill(&mut meta);
     output.truncate(output.trim_end().len());
-    render::append_footer(&mut output, &footer.finish(next, "end of document"));
+    render::append_footer(&mut output, &footer);
     meta.byte_cap_hit = cut || !rest.is_empty();
     meta.more_after = !rest.is_empty();
     meta.more_before = shown.first().is_some_and(|first| *first > 1);
     meta.pages_shown = Some(spec_of(&shown));
     meta.next_pages = (!rest.is_empty()).then(|| spec_of(&rest));
     TextResult { output, meta }
-}
-
-/// One page as rendered (before its text is shown escaped): its header, then its text behind the gutter; one whose
-/// text stops at the per-page limit says so where it stops, outside the gutter (the tool's words, not the page's).
-fn render_page(page: &PageText, total: u32) -> String {
-    let number = page.number;
-    let mut piece = format!("── page {number} of {total} ──\n");
-    if page.text.trim().is_empty() {
-        piece.push_str("(no text on this page)\n");
-    } else {
-        push_gutter_block(&mut piece, page.text.trim_end());
-    }
-    if page.capped {
-        piece.push_str(&capped_marker(number));
-    }
-    piece.push('\n');
-    piece
-}
-
-/// The line that ends a page whose text passes [`MAX_PAGE_CHARS`].
-fn capped_marker(number: u32) -> String {
-    format!(
-        "… [page {number} holds more text than the {MAX_PAGE_CHARS} characters read of a page; the rest is not shown]\n"
-    )
-}
-
-/// The footer notices of pages cut short by a limit of extraction: text past the per-page limit, operations skipped.
-fn limit_notices<'a>(pages: impl Iterator<Item = &'a PageText>) -> Vec<String> {
-    let mut notices = Vec::new();
-    for page in pages {
-        if page.capped {
-            notices
-                .push(format!("page {}: text stops at the per-page limit of {MAX_PAGE_CHARS} characters", page.number));
-        }
-        if page.skipped > 0 {
-            notices.push(format!(
-                "page {}: {} content operation(s) too large to read skipped (past 16384 tokens or 1 MiB)",
-                page.number, page.skipped
-            ));
-        }
-    }
-    notices
-}
-
-fn render_pages(extracted: &Extracted) -> String {
-    extracted.pages.iter().map(|page| render_page(page, extracted.page_count)).collect()
-}
-
-/// The start of an oversized page (`piece`, as rendered), shown and cut on a character boundary within `room`, with
-/// the call that reads all of it by lines; and what its shown part met.
-fn cut_page(piece: &str, number: u32, room: usize) -> (String, Counts) {
-    let marker = format!(
-        "\n… [page {number} is longer than the output cap; read it by lines: pages={number} offset=1 limit=200]\n"
-    );
-    let end = escape::fitting_prefix_lines(piece, room.saturating_sub(marker.len()));
-    // Cut after a line when one ends near the cap; otherwise mid-line.
-    let kept = match piece[..end].rfind('\n') {
-        Some(newline) if newline + 1 >= end * 4 / 5 => newline + 1,
-        _ => end,
-    };
-    let mut out = String::with_capacity(room);
-    let counts = escape::push_shown_lines(&mut out, piece[..kept].trim_end_matches('\n'));
-    out.push_str(&marker);
-    (out, counts)
-}
-
-/// `1-3,5,7-9`: page numbers (ascending) as the ranges `pages` reads back.
-fn spec_of(pages: &[u32]) -> String {
-    let mut ranges: Vec<(u32, u32)> = Vec::new();
-    for &page in pages {
-        match ranges.last_mut() {
-            Some((_, end)) if *end + 1 == page => *end = page,
-            _ => ranges.push((page, page)),
-        }
-    }
-    let items: Vec<String> =
-        ranges.iter().map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") }).collect();
-    items.join(",")
-}
-
-fn line_mode_notices(extracted: &Extracted) -> Vec<String> {
-    let mut notices = vec![format!("PDF: {} page(s)", extracted.page_count)];
-    notices.extend(limit_notices(extracted.pages.iter()));
-    if !extracted.complete {
-        let last = extracted.pages.last().map_or(0, |p| p.number);
-        notices.push(format!("text stops at page {last} (extraction limit); choose later pages with pages="));
-    }
-    notices
 }
 
 fn pdf_meta(target: &Target<'_>, extracted: &Extracted) -> TextMeta {
@@ -282,6 +183,7 @@ fn pdf_error(shown: &str, error: PdfError, budget_seconds: f64) -> ReadError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::media::pdf::PageText;
 
     /// A page whose text the extractor gave whole.
     fn page(number: u32, text: &str) -> PageText {
