@@ -11,6 +11,7 @@ pub mod lines;
 pub mod listing;
 #[cfg(feature = "pdf")]
 pub mod pdf;
+pub mod text;
 
 pub use escape::one_line_name;
 pub use lines::LineRenderer;

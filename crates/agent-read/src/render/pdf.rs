@@ -1,14 +1,39 @@
 //! A PDF's pages as the model sees them: each under a `── page N of T ──` header, its text behind the
 //! [gutter](super::GUTTER); the marks where a page stops short; and the footers and notices of a page window.
+//!
+//! The engine hands over what extraction gave as [`Document`] and [`Page`] views.
+
+/// One page's extracted text, as rendering needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Page<'a> {
+    /// Its number, from 1.
+    pub number: u32,
+    /// Its text, whole or as far as extraction went.
+    pub text: &'a str,
+    /// The per-page limit in characters, when the text stops at it.
+    pub capped_at: Option<usize>,
+    /// Content operations skipped as too large to read.
+    pub skipped: usize,
+}
+
+/// The pages extraction gave, in order.
+#[derive(Debug, Clone)]
+pub struct Document<'a> {
+    /// The pages extracted.
+    pub pages: Vec<Page<'a>>,
+    /// Pages in the whole document.
+    pub page_count: u32,
+    /// Whether extraction reached every chosen page (false: it stopped at a limit).
+    pub complete: bool,
+}
 
 use super::escape::{self, Counts};
 use super::flags::Flags;
 use super::{Footer, human_size, push_gutter_block};
-use crate::media::pdf::{Extracted, MAX_PAGE_CHARS, PageText};
 
 /// One page as rendered (before its text is shown escaped): its header, then its text behind the gutter; one whose
 /// text stops at the per-page limit says so where it stops, outside the gutter (the tool's words, not the page's).
-pub fn render_page(page: &PageText, total: u32) -> String {
+pub fn render_page(page: &Page<'_>, total: u32) -> String {
     let number = page.number;
     let mut piece = format!("── page {number} of {total} ──\n");
     if page.text.trim().is_empty() {
@@ -16,27 +41,24 @@ pub fn render_page(page: &PageText, total: u32) -> String {
     } else {
         push_gutter_block(&mut piece, page.text.trim_end());
     }
-    if page.capped {
-        piece.push_str(&capped_marker(number));
+    if let Some(max_chars) = page.capped_at {
+        piece.push_str(&capped_marker(number, max_chars));
     }
     piece.push('\n');
     piece
 }
 
-/// The line that ends a page whose text passes [`MAX_PAGE_CHARS`].
-fn capped_marker(number: u32) -> String {
-    format!(
-        "… [page {number} holds more text than the {MAX_PAGE_CHARS} characters read of a page; the rest is not shown]\n"
-    )
+/// The line that ends a page whose text passes the per-page limit of `max_chars` characters.
+fn capped_marker(number: u32, max_chars: usize) -> String {
+    format!("… [page {number} holds more text than the {max_chars} characters read of a page; the rest is not shown]\n")
 }
 
 /// The footer notices of pages cut short by a limit of extraction: text past the per-page limit, operations skipped.
-fn limit_notices<'a>(pages: impl Iterator<Item = &'a PageText>) -> Vec<String> {
+fn limit_notices<'a>(pages: impl Iterator<Item = &'a Page<'a>>) -> Vec<String> {
     let mut notices = Vec::new();
     for page in pages {
-        if page.capped {
-            notices
-                .push(format!("page {}: text stops at the per-page limit of {MAX_PAGE_CHARS} characters", page.number));
+        if let Some(max_chars) = page.capped_at {
+            notices.push(format!("page {}: text stops at the per-page limit of {max_chars} characters", page.number));
         }
         if page.skipped > 0 {
             notices.push(format!(
@@ -48,7 +70,7 @@ fn limit_notices<'a>(pages: impl Iterator<Item = &'a PageText>) -> Vec<String> {
     notices
 }
 
-pub fn render_pages(extracted: &Extracted) -> String {
+pub fn render_pages(extracted: &Document<'_>) -> String {
     extracted.pages.iter().map(|page| render_page(page, extracted.page_count)).collect()
 }
 
@@ -86,7 +108,7 @@ pub fn spec_of(pages: &[u32]) -> String {
 
 /// The notices of the pages' text read as lines: how many pages, which were cut short, and where extraction stopped;
 /// `by_bytes` when the window is a byte range, whose offsets count the text rather than the file.
-pub fn line_mode_notices(extracted: &Extracted, by_bytes: bool) -> Vec<String> {
+pub fn line_mode_notices(extracted: &Document<'_>, by_bytes: bool) -> Vec<String> {
     let mut notices = vec![format!("PDF: {} page(s)", extracted.page_count)];
     notices.extend(limit_notices(extracted.pages.iter()));
     if !extracted.complete {
@@ -102,7 +124,7 @@ pub fn line_mode_notices(extracted: &Extracted, by_bytes: bool) -> Vec<String> {
 /// The footer of whole pages: which were shown of how many, the file's size, a page cut at the output cap, pages
 /// without text, pages cut short by extraction limits, what the shown text met (`flags`), and the next call.
 pub fn pages_footer(
-    extracted: &Extracted,
+    extracted: &Document<'_>,
     shown: &[u32],
     size_bytes: u64,
     cut_page: Option<u32>,
