@@ -1,6 +1,30 @@
-//! The footer of a directory listing: which entries it shows, why it stopped, and the next call.
+//! A directory listing as the model sees it: one line per entry, and a footer saying which entries it shows, why it
+//! stopped, and the next call.
 
-use super::{Footer, human_size};
+use super::{Footer, human_size, one_line_name};
+use crate::result::{DirEntry, EntryKind};
+
+/// The whole answer for a directory without entries.
+pub const EMPTY_DIRECTORY: &str = "(empty directory)";
+
+/// An entry's line: its name on one line, `/` after a directory, the size of a file, what else it is; whether its
+/// name is not UTF-8 (`not_utf8`: it cannot be named in a request) and whether the policy refuses it (`denied`).
+pub fn entry_line(entry: &DirEntry, other_kind: &str, not_utf8: bool, denied: bool) -> String {
+    let name = one_line_name(&entry.name);
+    let mut line = match entry.kind {
+        EntryKind::Dir => format!("{name}/"),
+        EntryKind::File => format!("{name}  ({})", human_size(entry.size.unwrap_or(0))),
+        EntryKind::Symlink => format!("{name}  (symlink)"),
+        EntryKind::Other => format!("{name}  ({other_kind})"),
+    };
+    if not_utf8 {
+        line.push_str("  (name not UTF-8: cannot be read by path)");
+    }
+    if denied {
+        line.push_str("  (denied)");
+    }
+    line
+}
 
 /// What a listing showed, as facts; [`ListingFooter::text`] chooses the words.
 #[derive(Debug, Clone, PartialEq, Eq)]
