@@ -13,7 +13,7 @@
 //!
 //! With IDLE_BEFORE=SECONDS in the environment, each repetition begins with every server idle that long, and each
 //! server's phases begin with one more burst, timed as `burst after idle`: what a burst costs a server that has just
-//! been quiet (agent-read gives freed memory back after a quiet period, and takes it again, page by page, in the next
+//! been quiet (a server may give memory back or let its threads exit while quiet, and pay for them again in the next
 //! burst). The `burst` phase then follows within the same busy period, so it is the burst of a server under load.
 //!
 //! With THINK_MS=LO-HI, each sequential call (ping and read) waits a pause of LO to HI milliseconds after the answer

@@ -14,7 +14,7 @@ use super::http_auth::Gate;
 use super::http_edges::{self, Answer, Asked};
 use super::http_serve::{self, ConnectionLimits};
 use super::http_sessions::{self, CappedSessions, Refused};
-use super::{ReadServer, ServeError, idle_trim, multi_thread_runtime};
+use super::{ReadServer, ServeError, multi_thread_runtime};
 use agent_read::{Config, SessionSettings};
 use axum::body::Bytes;
 use axum::extract::Request;
@@ -66,7 +66,6 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
         }
         settings.repeat_read_stubs = false;
     }
-    idle_trim::pin_trim_threshold();
     let limits = ConnectionLimits {
         head_timeout: Duration::from_millis(http.head_timeout_ms),
         idle_timeout: Duration::from_millis(http.idle_timeout_ms),
@@ -76,8 +75,6 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
     let sessions_required = settings.budget_tokens.is_some();
     let transport = if options.stateless { "http-stateless" } else { "http" };
     let base = ReadServer { sessions_required, transport, ..ReadServer::new(config, settings)? };
-    // Requests arriving and reads finishing both keep the server from trimming.
-    let activity = base.activity.clone();
     let http_config = http_config(options);
     let stop = http_config.cancellation_token.clone();
     multi_thread_runtime()?.block_on(async move {
@@ -91,18 +88,11 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
             sessions.clone(),
             http_config,
         );
-        tokio::spawn(activity.clone().trim_when_quiet());
         // Stateless mode keeps no sessions: rmcp answers every DELETE there itself.
         let sessions = (!options.stateless).then_some(sessions);
         let body_timeout = Duration::from_millis(http.body_timeout_ms);
-        let tracked = Tracked {
-            inner: Arc::new(service),
-            activity,
-            sessions,
-            sessions_required,
-            gate: gate.clone(),
-            body_timeout,
-        };
+        let tracked =
+            Tracked { inner: Arc::new(service), sessions, sessions_required, gate: gate.clone(), body_timeout };
         let router = routes(tracked, gate.as_deref());
         warn_if_unreachable(bound, options);
         let mode = if options.stateless { "stateless" } else { "sessions" };
@@ -174,15 +164,13 @@ fn check_exposure(
 }
 
 /// rmcp's service with its additions: authentication first (see [`http_auth`]), then a time limit on the request's
-/// body; every request counts as activity for the idle trim; answers where rmcp's fall short are corrected (see
-/// [`http_edges`]), and the refusals of the caps (see [`http_sessions`]) are answered as such. A plain wrapper rather
-/// than axum middleware: in a burst of 1,000 requests, two `from_fn` layers cost a server that answered from memory
-/// about 40 µs of CPU per request (BENCHMARKS.md, "The floor").
+/// body; answers where rmcp's fall short are corrected (see [`http_edges`]), and the refusals of the caps (see
+/// [`http_sessions`]) are answered as such. A plain wrapper rather than axum middleware: one service call per request,
+/// with no boxed layer between it and rmcp.
 #[derive(Clone)]
 struct Tracked {
     /// Shared rather than cloned per request: its configuration holds the lists of accepted hosts and origins.
     inner: Arc<StreamableHttpService<ReadServer, CappedSessions>>,
-    activity: idle_trim::Activity,
     /// The sessions, to tell an unknown one's `DELETE` (none in stateless mode).
     sessions: Option<Arc<CappedSessions>>,
     /// Whether only protocols with sessions are served (a token budget needs one).
@@ -205,7 +193,6 @@ impl tower_service::Service<Request> for Tracked {
 
     fn call(&mut self, mut request: Request) -> Self::Future {
         use rmcp::transport::streamable_http_server::SessionManager;
-        self.activity.record();
         let this = self.clone();
         Box::pin(async move {
             if let Some(gate) = &this.gate {
@@ -410,32 +397,6 @@ mod tests {
         assert_eq!(origin_pattern("http", "files.internal"), "http://files.internal:*");
         assert_eq!(origin_pattern("http", "::1"), "http://[::1]:*");
         assert_eq!(origin_pattern("http", "[::1]:80"), "http://[::1]:80");
-    }
-
-    #[tokio::test]
-    async fn every_request_counts_as_activity_whatever_its_answer() {
-        use tower_service::Service as _;
-        let root = tempfile::tempdir().unwrap();
-        let config = Config { roots: vec![root.path().to_path_buf()], ..Config::default() };
-        let base = ReadServer::new(config, SessionSettings::default()).unwrap();
-        let activity = base.activity.clone();
-        let inner = Arc::new(StreamableHttpService::new(
-            move || base.for_new_client().map_err(std::io::Error::other),
-            Arc::new(CappedSessions::new(10, 10)),
-            http_config(&HttpOptions::default()),
-        ));
-        let activity_of = activity.clone();
-        let (sessions, sessions_required, gate, body_timeout) = (None, false, None, Duration::from_secs(1));
-        let mut tracked = Tracked { inner, activity: activity_of, sessions, sessions_required, gate, body_timeout };
-        // The clock counts whole milliseconds from the activity's creation: let one pass.
-        std::thread::sleep(std::time::Duration::from_millis(3));
-        let before = activity.last_ms();
-        // A foreign Host header is refused, and still counts.
-        let request =
-            Request::builder().uri("/").header("host", "example.com").body(axum::body::Body::empty()).unwrap();
-        let answer = tracked.call(request).await.unwrap();
-        assert!(answer.status().is_client_error(), "{}", answer.status());
-        assert!(activity.last_ms() > before);
     }
 
     #[test]

@@ -32,7 +32,6 @@ mod http_auth;
 mod http_edges;
 mod http_serve;
 mod http_sessions;
-mod idle_trim;
 mod malformed;
 mod many;
 mod stdio;
@@ -81,8 +80,6 @@ struct ReadServer {
     client_permits: Arc<Semaphore>,
     tool: Arc<Tool>,
     many_tool: Arc<Tool>,
-    /// Stamped when a read finishes: the server trims once reads have been over for a while (see [`idle_trim`]).
-    activity: idle_trim::Activity,
     /// Whether this client's roots are known: reads wait for them (see [`client_roots::Settled`]).
     roots_settled: client_roots::Settled,
     /// Whether this client has given its roots in a call, on protocol 2026-07-28 or later (see [`client_roots`]).
@@ -114,7 +111,6 @@ impl ReadServer {
             client_permits: Arc::new(Semaphore::new(MAX_READS_PER_CLIENT)),
             tool: Arc::new(tool),
             many_tool: Arc::new(many::many_tool()?),
-            activity: idle_trim::Activity::default(),
             roots_settled: client_roots::Settled::new(),
             roots_given: client_roots::GivenInCall::default(),
             sessions_required: false,
@@ -182,13 +178,9 @@ impl ReadServer {
         let options = ReadOptions::cancellable(&Cancel::arrived_at(self.budget_start(arrived)));
         let session = self.session.clone();
         let _cancel_when_dropped = CancelOnDrop(options.cancel.clone());
-        let activity = self.activity.clone();
         tokio::task::spawn_blocking(move || {
             let output = work(&session, &options);
             drop(slots);
-            // Stamped on the blocking thread, so that the quiet period counts from when its work ended, even when the
-            // request that asked for it has gone.
-            activity.record();
             output
         })
         .await
@@ -514,10 +506,8 @@ pub fn serve_stdio(config: Config, settings: SessionSettings) -> Result<(), Serv
     let backlog = backlog::Backlog::default();
     let server = ReadServer { backlog: Some(backlog.clone()), ..ReadServer::new(config, settings)? };
     runtime()?.block_on(async move {
-        // Freed memory goes back once reads are over for a while (see `idle_trim`).
-        tokio::spawn(server.activity.clone().trim_when_quiet());
-        // Pipes (how clients start stdio servers) go through the reactor; measured: the ping round trip fell from
-        // 86 to 16 µs against blocking stdio, whose every read and write is handed to another thread.
+        // Pipes (how clients start stdio servers) go through the reactor: blocking stdio would hand every read and
+        // write of the protocol to another thread.
         let (input, output) = rmcp::transport::stdio_pipes();
         let transport = stdio::LineTransport::new(input, output).with_backlog(backlog);
         let service = server.serve(transport).await.map_err(startup_failure)?;
@@ -525,26 +515,22 @@ pub fn serve_stdio(config: Config, settings: SessionSettings) -> Result<(), Serv
     })
 }
 
-/// The async runtime for stdio: one thread for the protocol (measured: a multi-thread runtime spent half its CPU waking
-/// threads and cut the ping rate by 40%), and a blocking pool as large as the reads allowed at once, whose threads exit
-/// soon after going idle, as over HTTP (see [`multi_thread_runtime`]).
+/// The async runtime for stdio: one thread for the protocol (one client's messages arrive in order on one pipe; more
+/// threads would only wake each other), and a blocking pool as large as the reads one client may run at once.
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .max_blocking_threads(MAX_READS_PER_CLIENT)
-        .thread_keep_alive(idle_trim::BLOCKING_KEEP_ALIVE)
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))
 }
 
-/// The async runtime for HTTP: a worker per core, since a thousand connections at once outrun one protocol thread
-/// (measured: 1,000 concurrent reads took 1.6× longer on a single thread). Its blocking threads exit soon after going
-/// idle, so that the idle trim can give back the memory their allocator caches hold (see [`idle_trim`]).
+/// The async runtime for HTTP: a worker per core, since many clients' connections at once would outrun one protocol
+/// thread, and a blocking pool as large as the reads all clients may run at once.
 fn multi_thread_runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(MAX_CONCURRENT_READS)
-        .thread_keep_alive(idle_trim::BLOCKING_KEEP_ALIVE)
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))
 }
