@@ -2,7 +2,7 @@
 //! client asked for (`"event": "roots"`: who, which roots were asked, which taken, which refused and why). Never file
 //! content.
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use serde::Serialize;
 use std::fs::File;
 use std::io::Write;
@@ -86,7 +86,7 @@ impl AuditLog {
             .create(true)
             .append(true)
             .open(path)
-            .map_err(|e| ConfigError::new(format!("audit log {} cannot be opened: {e}", path.display())))?;
+            .map_err(|e| ConfigError::AuditLog { path: path.to_path_buf(), reason: e.to_string() })?;
         Ok(AuditLog { file: Mutex::new(file) })
     }
 

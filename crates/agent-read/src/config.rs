@@ -39,70 +39,12 @@ mod http;
 
 pub use http::{HttpConfig, OAuthConfig};
 
+use crate::config_error::ConfigError;
+use crate::limits::Limits;
 use crate::policy::PolicyConfig;
-use crate::session::{SessionSettings, TokenCounting};
+use crate::tokens::TokenCounting;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-
-/// Bounds applied to every read. All sizes are in bytes unless named otherwise.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Limits {
-    /// Lines (or directory entries) returned when a request gives no `limit`.
-    pub default_lines: u64,
-    /// Largest `limit` honoured; larger requests are clamped to it and the clamp is reported.
-    pub max_lines: u64,
-    /// Characters shown of one line before it is cut and marked.
-    pub max_line_chars: usize,
-    /// Cap on the whole `output` text, line prefixes and footer included.
-    pub max_output_bytes: usize,
-    /// Time budget of one read, in milliseconds; past it the read stops with `TIMEOUT`.
-    pub timeout_ms: u64,
-    /// Longest side of an image attachment in pixels; larger images are downscaled to it.
-    pub max_image_side: u32,
-    /// Largest image attachment in bytes (before base64); larger ones are re-encoded smaller.
-    pub max_image_bytes: u64,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            default_lines: 2000,
-            max_lines: 10_000,
-            max_line_chars: 2000,
-            max_output_bytes: 50 * 1024,
-            timeout_ms: 30_000,
-            max_image_side: 2000,
-            // Base64 makes it 5,000,000 bytes: the per-image limit of the major model APIs.
-            max_image_bytes: 3_750_000,
-        }
-    }
-}
-
-/// Smallest output cap accepted: below it a footer and one cut line could not fit together.
-pub const MIN_OUTPUT_BYTES: usize = 1024;
-
-impl Limits {
-    /// Checks that the limits can be honoured together; the error names the bad field and the valid range.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.default_lines == 0 || self.max_lines == 0 {
-            return Err(ConfigError::new("limits.default_lines and limits.max_lines must be at least 1"));
-        }
-        if self.max_line_chars < 16 {
-            return Err(ConfigError::new("limits.max_line_chars must be at least 16"));
-        }
-        if self.max_image_side < 16 {
-            return Err(ConfigError::new("limits.max_image_side must be at least 16"));
-        }
-        if self.max_image_bytes < 16 * 1024 {
-            return Err(ConfigError::new("limits.max_image_bytes must be at least 16384"));
-        }
-        if self.max_output_bytes < MIN_OUTPUT_BYTES {
-            return Err(ConfigError::new(format!("limits.max_output_bytes must be at least {MIN_OUTPUT_BYTES}")));
-        }
-        Ok(())
-    }
-}
 
 /// Everything a [`crate::Reader`] needs: roots, limits, policy and the optional audit log. The default has no roots,
 /// which means the working directory, the default deny list, and no audit log.
@@ -159,17 +101,6 @@ pub struct SessionConfig {
     pub token_counting: Option<TokenCounting>,
 }
 
-impl SessionConfig {
-    /// The settings these values give, with `stubs_by_default` where `repeat_read_stubs` is not set.
-    pub fn settings(&self, stubs_by_default: bool) -> SessionSettings {
-        SessionSettings {
-            repeat_read_stubs: self.repeat_read_stubs.unwrap_or(stubs_by_default),
-            budget_tokens: self.budget_tokens,
-            token_counting: self.token_counting.unwrap_or_default(),
-        }
-    }
-}
-
 impl Config {
     /// A configuration with the given roots and default limits.
     pub fn with_roots(roots: impl IntoIterator<Item = impl Into<PathBuf>>) -> Self {
@@ -178,7 +109,7 @@ impl Config {
 
     /// Parses TOML text; relative roots are taken relative to `base_dir` (the config file's directory).
     pub fn from_toml(text: &str, base_dir: &Path) -> Result<Self, ConfigError> {
-        let invalid = |e: toml::de::Error| ConfigError::new(format!("invalid config: {e}"));
+        let invalid = |e: toml::de::Error| ConfigError::Toml { message: e.to_string() };
         check_layout(&toml::from_str(text).map_err(invalid)?)?;
         // Parsed again as the typed config, whose errors point at the line.
         let mut config: Config = toml::from_str(text).map_err(invalid)?;
@@ -199,7 +130,7 @@ impl Config {
     /// Reads and parses a TOML configuration file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError::new(format!("cannot read config file {}: {e}", path.display())))?;
+            .map_err(|e| ConfigError::Unreadable { path: path.to_path_buf(), reason: e.to_string() })?;
         let base = path.parent().unwrap_or(Path::new("."));
         Self::from_toml(&text, base)
     }
@@ -214,39 +145,14 @@ fn check_layout(table: &toml::Table) -> Result<(), ConfigError> {
     for (section, value) in table {
         let Some(inner) = value.as_table() else { continue };
         if let Some(key) = TOP_LEVEL_KEYS.iter().find(|key| inner.contains_key(**key)) {
-            return Err(ConfigError::new(format!(
-                "invalid config: `{key}` is under [{section}], but it is a top-level key; move it above the first \
-                 [section] header (TOML puts every key after a header into that section)"
-            )));
+            return Err(ConfigError::KeyUnderSection { key: key.to_string(), section: section.clone() });
         }
     }
     if table.get("roots").and_then(toml::Value::as_array).is_some_and(Vec::is_empty) {
-        return Err(ConfigError::new(
-            "invalid config: `roots = []` names no directory; list at least one, or remove the key to read from the \
-             working directory",
-        ));
+        return Err(ConfigError::EmptyRoots);
     }
     Ok(())
 }
-
-/// A configuration that cannot be used, with the reason.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError(String);
-
-impl ConfigError {
-    /// A configuration error with the given message.
-    pub fn new(message: impl Into<String>) -> Self {
-        ConfigError(message.into())
-    }
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 #[cfg(test)]
 mod tests {
@@ -323,12 +229,5 @@ mod tests {
         assert_eq!(config.index_cache, Some(PathBuf::from("/var/cache/agent-read")));
         assert_eq!(config.session.budget_tokens, Some(200_000));
         assert_eq!(config.http.auth_token_file, Some(PathBuf::from("/base/tokens")));
-    }
-
-    #[test]
-    fn limits_validation_names_field() {
-        let limits = Limits { max_output_bytes: 10, ..Limits::default() };
-        assert!(limits.validate().unwrap_err().to_string().contains("max_output_bytes"));
-        assert!(Limits::default().validate().is_ok());
     }
 }

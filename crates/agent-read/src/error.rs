@@ -9,6 +9,7 @@ use std::fmt;
 /// The machine-readable class of a failed read (docs/contract.md, Results).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[non_exhaustive]
 pub enum ErrorCode {
     /// A request field is missing, unknown, of the wrong type or out of its domain.
     InvalidParam,

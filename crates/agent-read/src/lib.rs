@@ -32,10 +32,12 @@ mod audit;
 mod budget;
 mod classify;
 mod config;
+mod config_error;
 mod engine;
 mod error;
 #[cfg(test)]
 mod fuzz_tests;
+mod limits;
 mod many;
 mod media;
 mod panics;
@@ -47,16 +49,19 @@ mod resolve;
 mod result;
 mod session;
 mod suggest;
+mod tokens;
 mod tool;
 mod window;
 
 pub use audit::{Refused, RootsChange, Who, now as audit_timestamp};
 pub use budget::Cancel;
-pub use config::{Config, ConfigError, HttpConfig, Limits, MIN_OUTPUT_BYTES, OAuthConfig, SessionConfig};
+pub use config::{Config, HttpConfig, OAuthConfig, SessionConfig};
+pub use config_error::{ConfigError, GlobList, GlobProblem, RootProblem, ValueBound};
 #[cfg(feature = "pdf")]
 pub use engine::PDF_WORKER_ARG;
 pub use engine::{ReadOptions, Reader};
 pub use error::{ErrorCode, MAX_MESSAGE_BYTES, ReadError};
+pub use limits::{Limits, MIN_OUTPUT_BYTES};
 pub use many::{
     DEFAULT_MAX_FILES, MAX_FILES, MAX_PATHS, ManyFile, ManyMeta, ManyResult, ReadManyRequest, ReadManyResult, Skipped,
 };

@@ -4,8 +4,8 @@
 //! its serde derive). Untrusted JSON goes through [`ReadRequest::from_json`] (text) or [`ReadRequest::from_value`],
 //! whose every error names the field, what was wrong with it and the valid form (see [`json`]).
 
-use crate::config::Limits;
 use crate::error::ReadError;
+use crate::limits::Limits;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -11,6 +11,7 @@ use std::borrow::Cow;
 #[derive(Debug, Clone, PartialEq)]
 // One value per read, built once and moved a few times: boxing the text variant would only add an allocation.
 #[allow(clippy::large_enum_variant)]
+#[non_exhaustive]
 pub enum ReadResult {
     /// A window of a text file.
     Text(TextResult),
@@ -246,6 +247,7 @@ pub struct DirectoryMeta {
 /// The kind of a directory entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EntryKind {
     /// A regular file.
     File,

@@ -69,6 +69,7 @@ pub enum Served {
 
 /// Tool shapes `--schema-format` can print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SchemaFormat {
     /// `{name, description, parameters}`.
     Plain,

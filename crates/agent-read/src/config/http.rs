@@ -2,7 +2,7 @@
 //! much any of them may hold. Plain data, like the rest of [`crate::Config`]; the HTTP face reads it (the library
 //! itself serves no HTTP).
 
-use super::ConfigError;
+use crate::config_error::{ConfigError, ValueBound};
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -98,13 +98,16 @@ impl HttpConfig {
             ("http.max_calls_per_session", self.max_calls_per_session as u64),
         ];
         if let Some((key, _)) = positive.iter().find(|(_, value)| *value == 0) {
-            return Err(ConfigError::new(format!("{key} must be at least 1 (nothing can be served with 0)")));
+            return Err(ConfigError::OutOfRange { key, bound: ValueBound::AtLeast(1) });
         }
         if let Some((key, _)) = positive[..3].iter().find(|(_, ms)| *ms > MAX_TIMEOUT_MS) {
-            return Err(ConfigError::new(format!("{key} must be at most {MAX_TIMEOUT_MS} (a day)")));
+            return Err(ConfigError::OutOfRange { key, bound: ValueBound::AtMost(MAX_TIMEOUT_MS) });
         }
         if self.max_connections > MAX_CONNECTIONS {
-            return Err(ConfigError::new(format!("http.max_connections must be at most {MAX_CONNECTIONS}")));
+            return Err(ConfigError::OutOfRange {
+                key: "http.max_connections",
+                bound: ValueBound::AtMost(MAX_CONNECTIONS as u64),
+            });
         }
         Ok(())
     }
@@ -112,23 +115,14 @@ impl HttpConfig {
     /// No opt-out beside authentication; OAuth with an issuer, and a key set URL only for a single one.
     fn check_authentication(&self) -> Result<(), ConfigError> {
         if self.authenticates() && self.insecure_no_auth {
-            return Err(ConfigError::new(
-                "--insecure-no-auth (http.insecure_no_auth) contradicts the authentication configured \
-                 (--auth-token-file or [http.oauth]); drop one of them",
-            ));
+            return Err(ConfigError::InsecureNoAuthWithAuthentication);
         }
         if let Some(oauth) = &self.oauth {
             if oauth.authorization_servers.is_empty() {
-                return Err(ConfigError::new(
-                    "http.oauth.authorization_servers names no issuer; list the issuer URL of at least one \
-                     authorization server",
-                ));
+                return Err(ConfigError::OAuthWithoutIssuer);
             }
             if oauth.jwks_url.is_some() && oauth.authorization_servers.len() > 1 {
-                return Err(ConfigError::new(
-                    "http.oauth.jwks_url serves one issuer, and authorization_servers names several; drop jwks_url \
-                     (each issuer's key set is then found in its metadata)",
-                ));
+                return Err(ConfigError::JwksUrlWithSeveralIssuers);
             }
         }
         Ok(())

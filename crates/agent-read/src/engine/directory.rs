@@ -7,9 +7,10 @@
 //! cannot pass for other entries, and a name that is not UTF-8 (which no request can spell) is marked as such.
 
 use crate::budget::Budget;
-use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
-use crate::render::{self, FOOTER_RESERVE, Footer, human_size};
+use crate::limits::Limits;
+use crate::render::listing::{self, ListingFooter};
+use crate::render::{self, FOOTER_RESERVE};
 use crate::request::Window;
 use crate::result::{DirEntry, DirectoryMeta, DirectoryResult, EntryKind};
 use cap_std::fs::{Dir, FileType};
@@ -80,13 +81,8 @@ pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<Di
     for (name, file_type) in names.iter().skip(first as usize).take(lines.limit as usize) {
         let entry = describe(listing.dir, name, *file_type);
         let denied = file_type.is_some_and(|file_type| (listing.refuses)(&listing.relative.join(name), file_type));
-        let mut line = render_entry(&entry, file_type.map_or("unknown", other_kind_name));
-        if name.to_str().is_none() {
-            line.push_str("  (name not UTF-8: cannot be read by path)");
-        }
-        if denied {
-            line.push_str("  (denied)");
-        }
+        let other_kind = file_type.map_or("unknown", other_kind_name);
+        let line = listing::entry_line(&entry, other_kind, name.to_str().is_none(), denied);
         if output.len() + line.len() + 1 > budget && !entries.is_empty() {
             cap_hit = true;
             break;
@@ -98,12 +94,16 @@ pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<Di
     let returned = entries.len() as u64;
     let last = first + returned;
     let next_offset = (last < total).then_some(last + 1);
-    let mut footer = Footer::new(format!("entries {}-{last} of {total}", first + 1));
-    footer.notice_if(listing_cut, || format!("listing stopped at {MAX_ENTRIES} entries"));
-    footer.notice_if(lines.clamped_from.is_some(), || format!("limit clamped to {}", limits.max_lines));
-    footer.notice_if(cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
-    let next_call = next_offset.map(|n| lines.next_call(n));
-    render::append_footer(&mut output, &footer.finish(next_call, "end of directory"));
+    let footer = ListingFooter {
+        first: first + 1,
+        last,
+        total,
+        stopped_at: listing_cut.then_some(MAX_ENTRIES),
+        clamped_to: lines.clamped_from.map(|_| limits.max_lines),
+        cap_reached: cap_hit.then_some(limits.max_output_bytes),
+        next_call: next_offset.map(|n| lines.next_call(n)),
+    };
+    render::append_footer(&mut output, &footer.text());
     let meta = DirectoryMeta {
         path: shown,
         total_entries: total,
@@ -168,19 +168,8 @@ fn other_kind_name(t: FileType) -> &'static str {
     }
 }
 
-/// One listing line: `name/` for directories, `name  (size)` for files, the kind for everything else.
-fn render_entry(entry: &DirEntry, other_kind: &str) -> String {
-    let name = render::one_line_name(&entry.name);
-    match entry.kind {
-        EntryKind::Dir => format!("{name}/"),
-        EntryKind::File => format!("{name}  ({})", human_size(entry.size.unwrap_or(0))),
-        EntryKind::Symlink => format!("{name}  (symlink)"),
-        EntryKind::Other => format!("{name}  ({other_kind})"),
-    }
-}
-
 fn empty_directory(shown: String) -> DirectoryResult {
-    let output = "(empty directory)".to_string();
+    let output = listing::EMPTY_DIRECTORY.to_string();
     let meta = DirectoryMeta {
         path: shown,
         total_entries: 0,

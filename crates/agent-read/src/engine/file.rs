@@ -1,63 +1,18 @@
 //! A regular file: sniff its first block, classify it, and send it down the road its content needs — text windows,
 //! notebooks (rendered, then windowed like text), images (attachments) or PDFs (pages of text).
 
+use super::target::{Target, is_windowed, read_end_of};
 use super::text::{self, Rendering, io_error};
-use crate::budget::Budget;
 use crate::classify::{self, Codec, Content, ImageType, SNIFF_LEN, TextFormat};
-use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
+use crate::limits::Limits;
 use crate::media::notebook;
 use crate::render::human_size;
 use crate::request::Window;
-use crate::result::{AttachmentMeta, AttachmentResult, ReadResult, TextMeta};
+use crate::result::{AttachmentResult, ReadResult, TextMeta};
 use crate::window::Source;
-use crate::window::index::store::LineIndexes;
 use std::fs::{File, Metadata};
 use std::io::Read;
-
-/// Files that report size 0 (like `/proc` files) are read up to this many bytes.
-const ZERO_SIZE_READ_CAP: u64 = 64 * 1024 * 1024;
-
-/// Where reading a file with this metadata stops: its size when opened, or a cap for files that report size 0.
-fn read_end_of(metadata: &Metadata) -> u64 {
-    match metadata.len() {
-        0 => ZERO_SIZE_READ_CAP,
-        size => size,
-    }
-}
-
-/// An open regular file and how to name it to the model.
-pub struct Target<'a> {
-    /// The open file.
-    pub file: &'a File,
-    /// Its metadata, taken from the open handle.
-    pub metadata: &'a Metadata,
-    /// Its first bytes (up to [`SNIFF_LEN`]), read once by [`read_head`]: the whole of a small file.
-    pub head: &'a [u8],
-    /// The path as shown to the model.
-    pub shown: String,
-    /// When the read must stop.
-    pub budget: Budget,
-    /// The reader's line indexes, for big text files.
-    pub indexes: &'a LineIndexes,
-}
-
-impl Target<'_> {
-    /// Where reading stops: the size when opened, or a cap for files that report size 0.
-    pub fn read_end(&self) -> u64 {
-        read_end_of(self.metadata)
-    }
-
-    fn attachment_meta(&self, mime: &str) -> AttachmentMeta {
-        AttachmentMeta {
-            path: self.shown.clone(),
-            size_bytes: self.metadata.len(),
-            mtime: self.metadata.modified().ok().map(|t| humantime::format_rfc3339_seconds(t).to_string()),
-            mime: mime.to_string(),
-            ..AttachmentMeta::default()
-        }
-    }
-}
 
 /// What a request asks of a file, beyond its path.
 pub struct FileRequest<'a> {
@@ -294,14 +249,6 @@ fn note_ignored_window(mut result: ReadResult, window: &Window) -> ReadResult {
             .push_str(" · offset/limit and byte ranges do not apply to images: the whole image is attached");
     }
     result
-}
-
-/// Whether the request named a window (an offset, a limit or a byte range) rather than the default.
-pub fn is_windowed(window: &Window) -> bool {
-    match window {
-        Window::Lines(lines) => lines.offset != 1 || lines.explicit_limit,
-        Window::Bytes { .. } | Window::Block(_) => true,
-    }
 }
 
 /// Block mode asked of a file that is not text: what the file is, and how to read it instead.

@@ -3,7 +3,6 @@
 //!
 //! The engine knows nothing of the faces (command line, MCP): they hand it a request and print what it returns.
 
-mod block;
 mod directory;
 mod file;
 mod narrow;
@@ -13,13 +12,16 @@ pub mod observe;
 pub use file::PDF_WORKER_ARG;
 #[cfg(feature = "pdf")]
 mod pdf;
+mod target;
 mod text;
 
 use crate::audit::{self, AuditEntry, AuditLog};
 use crate::budget::{Budget, Cancel};
 use crate::classify::Codec;
-use crate::config::{Config, ConfigError, Limits, MIN_OUTPUT_BYTES};
+use crate::config::Config;
+use crate::config_error::ConfigError;
 use crate::error::{ErrorCode, MAX_MESSAGE_BYTES, ReadError};
+use crate::limits::{Limits, MIN_OUTPUT_BYTES};
 use crate::panics;
 use crate::policy::{Denial, Policy};
 use crate::request::{ReadRequest, Window};
@@ -85,9 +87,10 @@ impl Reader {
         config.limits.validate()?;
         let audit = config.audit_log.as_deref().map(AuditLog::open).transpose()?.map(Arc::new);
         let indexes = match &config.index_cache {
-            Some(dir) => LineIndexes::with_folder(Folder::open(dir).map_err(|e| {
-                ConfigError::new(format!("index cache {}: {e}; give a folder this process can write", dir.display()))
-            })?),
+            Some(dir) => LineIndexes::with_folder(
+                Folder::open(dir)
+                    .map_err(|e| ConfigError::IndexCache { path: dir.to_path_buf(), reason: e.to_string() })?,
+            ),
             None => LineIndexes::in_memory(),
         };
         Ok(Reader {
@@ -241,7 +244,7 @@ impl Reader {
             Handle::File(file, metadata) => {
                 let head = file::read_head(&file, &metadata, &shown)?;
                 let indexes = &self.indexes;
-                let target = file::Target { file: &file, metadata: &metadata, head: &head, shown, budget, indexes };
+                let target = target::Target { file: &file, metadata: &metadata, head: &head, shown, budget, indexes };
                 let pages = request.pages.as_deref();
                 let request = file::FileRequest { window, forced, pages, attachments: bounds.attachments };
                 let result = self.read_file(&target, request, bounds.limits)?;
@@ -302,7 +305,7 @@ impl Reader {
     /// Classifies an opened file and reads the window asked of it.
     fn read_file(
         &self,
-        target: &file::Target<'_>,
+        target: &target::Target<'_>,
         request: file::FileRequest<'_>,
         limits: &Limits,
     ) -> Result<ReadResult, ReadError> {
@@ -394,7 +397,7 @@ pub(crate) struct Bounds<'a> {
 
 /// What a read of a regular file saw: where it is, its identity and times, and its content hash (known already, or
 /// taken now; none for a file that cannot be hashed, which is then compared by metadata: stricter, never wrong).
-fn observe_file(real_path: PathBuf, target: &file::Target<'_>, known: Option<&KnownContent<'_>>) -> Seen {
+fn observe_file(real_path: PathBuf, target: &target::Target<'_>, known: Option<&KnownContent<'_>>) -> Seen {
     let mut seen = Seen::of(real_path, target.metadata);
     seen.content = known.and_then(|known| known(&seen));
     if seen.content.is_none() {

@@ -49,7 +49,7 @@ impl Reader {
         max_output_bytes: usize,
         observe: bool,
     ) -> ReadManyResult {
-        let cap = max_output_bytes.min(self.limits().max_output_bytes).max(crate::config::MIN_OUTPUT_BYTES);
+        let cap = max_output_bytes.min(self.limits().max_output_bytes).max(crate::limits::MIN_OUTPUT_BYTES);
         // Each file's read catches its own panics (its section says so); this catches the rest of the call's.
         let tried = crate::panics::caught(|| self.try_read_many(request, cancel, cap, observe));
         match tried.and_then(|many| many) {

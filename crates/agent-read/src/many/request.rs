@@ -4,8 +4,8 @@
 //! untrusted JSON goes through [`ReadManyRequest::from_json`] (or [`ReadManyRequest::from_value`]), whose every error
 //! names the field (down to the entry: `paths[2]`) and the valid form.
 
-use crate::config::Limits;
 use crate::error::ReadError;
+use crate::limits::Limits;
 use crate::request::json;
 use crate::request::{MAX_PATH_BYTES, ReadRequest, truncate_for_message};
 use schemars::JsonSchema;

@@ -7,7 +7,7 @@
 
 /// Bytes a file's read gets at least: the smallest output cap the engine is built for (its footer reserve alone is
 /// 768 bytes, so a smaller cap would leave a file almost no lines).
-pub const MIN_READ_CAP: usize = crate::config::MIN_OUTPUT_BYTES;
+pub const MIN_READ_CAP: usize = crate::limits::MIN_OUTPUT_BYTES;
 
 /// Bytes between two pieces of the output: a blank line.
 pub const SEPARATOR: usize = 2;

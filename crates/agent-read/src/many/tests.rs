@@ -1,8 +1,9 @@
 //! `read_many` end to end through a [`Reader`] on real files: expansion, fair shares, envelopes and the cap.
 
 use super::*;
-use crate::config::{Config, Limits};
+use crate::config::Config;
 use crate::error::ErrorCode;
+use crate::limits::Limits;
 use crate::result::ReadResult;
 use std::path::{Path, PathBuf};
 

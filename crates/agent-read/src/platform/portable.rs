@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 /// Makes `openat2` fail with `ENOSYS` for every thread of this process, from now on; an error says why it could not.
 pub fn refuse_openat2() -> Result<(), String> {
     static SET: OnceLock<Result<(), String>> = OnceLock::new();
-    SET.get_or_init(|| install().map_err(|e| format!("the portable resolver could not be forced: {e}"))).clone()
+    SET.get_or_init(|| install().map_err(|e| e.to_string())).clone()
 }
 
 fn install() -> Result<(), Box<dyn std::error::Error>> {

@@ -22,7 +22,7 @@ pub mod bounds;
 pub mod ignore;
 pub mod rules;
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use ignore::{IgnoreFile, IgnoreFiles};
 use rules::{Kind, Rules};
 use serde::Deserialize;

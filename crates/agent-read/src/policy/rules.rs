@@ -12,7 +12,7 @@
 //! is split in two until each part builds, so a list of ten thousand globs is accepted like a short one.
 
 use super::bounds;
-use crate::config::ConfigError;
+use crate::config_error::{ConfigError, GlobList, GlobProblem};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::path::{Path, PathBuf};
 
@@ -28,10 +28,10 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn name(self) -> &'static str {
+    fn list(self) -> GlobList {
         match self {
-            Kind::Deny => "deny",
-            Kind::Allow => "allow",
+            Kind::Deny => GlobList::Deny,
+            Kind::Allow => GlobList::Allow,
         }
     }
 }
@@ -48,16 +48,17 @@ pub struct Rules {
 impl Rules {
     /// Compiles `patterns` as a list of `kind`; an error names the glob and what is wrong with it.
     pub fn new(patterns: &[String], kind: Kind) -> Result<Rules, ConfigError> {
-        let name = kind.name();
+        let list = kind.list();
+        let refuse = |pattern: &String, problem| ConfigError::Glob { list, pattern: pattern.clone(), problem };
         let mut relative = Vec::new();
         let mut absolute = Vec::new();
         for pattern in patterns {
             let spelled = native_glob(pattern);
             let trimmed = spelled.trim().trim_end_matches('/');
             if trimmed.is_empty() {
-                return Err(ConfigError::new(format!("{name} glob `{pattern}` is empty")));
+                return Err(refuse(pattern, GlobProblem::Empty));
             }
-            bounds::check(trimmed).map_err(|why| ConfigError::new(format!("{name} glob `{pattern}`: {why}")))?;
+            bounds::check(trimmed).map_err(|why| refuse(pattern, GlobProblem::TooComplex { why }))?;
             let (target, glob) = if is_absolute_glob(trimmed) {
                 (&mut absolute, trimmed.to_string())
             } else if trimmed.starts_with("**/") || (kind == Kind::Allow && trimmed.contains('/')) {
@@ -66,10 +67,10 @@ impl Rules {
                 (&mut relative, format!("**/{trimmed}"))
             };
             let compiled =
-                compile(&glob).map_err(|e| ConfigError::new(format!("{name} glob `{pattern}` is invalid: {e}")))?;
+                compile(&glob).map_err(|e| refuse(pattern, GlobProblem::Invalid { reason: e.to_string() }))?;
             target.push((compiled, pattern.clone()));
         }
-        Ok(Rules { relative: Sets::build(relative, name)?, absolute: Sets::build(absolute, name)?, kind })
+        Ok(Rules { relative: Sets::build(relative, list)?, absolute: Sets::build(absolute, list)?, kind })
     }
 
     /// The first rule (in the order given) that matches `relative` or `absolute`, or one of their ancestors (or, for
@@ -149,17 +150,17 @@ struct Sets {
 }
 
 impl Sets {
-    fn build(globs: Vec<(Glob, String)>, kind: &'static str) -> Result<Sets, ConfigError> {
+    fn build(globs: Vec<(Glob, String)>, list: GlobList) -> Result<Sets, ConfigError> {
         let mut sets = Sets::default();
         if !globs.is_empty() {
-            sets.add(globs, kind)?;
+            sets.add(globs, list)?;
         }
         Ok(sets)
     }
 
     /// Builds `globs` as one set, or, when their regexes are too big for one, as two halves (each split again as
     /// needed). Order is kept, so the first set holding a match holds the first rule that matches.
-    fn add(&mut self, globs: Vec<(Glob, String)>, kind: &'static str) -> Result<(), ConfigError> {
+    fn add(&mut self, globs: Vec<(Glob, String)>, list: GlobList) -> Result<(), ConfigError> {
         let mut builder = GlobSetBuilder::new();
         globs.iter().for_each(|(glob, _)| _ = builder.add(glob.clone()));
         match builder.build() {
@@ -167,14 +168,16 @@ impl Sets {
                 self.sets.push((set, globs.into_iter().map(|(_, source)| source).collect()));
                 Ok(())
             }
-            Err(e) if globs.len() == 1 => {
-                Err(ConfigError::new(format!("{kind} glob `{}` cannot be compiled: {e}", globs[0].1)))
-            }
+            Err(e) if globs.len() == 1 => Err(ConfigError::Glob {
+                list,
+                pattern: globs[0].1.clone(),
+                problem: GlobProblem::Uncompilable { reason: e.to_string() },
+            }),
             Err(_) => {
                 let mut first = globs;
                 let second = first.split_off(first.len() / 2);
-                self.add(first, kind)?;
-                self.add(second, kind)
+                self.add(first, list)?;
+                self.add(second, list)
             }
         }
     }

@@ -8,6 +8,10 @@ pub mod bytes;
 pub mod escape;
 pub mod flags;
 pub mod lines;
+pub mod listing;
+#[cfg(feature = "pdf")]
+pub mod pdf;
+pub mod text;
 
 pub use escape::one_line_name;
 pub use lines::LineRenderer;

@@ -1,8 +1,8 @@
 //! Block mode's part of a request: the `mode` field's values, and the validated window of a block read.
 
 use super::{LineWindow, ReadRequest, Window, line_window, truncate_for_message};
-use crate::config::Limits;
 use crate::error::ReadError;
+use crate::limits::Limits;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -10,6 +10,7 @@ use std::borrow::Cow;
 /// What a request reads: a window of lines, or the indentation block around one line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ReadMode {
     /// A window of lines from `offset` (the default).
     Lines,

@@ -24,7 +24,7 @@ mod windows;
 
 pub use narrow::Asked;
 
-use crate::config::ConfigError;
+use crate::config_error::{ConfigError, RootProblem};
 use crate::error::{ErrorCode, ReadError};
 use crate::platform;
 use cap_std::fs::{Dir, OpenOptions};
@@ -106,9 +106,8 @@ impl Roots {
     /// Checks and opens the roots: each must be an existing directory. No roots means the working directory.
     pub fn new(paths: &[PathBuf]) -> Result<Roots, ConfigError> {
         #[cfg(all(target_os = "linux", feature = "portable-resolver"))]
-        platform::portable::refuse_openat2().map_err(ConfigError::new)?;
-        let cwd = std::env::current_dir()
-            .map_err(|e| ConfigError::new(format!("cannot determine the working directory: {e}")))?;
+        platform::portable::refuse_openat2().map_err(|reason| ConfigError::PortableResolver { reason })?;
+        let cwd = std::env::current_dir().map_err(|e| ConfigError::WorkingDirectory { reason: e.to_string() })?;
         let paths = if paths.is_empty() { std::slice::from_ref(&cwd) } else { paths };
         let roots = paths.iter().map(|path| Root::open(&cwd.join(path), path)).collect::<Result<Vec<_>, _>>()?;
         let anchors = roots.iter().map(Root::anchor).collect();
@@ -299,21 +298,21 @@ const SYMLINK_OUT_HINT: &str = "this path goes through a symbolic link that lead
 impl Root {
     /// Checks and opens a root: `path` made absolute (`absolute`), which must be an existing directory.
     fn open(absolute: &Path, path: &Path) -> Result<Root, ConfigError> {
-        let given =
-            normalize(absolute).ok_or_else(|| ConfigError::new(format!("root {} climbs above /", path.display())))?;
-        let real = std::fs::canonicalize(&given)
-            .map_err(|e| ConfigError::new(format!("root {} cannot be used: {e}", path.display())))?;
+        let refuse = |problem| ConfigError::Root { path: path.to_path_buf(), problem };
+        let given = normalize(absolute).ok_or_else(|| refuse(RootProblem::ClimbsAboveSlash))?;
+        let real =
+            std::fs::canonicalize(&given).map_err(|e| refuse(RootProblem::Unusable { reason: e.to_string() }))?;
         // Windows gives `\\?\C:\work`; roots, and the real paths they are compared with, are kept as `C:\work`.
         #[cfg(windows)]
         let real = PathBuf::from(platform::windows_paths::plain(&real.to_string_lossy()));
         if !real.is_dir() {
-            return Err(ConfigError::new(format!("root {} is not a directory", path.display())));
+            return Err(refuse(RootProblem::NotADirectory));
         }
         let dir = if real == Path::new("/") {
             None
         } else {
             let dir = Dir::open_ambient_dir(&real, cap_std::ambient_authority())
-                .map_err(|e| ConfigError::new(format!("root {} cannot be opened: {e}", path.display())))?;
+                .map_err(|e| refuse(RootProblem::Unopenable { reason: e.to_string() }))?;
             Some(Arc::new(dir))
         };
         Ok(Root::with(given, real, dir))

@@ -19,19 +19,19 @@
 mod ledger;
 mod many;
 mod notes;
-pub mod tokens;
 
+use crate::config::SessionConfig;
 use crate::engine::observe::ContentHash;
 use crate::engine::{ReadOptions, Reader, Seen};
 use crate::error::ErrorCode;
 use crate::panics;
 use crate::request::ReadRequest;
 use crate::result::ReadResult;
+pub use crate::tokens::TokenCounting;
 use ledger::{Ledger, WindowRecord};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::SystemTime;
-pub use tokens::TokenCounting;
 
 /// Files smaller than this are hashed on every session read; bigger ones reuse the hash of an identical version.
 const REHASH_BELOW: u64 = 1024 * 1024;
@@ -46,6 +46,18 @@ pub struct SessionSettings {
     pub budget_tokens: Option<u64>,
     /// How tokens are counted.
     pub token_counting: TokenCounting,
+}
+
+// Beside the settings it gives, so that the configuration imports nothing of the session.
+impl SessionConfig {
+    /// The settings these values give, with `stubs_by_default` where `repeat_read_stubs` is not set.
+    pub fn settings(&self, stubs_by_default: bool) -> SessionSettings {
+        SessionSettings {
+            repeat_read_stubs: self.repeat_read_stubs.unwrap_or(stubs_by_default),
+            budget_tokens: self.budget_tokens,
+            token_counting: self.token_counting.unwrap_or_default(),
+        }
+    }
 }
 
 /// What a session has returned so far.
@@ -76,6 +88,7 @@ impl Usage {
 /// Whether a file changed since the session last read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Freshness {
     /// The session has not read it (or has forgotten it).
     Unread,
@@ -100,6 +113,7 @@ pub enum Freshness {
 /// What a freshness check compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Basis {
     /// Hashes of the whole content.
     Content,
@@ -360,7 +374,7 @@ impl Session {
         if asks_for_a_window || affordable >= configured_with_note {
             return Shrink { cap: configured_with_note, shrunk_to: None };
         }
-        let cap = affordable.max(crate::config::MIN_OUTPUT_BYTES);
+        let cap = affordable.max(crate::limits::MIN_OUTPUT_BYTES);
         Shrink { cap, shrunk_to: Some(cap) }
     }
 }

@@ -42,7 +42,7 @@ pub fn scan_lines(
         indexing.indexes.forget(indexing.identity);
     }
     let mut builder = IndexBuilder::new(source.data_start);
-    let pass = Pass { index: Some(&mut builder), ..Pass::whole(source) };
+    let pass = Pass { observer: Some(&mut builder), ..Pass::whole(source) };
     let summary = scan::scan_pass(source, pass, window_start(source, offset)?, limit, keep_max, sink)?;
     if let Some(index) = builder.build(indexing.identity, indexing.version, source)? {
         indexing.indexes.keep(Arc::new(index));

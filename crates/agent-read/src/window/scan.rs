@@ -8,10 +8,28 @@
 //! A pass may also begin at a checkpoint of a [line index](super::index) and stop once the window is complete, so a
 //! repeated deep read costs the window rather than the file; and a pass to the end can build that index on the way.
 
-use super::index::{Checkpoint, IndexBuilder};
 use super::{CHUNK_LEN, EndingCounter, LineEndings, Source, count_newlines, newlines};
 use crate::classify::codec::NewlineLayout;
+use serde::{Deserialize, Serialize};
+use std::fmt::Debug;
 use std::io;
+
+/// The start of a line: its 1-based number and its byte offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The line's number, from 1.
+    pub line: u64,
+    /// The offset of its first byte in the file.
+    pub byte: u64,
+}
+
+/// Watches a pass chunk by chunk: a line index is built this way on the way through a file.
+pub trait PassObserver: Debug {
+    /// Sees one chunk of the pass, starting at `pos`, after `newlines_before` line feeds, holding `chunk_lf` of them.
+    fn observe(&mut self, layout: NewlineLayout, chunk: &[u8], pos: u64, newlines_before: u64, chunk_lf: u64);
+    /// Learns the counts at the end of the pass (`end`), after `newlines` line feeds, when it reached the end.
+    fn finish(&mut self, newlines: u64, endings: EndingCounter, trailing_newline: bool, end: u64);
+}
 
 /// Where the window starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,8 +88,8 @@ pub struct Pass<'b> {
     pub endings: EndingCounter,
     /// Stop once the window is complete (the line index knows the rest) instead of counting to the end.
     pub stop_when_done: bool,
-    /// Records checkpoints on the way, and the counts at the end.
-    pub index: Option<&'b mut IndexBuilder>,
+    /// Sees every chunk on the way, and the counts at the end (a line index being built).
+    pub observer: Option<&'b mut dyn PassObserver>,
 }
 
 impl Pass<'_> {
@@ -81,7 +99,7 @@ impl Pass<'_> {
             from: Checkpoint { line: 1, byte: source.data_start },
             endings: EndingCounter::new(source.layout),
             stop_when_done: false,
-            index: None,
+            observer: None,
         }
     }
 }
@@ -131,8 +149,8 @@ pub fn scan_pass(
         let chunk = &buf[..n];
         let chunk_lf = count_newlines(layout, chunk);
         pass.endings.feed(chunk, chunk_lf);
-        if let Some(index) = pass.index.as_deref_mut() {
-            index.observe(layout, chunk, pos, newlines_before_chunk, chunk_lf);
+        if let Some(observer) = pass.observer.as_deref_mut() {
+            observer.observe(layout, chunk, pos, newlines_before_chunk, chunk_lf);
         }
         let mut from = 0;
         if let Phase::Skip = phase
@@ -167,8 +185,8 @@ pub fn scan_pass(
     {
         capture.finish_partial_line(newlines_before_chunk + 1, pos);
     }
-    if let Some(index) = pass.index {
-        index.finish(newlines_before_chunk, pass.endings.clone(), trailing_newline, pos);
+    if let Some(observer) = pass.observer {
+        observer.finish(newlines_before_chunk, pass.endings.clone(), trailing_newline, pos);
     }
     Ok(ScanSummary {
         total_lines: newlines_before_chunk + u64::from(has_partial_line),

@@ -106,7 +106,7 @@ mod tests {
         let layout = Codec::for_label("utf-8").unwrap().newline_layout();
         let source = Source::new(file.as_file(), 0, metadata.len(), layout);
         let mut builder = IndexBuilder::new(0);
-        let pass = Pass { index: Some(&mut builder), ..Pass::whole(&source) };
+        let pass = Pass { observer: Some(&mut builder), ..Pass::whole(&source) };
         scan::scan_pass(&source, pass, Start::Line(1), 1, 10, |_| Flow::Done).unwrap();
         let identity = FileIdentity::of(&metadata, 0, layout);
         let index = builder.build(identity, FileVersion::of(&metadata), &source).unwrap().unwrap();

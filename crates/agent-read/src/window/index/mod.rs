@@ -15,7 +15,7 @@
 pub mod disk;
 pub mod store;
 
-use super::scan::{self, Flow, Pass, ScanSummary, Start};
+use super::scan::{self, Checkpoint, Flow, Pass, PassObserver, ScanSummary, Start};
 use super::{EndingCounter, Source, count_newlines, newlines};
 use crate::classify::codec::NewlineLayout;
 use serde::{Deserialize, Serialize};
@@ -32,15 +32,6 @@ const MAX_SPACING: u64 = INITIAL_SPACING << 45;
 pub const MAX_CHECKPOINTS: usize = 8192;
 /// Bytes at the start and at the end of the indexed text that are fingerprinted to recognise an append.
 const SAMPLE_LEN: u64 = 64;
-
-/// The start of a line: its 1-based number and its byte offset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Checkpoint {
-    /// The line's number, from 1.
-    pub line: u64,
-    /// The offset of its first byte in the file.
-    pub byte: u64,
-}
 
 /// Which file's text an index describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -173,7 +164,7 @@ impl LineIndex {
             from: Checkpoint { line: self.newlines + 1, byte: old_end },
             endings: self.endings.clone(),
             stop_when_done: false,
-            index: Some(&mut builder),
+            observer: Some(&mut builder),
         };
         scan::scan_pass(source, pass, Start::Byte(u64::MAX), 0, 0, |_| Flow::Done)?;
         builder.build(self.identity, version, source)
@@ -250,22 +241,6 @@ impl IndexBuilder {
         }
     }
 
-    /// Looks at one chunk of the pass (starting at `pos`, after `newlines_before` line feeds, holding `chunk_lf`)
-    /// for a checkpoint.
-    pub fn observe(&mut self, layout: NewlineLayout, chunk: &[u8], pos: u64, newlines_before: u64, chunk_lf: u64) {
-        let chunk_end = pos + chunk.len() as u64;
-        // A chunk without a line feed (inside a very long line) cannot hold a line start: no second look at it.
-        if chunk_end <= self.next_at || chunk_lf == 0 {
-            return;
-        }
-        // Chunks start on code unit boundaries; so must the search.
-        let from = usize::try_from(self.next_at.saturating_sub(pos)).unwrap_or(0);
-        let from = from - from % layout.unit;
-        let Some(nl) = newlines(layout, &chunk[from..]).next().map(|nl| nl + from) else { return };
-        let line = newlines_before + count_newlines(layout, &chunk[..nl]) + 2;
-        self.push(Checkpoint { line, byte: pos + (nl + layout.unit) as u64 });
-    }
-
     fn push(&mut self, checkpoint: Checkpoint) {
         self.checkpoints.push(checkpoint);
         if self.checkpoints.len() > MAX_CHECKPOINTS {
@@ -279,11 +254,6 @@ impl IndexBuilder {
         }
         let last = self.checkpoints.last().map_or(checkpoint.byte, |c| c.byte);
         self.next_at = last.saturating_add(self.spacing);
-    }
-
-    /// Records the counts at the end of the pass (`end`), after `newlines` line feeds.
-    pub fn finish(&mut self, newlines: u64, endings: EndingCounter, trailing_newline: bool, end: u64) {
-        self.end = Some(PassEnd { newlines, endings, trailing_newline, end });
     }
 
     /// The index of the text the pass went through, if it reached the end of the file as `version` describes it.
@@ -309,6 +279,27 @@ impl IndexBuilder {
     }
 }
 
+/// Looks at each chunk of the pass for a checkpoint, and records the counts at its end.
+impl PassObserver for IndexBuilder {
+    fn observe(&mut self, layout: NewlineLayout, chunk: &[u8], pos: u64, newlines_before: u64, chunk_lf: u64) {
+        let chunk_end = pos + chunk.len() as u64;
+        // A chunk without a line feed (inside a very long line) cannot hold a line start: no second look at it.
+        if chunk_end <= self.next_at || chunk_lf == 0 {
+            return;
+        }
+        // Chunks start on code unit boundaries; so must the search.
+        let from = usize::try_from(self.next_at.saturating_sub(pos)).unwrap_or(0);
+        let from = from - from % layout.unit;
+        let Some(nl) = newlines(layout, &chunk[from..]).next().map(|nl| nl + from) else { return };
+        let line = newlines_before + count_newlines(layout, &chunk[..nl]) + 2;
+        self.push(Checkpoint { line, byte: pos + (nl + layout.unit) as u64 });
+    }
+
+    fn finish(&mut self, newlines: u64, endings: EndingCounter, trailing_newline: bool, end: u64) {
+        self.end = Some(PassEnd { newlines, endings, trailing_newline, end });
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -329,7 +320,7 @@ pub(crate) mod tests {
         let metadata = file.metadata().unwrap();
         let source = Source::new(file, 0, metadata.len(), utf8());
         let mut builder = IndexBuilder::new(0);
-        let pass = Pass { index: Some(&mut builder), ..Pass::whole(&source) };
+        let pass = Pass { observer: Some(&mut builder), ..Pass::whole(&source) };
         scan::scan_pass(&source, pass, Start::Line(1), 1, 100, |_| Flow::Done).unwrap();
         let identity = FileIdentity::of(&metadata, 0, utf8());
         builder.build(identity, FileVersion::of(&metadata), &source).unwrap().expect("a whole pass builds an index")
@@ -437,7 +428,7 @@ pub(crate) mod tests {
         let file = file_with(&bytes);
         let source = Source::new(&file, 2, bytes.len() as u64, layout);
         let mut builder = IndexBuilder::new(2);
-        let pass = Pass { index: Some(&mut builder), ..Pass::whole(&source) };
+        let pass = Pass { observer: Some(&mut builder), ..Pass::whole(&source) };
         scan::scan_pass(&source, pass, Start::Line(1), 1, 100, |_| Flow::Done).unwrap();
         let metadata = file.metadata().unwrap();
         let identity = FileIdentity::of(&metadata, 2, layout);
@@ -462,7 +453,7 @@ pub(crate) mod tests {
         let metadata = file.metadata().unwrap();
         let source = Source::new(&file, 0, metadata.len(), layout);
         let mut builder = IndexBuilder::new(0);
-        let pass = Pass { index: Some(&mut builder), ..Pass::whole(&source) };
+        let pass = Pass { observer: Some(&mut builder), ..Pass::whole(&source) };
         scan::scan_pass(&source, pass, Start::Line(1), 1, 100, |_| Flow::Done).unwrap();
         let identity = FileIdentity::of(&metadata, 0, layout);
         let index = builder.build(identity, FileVersion::of(&metadata), &source).unwrap().unwrap();

@@ -2,11 +2,11 @@
 //! line window — same numbered lines, caps and notices — with a footer that names the block and the call that
 //! widens it.
 
-use super::text::{self, Rendering};
+use super::{self as text, Rendering};
 use crate::classify::TextFormat;
-use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
-use crate::render::Footer;
+use crate::limits::Limits;
+use crate::render::text::block_footer;
 use crate::request::BlockWindow;
 use crate::result::{TextMeta, TextResult};
 use crate::window::Source;
@@ -46,13 +46,9 @@ pub fn read(
     let next_call = next_offset
         .map(|n| format!("{}offset={n} limit={}", rendering.call_prefix, (block.end - last).min(request.limit)));
     let widen = widen_call(&block, total, &request, rendering);
-    let mut footer = Footer::new(describe(&block, total));
-    footer.notice_if(next_offset.is_some(), || format!("showing lines {first}-{last}"));
-    text::window_notices(&mut footer, &scanned, &meta, format, rendering, request.clamped_from.is_some(), limits);
-    if let Some(call) = next_call {
-        footer.notice(format!("next: {call}"));
-    }
-    let footer = footer.finish(None, &widen.as_ref().map_or("whole file".to_string(), |call| format!("widen: {call}")));
+    let facts = scanned.facts(&meta, format, rendering, request.clamped_from.map(|_| limits.max_lines), limits);
+    let shown = next_offset.map(|_| [first, last]);
+    let footer = block_footer(&block, total, shown, &facts, next_call, widen.as_deref());
     meta.block_kind = Some(if block.header.is_some() { "block" } else { "paragraph" });
     meta.block_start_line = Some(block.start);
     meta.block_end_line = Some(block.end);
@@ -61,15 +57,6 @@ pub fn read(
     meta.widen = widen;
     let output = scanned.finish(&mut meta, next_offset, request.clamped_to(), &footer);
     Ok(TextResult { output, meta })
-}
-
-/// The footer's first part: `block: lines 120-168 of 2300 around line 131`.
-fn describe(block: &Block, total: u64) -> String {
-    let kind = if block.header.is_some() { "block" } else { "paragraph" };
-    let (start, end, anchor) = (block.start, block.end, block.anchor);
-    let read_as =
-        if block.resolved == anchor { String::new() } else { format!(" (blank; read as line {})", block.resolved) };
-    format!("{kind}: lines {start}-{end} of {total} around line {anchor}{read_as}")
 }
 
 /// The call that shows more around the block: the enclosing block, or at top level a line window with
@@ -173,13 +160,5 @@ mod tests {
         let ReadResult::Error(error) = result else { panic!("the search was not stopped: {}", result.output()) };
         assert_eq!(error.code, ErrorCode::Cancelled, "{}", error.message);
         assert!(started.elapsed() < std::time::Duration::from_secs(20), "stopped after {:?}", started.elapsed());
-    }
-
-    #[test]
-    fn description_says_when_a_blank_anchor_was_read_as_another_line() {
-        let mut b = block(3, 9, None);
-        assert_eq!(describe(&b, 20), "block: lines 3-9 of 20 around line 3");
-        (b.anchor, b.header) = (10, None);
-        assert_eq!(describe(&b, 20), "paragraph: lines 3-9 of 20 around line 10 (blank; read as line 3)");
     }
 }

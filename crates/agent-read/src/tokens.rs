@@ -6,6 +6,7 @@ use serde::Deserialize;
 /// How a session counts tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TokenCounting {
     /// A byte heuristic: a token for every 4 bytes of ASCII, one for every other character. It is close for code and
     /// English prose, and errs high for CJK text.

@@ -1,11 +1,14 @@
 //! Text through window → render: a file's lines or bytes, or text rendered in memory (notebooks, PDF pages).
 
-use super::file::Target;
+mod block;
+
+use super::target::Target;
 use crate::budget::Budget;
 use crate::classify::{Codec, EncodingSource, TextFormat};
-use crate::config::Limits;
 use crate::error::{ErrorCode, ReadError};
-use crate::render::{self, FOOTER_RESERVE, Footer, LineRenderer, human_size};
+use crate::limits::Limits;
+use crate::render::text::{BytesFacts, WindowFacts, bytes_footer, lines_footer};
+use crate::render::{self, FOOTER_RESERVE, LineRenderer};
 use crate::request::{LineWindow, Window};
 use crate::result::{TextMeta, TextResult};
 use crate::window::index::{FileIdentity, FileVersion, MIN_INDEXED_BYTES};
@@ -88,7 +91,7 @@ fn read_source(
         Window::Bytes { start, end: end_byte } => {
             read_bytes(source, format, [start, end_byte], meta, limits, rendering)
         }
-        Window::Block(block) => super::block::read(source, indexing, format, block, meta, limits, rendering),
+        Window::Block(block) => block::read(source, indexing, format, block, meta, limits, rendering),
     }
 }
 
@@ -107,10 +110,9 @@ fn read_lines(
     };
     let (first, last, total) = (scanned.first, scanned.last, scanned.total());
     let next_offset = (last < total).then_some(last + 1);
-    let mut footer = Footer::new(format!("lines {first}-{last} of {total}"));
-    window_notices(&mut footer, &scanned, &meta, format, rendering, request.clamped_from.is_some(), limits);
     let next_call = next_offset.map(|n| format!("{}{}", rendering.call_prefix, request.next_call(n)));
-    let footer = footer.finish(next_call, "end of file");
+    let facts = scanned.facts(&meta, format, rendering, request.clamped_from.map(|_| limits.max_lines), limits);
+    let footer = lines_footer(first, last, total, &facts, next_call);
     let output = scanned.finish(&mut meta, next_offset, request.clamped_to(), &footer);
     Ok(TextResult { output, meta })
 }
@@ -126,6 +128,27 @@ pub(super) struct Scanned {
 }
 
 impl Scanned {
+    /// What the footer reports of this window beside its headline; `clamped_to` the limit it was clamped to.
+    pub fn facts<'a>(
+        &'a self,
+        meta: &TextMeta,
+        format: &'a TextFormat,
+        rendering: &'a Rendering,
+        clamped_to: Option<u64>,
+        limits: &Limits,
+    ) -> WindowFacts<'a> {
+        WindowFacts {
+            size_bytes: meta.size_bytes,
+            rendering_notices: &rendering.notices,
+            clamped_to,
+            max_output_bytes: limits.max_output_bytes,
+            format,
+            renderer: &self.renderer,
+            summary: &self.summary,
+            at_end: self.last >= self.total(),
+        }
+    }
+
     /// Lines in the whole content.
     pub fn total(&self) -> u64 {
         self.summary.total_lines
@@ -192,30 +215,6 @@ pub(super) fn scan_window(
     }
 }
 
-/// The notices of a line window's footer, in their order: size, the rendering's own, clamped limit, output cap, cut
-/// lines, encoding, line endings, and a missing final newline when the window reaches the end.
-pub(super) fn window_notices(
-    footer: &mut Footer,
-    scanned: &Scanned,
-    meta: &TextMeta,
-    format: &TextFormat,
-    rendering: &Rendering,
-    clamped: bool,
-    limits: &Limits,
-) {
-    let renderer = &scanned.renderer;
-    footer.notice(human_size(meta.size_bytes));
-    rendering.notices.iter().for_each(|notice| _ = footer.notice(notice.clone()));
-    footer.notice_if(clamped, || format!("limit clamped to {}", limits.max_lines));
-    footer.notice_if(renderer.cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
-    footer.notice_if(renderer.truncated > 0, || format!("{} long line(s) cut", renderer.truncated));
-    encoding_notices(footer, format, renderer.invalid);
-    renderer.flags.notices(footer);
-    line_ending_notice(footer, &scanned.summary);
-    let at_end = scanned.last >= scanned.total();
-    footer.notice_if(at_end && !scanned.summary.trailing_newline, || "no final newline".to_string());
-}
-
 /// A line read stopped by its time budget: the lines gathered so far, then the error (no path in the message, so
 /// the whole stays within the output cap: the lines use at most the cap less the footer reserve).
 fn timed_out(renderer: LineRenderer, limits: &Limits) -> ReadError {
@@ -272,31 +271,22 @@ fn read_bytes(
         format!("{}start_byte={s} end_byte={}", rendering.call_prefix, next_end.clamp(s + 1, size))
     });
     let percent = if size == 0 { 0.0 } else { ((end - start) as f64 * 1000.0 / size as f64).round() / 10.0 };
-    let mut footer = Footer::new(format!("bytes {start}-{end} of {size}"));
-    footer.notice(format!("{percent}% of the file"));
-    rendering.notices.iter().for_each(|notice| _ = footer.notice(notice.clone()));
-    footer.notice_if(start != requested[0], || format!("start moved to {start} (character boundary)"));
-    let end_moved = !window.cap_hit && end != requested[1].min(size);
-    footer.notice_if(end_moved, || format!("end moved to {end} (character boundary)"));
-    footer.notice_if(window.cap_hit, || format!("output cap {} reached", human_size(limits.max_output_bytes as u64)));
     let rendered = &window.rendered;
-    // The footer goes on a line of its own; say when the line break before it is not the file's, so that ranges
-    // joined end to end rebuild the text exactly.
-    if !rendered.text.is_empty() && !rendered.text.ends_with('\n') {
-        let at_end = end >= size;
-        footer.notice(if at_end {
-            "no final newline"
-        } else {
-            "ends mid-line: the line break above is not in the file"
-        });
-    }
-    footer.notice_if(rendered.crlf > 0, || format!("{} CRLF line break(s), CR not shown", rendered.crlf));
-    encoding_notices(&mut footer, format, rendered.invalid);
-    rendered.flags.notices(&mut footer);
+    let footer = bytes_footer(&BytesFacts {
+        requested,
+        actual: window.actual,
+        size,
+        percent,
+        cap_reached: window.cap_hit.then_some(limits.max_output_bytes),
+        rendering_notices: &rendering.notices,
+        format,
+        rendered,
+        next_call,
+    });
     rendered.flags.fill(&mut meta);
     meta.invalid_bytes = (rendered.invalid > 0).then_some(rendered.invalid);
     let mut output = window.rendered.text;
-    render::append_footer(&mut output, &footer.finish(next_call, "end of file"));
+    render::append_footer(&mut output, &footer);
     meta.more_before = start > source.data_start;
     meta.more_after = end < size;
     meta.byte_cap_hit = window.cap_hit;
@@ -323,39 +313,13 @@ pub fn base_meta(target: &Target<'_>, format: &TextFormat) -> TextMeta {
 
 /// The answer for content without a single line: its empty notice, and line fields saying so.
 pub(super) fn empty_file(mut meta: TextMeta, size: u64) -> TextResult {
-    let output = if size == 0 {
-        "(empty file: 0 bytes)".to_string()
-    } else {
-        format!("(empty file: {size} bytes, only a byte order mark)")
-    };
+    let output = render::text::empty_file(size);
     meta.total_lines = Some(0);
     meta.returned_lines = Some(0);
     meta.truncated_lines = Some(0);
     meta.trailing_newline = Some(false);
     meta.line_ending = Some("none");
     TextResult { output, meta }
-}
-
-fn encoding_notices(footer: &mut Footer, format: &TextFormat, invalid: u64) {
-    let name = format.codec.name();
-    match format.source {
-        EncodingSource::Bom if format.codec.is_utf8() => footer.notice("UTF-8 BOM removed"),
-        EncodingSource::Bom => footer.notice(format!("{name} (from its BOM)")),
-        EncodingSource::Guessed => footer.notice(format!("encoding guessed: {name}")),
-        EncodingSource::Forced => footer.notice(format!("decoded as {name} (forced)")),
-        EncodingSource::Fallback => footer.notice("not valid UTF-8 and no confident encoding guess"),
-        EncodingSource::Detected => footer,
-    };
-    footer.notice_if(invalid > 0, || format!("{invalid} invalid byte(s) shown as \u{FFFD}"));
-}
-
-fn line_ending_notice(footer: &mut Footer, summary: &ScanSummary) {
-    match summary.endings.describe() {
-        "crlf" => footer.notice("CRLF line endings"),
-        "cr" => footer.notice("CR line endings (lines are split at LF only)"),
-        "mixed" => footer.notice("mixed line endings"),
-        _ => footer,
-    };
 }
 
 /// Names an I/O error met while reading `path`.

@@ -1,0 +1,60 @@
+//! The file a read is about, as every content road (text, notebooks, images, PDFs) receives it. A leaf among the
+//! engine's parts: each road imports it, and it imports none of them.
+
+use crate::budget::Budget;
+use crate::request::Window;
+use crate::result::AttachmentMeta;
+use crate::window::index::store::LineIndexes;
+use std::fs::{File, Metadata};
+
+/// Files that report size 0 (like `/proc` files) are read up to this many bytes.
+const ZERO_SIZE_READ_CAP: u64 = 64 * 1024 * 1024;
+
+/// Where reading a file with this metadata stops: its size when opened, or a cap for files that report size 0.
+pub fn read_end_of(metadata: &Metadata) -> u64 {
+    match metadata.len() {
+        0 => ZERO_SIZE_READ_CAP,
+        size => size,
+    }
+}
+
+/// An open regular file and how to name it to the model.
+pub struct Target<'a> {
+    /// The open file.
+    pub file: &'a File,
+    /// Its metadata, taken from the open handle.
+    pub metadata: &'a Metadata,
+    /// Its first bytes (up to [`SNIFF_LEN`](crate::classify::SNIFF_LEN)), read once by [`read_head`](super::file::read_head): the whole of a small file.
+    pub head: &'a [u8],
+    /// The path as shown to the model.
+    pub shown: String,
+    /// When the read must stop.
+    pub budget: Budget,
+    /// The reader's line indexes, for big text files.
+    pub indexes: &'a LineIndexes,
+}
+
+impl Target<'_> {
+    /// Where reading stops: the size when opened, or a cap for files that report size 0.
+    pub fn read_end(&self) -> u64 {
+        read_end_of(self.metadata)
+    }
+
+    pub fn attachment_meta(&self, mime: &str) -> AttachmentMeta {
+        AttachmentMeta {
+            path: self.shown.clone(),
+            size_bytes: self.metadata.len(),
+            mtime: self.metadata.modified().ok().map(|t| humantime::format_rfc3339_seconds(t).to_string()),
+            mime: mime.to_string(),
+            ..AttachmentMeta::default()
+        }
+    }
+}
+
+/// Whether the request named a window (an offset, a limit or a byte range) rather than the default.
+pub fn is_windowed(window: &Window) -> bool {
+    match window {
+        Window::Lines(lines) => lines.offset != 1 || lines.explicit_limit,
+        Window::Bytes { .. } | Window::Block(_) => true,
+    }
+}

@@ -1,0 +1,180 @@
+//! The footers of text windows (lines, a byte range, a block) and the answer for content without a line. The engine
+//! hands over what the window holds and met; the words are chosen here.
+
+use super::bytes::RangeText;
+use super::{Footer, LineRenderer, human_size};
+use crate::classify::{EncodingSource, TextFormat};
+use crate::window::block::Block;
+use crate::window::scan::ScanSummary;
+
+/// What every line window's footer reports after its headline.
+pub struct WindowFacts<'a> {
+    /// The content's size in bytes.
+    pub size_bytes: u64,
+    /// Notices of the rendering the lines come from (a PDF's page count), in order.
+    pub rendering_notices: &'a [String],
+    /// The request's limit, when it was clamped to this.
+    pub clamped_to: Option<u64>,
+    /// The output cap in bytes.
+    pub max_output_bytes: usize,
+    /// How the content was decoded.
+    pub format: &'a TextFormat,
+    /// The rendered lines: cap reached, lines cut, invalid bytes, flagged characters.
+    pub renderer: &'a LineRenderer,
+    /// The pass over the content: line endings, final newline.
+    pub summary: &'a ScanSummary,
+    /// Whether the window reaches the content's last line.
+    pub at_end: bool,
+}
+
+/// `(lines 1-20 of 300 · notices · next: offset=21)`.
+pub fn lines_footer(first: u64, last: u64, total: u64, facts: &WindowFacts<'_>, next_call: Option<String>) -> String {
+    let mut footer = Footer::new(format!("lines {first}-{last} of {total}"));
+    window_notices(&mut footer, facts);
+    footer.finish(next_call, "end of file")
+}
+
+/// The footer of a block window: the block and its place, the part shown when the block is longer than the window,
+/// the window's notices, the call that continues within the block, and the call that widens it (or `whole file`).
+pub fn block_footer(
+    block: &Block,
+    total: u64,
+    shown: Option<[u64; 2]>,
+    facts: &WindowFacts<'_>,
+    next_call: Option<String>,
+    widen: Option<&str>,
+) -> String {
+    let mut footer = Footer::new(describe_block(block, total));
+    if let Some([first, last]) = shown {
+        footer.notice(format!("showing lines {first}-{last}"));
+    }
+    window_notices(&mut footer, facts);
+    if let Some(call) = next_call {
+        footer.notice(format!("next: {call}"));
+    }
+    footer.finish(None, &widen.map_or("whole file".to_string(), |call| format!("widen: {call}")))
+}
+
+/// `block: lines 120-168 of 2300 around line 131`.
+fn describe_block(block: &Block, total: u64) -> String {
+    let kind = if block.header.is_some() { "block" } else { "paragraph" };
+    let (start, end, anchor) = (block.start, block.end, block.anchor);
+    let read_as =
+        if block.resolved == anchor { String::new() } else { format!(" (blank; read as line {})", block.resolved) };
+    format!("{kind}: lines {start}-{end} of {total} around line {anchor}{read_as}")
+}
+
+/// The notices of a line window's footer, in their order: size, the rendering's own, clamped limit, output cap, cut
+/// lines, encoding, line endings, and a missing final newline when the window reaches the end.
+fn window_notices(footer: &mut Footer, facts: &WindowFacts<'_>) {
+    let renderer = facts.renderer;
+    footer.notice(human_size(facts.size_bytes));
+    facts.rendering_notices.iter().for_each(|notice| _ = footer.notice(notice.clone()));
+    if let Some(limit) = facts.clamped_to {
+        footer.notice(format!("limit clamped to {limit}"));
+    }
+    footer.notice_if(renderer.cap_hit, || output_cap(facts.max_output_bytes));
+    footer.notice_if(renderer.truncated > 0, || format!("{} long line(s) cut", renderer.truncated));
+    encoding_notices(footer, facts.format, renderer.invalid);
+    renderer.flags.notices(footer);
+    line_ending_notice(footer, facts.summary);
+    footer.notice_if(facts.at_end && !facts.summary.trailing_newline, || "no final newline".to_string());
+}
+
+/// What a byte window showed, as facts.
+pub struct BytesFacts<'a> {
+    /// The range asked for.
+    pub requested: [u64; 2],
+    /// The range shown, on character boundaries.
+    pub actual: [u64; 2],
+    /// The content's size in bytes.
+    pub size: u64,
+    /// The share of the content shown, in percent to one decimal.
+    pub percent: f64,
+    /// The output cap in bytes, when it stopped the range early.
+    pub cap_reached: Option<usize>,
+    /// Notices of the rendering the bytes come from.
+    pub rendering_notices: &'a [String],
+    /// How the content was decoded.
+    pub format: &'a TextFormat,
+    /// The rendered range.
+    pub rendered: &'a RangeText,
+    /// The call that reads the next range.
+    pub next_call: Option<String>,
+}
+
+/// `(bytes 0-4096 of 10000 · 41% of the file · notices · next: start_byte=4096 end_byte=8192)`.
+pub fn bytes_footer(facts: &BytesFacts<'_>) -> String {
+    let ([start, end], size) = (facts.actual, facts.size);
+    let mut footer = Footer::new(format!("bytes {start}-{end} of {size}"));
+    footer.notice(format!("{}% of the file", facts.percent));
+    facts.rendering_notices.iter().for_each(|notice| _ = footer.notice(notice.clone()));
+    footer.notice_if(start != facts.requested[0], || format!("start moved to {start} (character boundary)"));
+    let end_moved = facts.cap_reached.is_none() && end != facts.requested[1].min(size);
+    footer.notice_if(end_moved, || format!("end moved to {end} (character boundary)"));
+    if let Some(cap) = facts.cap_reached {
+        footer.notice(output_cap(cap));
+    }
+    let rendered = facts.rendered;
+    // The footer goes on a line of its own; say when the line break before it is not the file's, so that ranges
+    // joined end to end rebuild the text exactly.
+    if !rendered.text.is_empty() && !rendered.text.ends_with('\n') {
+        footer.notice(if end >= size {
+            "no final newline"
+        } else {
+            "ends mid-line: the line break above is not in the file"
+        });
+    }
+    footer.notice_if(rendered.crlf > 0, || format!("{} CRLF line break(s), CR not shown", rendered.crlf));
+    encoding_notices(&mut footer, facts.format, rendered.invalid);
+    rendered.flags.notices(&mut footer);
+    footer.finish(facts.next_call.clone(), "end of file")
+}
+
+/// The whole answer for content of `size` bytes without a single line.
+pub fn empty_file(size: u64) -> String {
+    if size == 0 {
+        "(empty file: 0 bytes)".to_string()
+    } else {
+        format!("(empty file: {size} bytes, only a byte order mark)")
+    }
+}
+
+fn output_cap(max_output_bytes: usize) -> String {
+    format!("output cap {} reached", human_size(max_output_bytes as u64))
+}
+
+fn encoding_notices(footer: &mut Footer, format: &TextFormat, invalid: u64) {
+    let name = format.codec.name();
+    match format.source {
+        EncodingSource::Bom if format.codec.is_utf8() => footer.notice("UTF-8 BOM removed"),
+        EncodingSource::Bom => footer.notice(format!("{name} (from its BOM)")),
+        EncodingSource::Guessed => footer.notice(format!("encoding guessed: {name}")),
+        EncodingSource::Forced => footer.notice(format!("decoded as {name} (forced)")),
+        EncodingSource::Fallback => footer.notice("not valid UTF-8 and no confident encoding guess"),
+        EncodingSource::Detected => footer,
+    };
+    footer.notice_if(invalid > 0, || format!("{invalid} invalid byte(s) shown as \u{FFFD}"));
+}
+
+fn line_ending_notice(footer: &mut Footer, summary: &ScanSummary) {
+    match summary.endings.describe() {
+        "crlf" => footer.notice("CRLF line endings"),
+        "cr" => footer.notice("CR line endings (lines are split at LF only)"),
+        "mixed" => footer.notice("mixed line endings"),
+        _ => footer,
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn description_says_when_a_blank_anchor_was_read_as_another_line() {
+        let mut b = Block { start: 3, end: 9, anchor: 3, resolved: 3, header: Some(3), parent: None };
+        assert_eq!(describe_block(&b, 20), "block: lines 3-9 of 20 around line 3");
+        (b.anchor, b.header) = (10, None);
+        assert_eq!(describe_block(&b, 20), "paragraph: lines 3-9 of 20 around line 10 (blank; read as line 3)");
+    }
+}
