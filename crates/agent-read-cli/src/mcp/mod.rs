@@ -246,9 +246,9 @@ impl ReadServer {
         };
         let (reader, notice) = client_roots::adopt(&self.configured, uris, self.trust_client_roots, who);
         // The session keeps its ledger: a file it read is the same file under new roots.
-        self.session.replace_reader(reader);
-        if let Some(notice) = notice {
-            self.session.notify(&notice);
+        match notice {
+            Some(notice) => self.session.replace_reader_and_notify(reader, &notice),
+            None => self.session.replace_reader(reader),
         }
     }
 }

@@ -5,24 +5,27 @@
 
 use super::{Session, cap_hit, capped, window_key};
 use crate::budget::Cancel;
-use crate::engine::ReadOptions;
 use crate::engine::observe::ContentHash;
+use crate::engine::{ReadOptions, Reader};
 use crate::error::ReadError;
 use crate::many::{ReadManyRequest, ReadManyResult};
 use crate::session::ledger::WindowRecord;
+use std::sync::Arc;
 
 impl Session {
     /// Runs one `read_many` call, recording every file it shows (see [`crate::Reader::read_many`]). Never panics; a
     /// rejected request is an `Error` result.
     pub fn read_many(&self, request: &ReadManyRequest, options: &ReadOptions) -> ReadManyResult {
         let run = || self.read_many_recorded(request, &options.cancel, options.max_output_bytes);
-        crate::panics::caught(run).unwrap_or_else(|internal| self.account_many(ReadManyResult::Error(internal), None))
+        crate::panics::caught(run)
+            .unwrap_or_else(|internal| self.account_many(ReadManyResult::Error(internal), None, &self.reader()))
     }
 
     /// The answer to a `read_many` request refused before it ran (see [`crate::Reader::refuse_many`]), counted like
     /// any answer.
     pub fn refuse_many(&self, error: ReadError) -> ReadManyResult {
-        self.account_many(self.reader().refuse_many(error), None)
+        let reader = self.reader();
+        self.account_many(reader.refuse_many(error), None, &reader)
     }
 
     /// [`Session::read_many`] without its catch.
@@ -46,11 +49,11 @@ impl Session {
                 state.ledger.record(seen, lexical, window, true);
             }
         }
-        self.account_many(result, shrink.shrunk_to.filter(|_| cut))
+        self.account_many(result, shrink.shrunk_to.filter(|_| cut), &reader)
     }
 
-    fn account_many(&self, result: ReadManyResult, shrunk_to: Option<usize>) -> ReadManyResult {
-        let result = match (self.charge(&result.output(), shrunk_to), result) {
+    fn account_many(&self, result: ReadManyResult, shrunk_to: Option<usize>, reader: &Arc<Reader>) -> ReadManyResult {
+        let result = match (self.charge(&result.output(), shrunk_to, reader), result) {
             (Some(note), ReadManyResult::Many(mut many)) => {
                 many.output = super::notes::add_note(&many.output, &note);
                 many.meta.bytes = many.output.len();

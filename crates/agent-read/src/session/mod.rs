@@ -134,7 +134,15 @@ struct State {
     ledger: Ledger,
     usage: Usage,
     /// A notice for the next answer's footer (see [`Session::notify`]).
-    notice: Option<String>,
+    notice: Option<Notice>,
+}
+
+/// A notice waiting for its answer, and the reader whose answers may carry it: one about new roots must not ride on
+/// an answer read under the old ones.
+#[derive(Debug)]
+struct Notice {
+    text: String,
+    for_reader: Option<Arc<Reader>>,
 }
 
 /// Longest notice a session carries; a longer one is cut, marked with `…`.
@@ -158,10 +166,18 @@ impl Session {
         *self.reader.write().unwrap_or_else(PoisonError::into_inner) = reader;
     }
 
+    /// [`Session::replace_reader`], and [`Session::notify`] with `notice` about the change, which only an answer read
+    /// through the new reader carries: a read already under way under the old one does not take it.
+    pub fn replace_reader_and_notify(&self, reader: Arc<Reader>, notice: &str) {
+        let text = notes::clipped(notice, MAX_NOTICE_BYTES);
+        self.lock().notice = Some(Notice { text, for_reader: Some(Arc::clone(&reader)) });
+        self.replace_reader(reader);
+    }
+
     /// Ends the footer of the next answer (whatever it is) with `notice`, once; a later notice replaces one not yet
     /// given. It is cut to [`MAX_NOTICE_BYTES`], and the next answer's window leaves room for it.
     pub fn notify(&self, notice: &str) {
-        self.lock().notice = Some(notes::clipped(notice, MAX_NOTICE_BYTES));
+        self.lock().notice = Some(Notice { text: notes::clipped(notice, MAX_NOTICE_BYTES), for_reader: None });
     }
 
     /// The settings the session was made with.
@@ -186,7 +202,8 @@ impl Session {
 
     /// The answer to a request refused before it could be read (see [`Reader::refuse`]), counted like any answer.
     pub fn refuse(&self, error: crate::error::ReadError) -> ReadResult {
-        self.account(self.reader().refuse(error), None)
+        let reader = self.reader();
+        self.account(reader.refuse(error), None, &reader)
     }
 
     /// The output cap a request gets from this session: smaller than the reader's (or the caller's, `asked`) when the
@@ -200,7 +217,7 @@ impl Session {
     fn record(
         &self,
         request: &ReadRequest,
-        reader: &Reader,
+        reader: &Arc<Reader>,
         shrink: &Shrink,
         (result, seen): (ReadResult, Option<Seen>),
     ) -> ReadResult {
@@ -213,7 +230,7 @@ impl Session {
         };
         // Say the window was shrunk only when the smaller cap did end it early.
         let shrunk_to = shrink.shrunk_to.filter(|_| cap_hit(&result));
-        self.account(result, shrunk_to)
+        self.account(result, shrunk_to, reader)
     }
 
     /// Whether the file at `path` (resolved like a read) changed since this session last read it.
@@ -317,8 +334,8 @@ impl Session {
     }
 
     /// Counts what is returned, and says in the footer what the budget has left.
-    fn account(&self, result: ReadResult, shrunk_to: Option<usize>) -> ReadResult {
-        let result = match self.charge(&result.output(), shrunk_to) {
+    fn account(&self, result: ReadResult, shrunk_to: Option<usize>, reader: &Arc<Reader>) -> ReadResult {
+        let result = match self.charge(&result.output(), shrunk_to, reader) {
             Some(note) => notes::with_note(result, note),
             None => result,
         };
@@ -328,12 +345,14 @@ impl Session {
 
     /// Counts one answer's tokens (its budget note included) and returns the note to add, when there is a budget.
     /// The caller adds the note, then the answer's final bytes to `usage.bytes`.
-    fn charge(&self, output: &str, shrunk_to: Option<usize>) -> Option<String> {
+    fn charge(&self, output: &str, shrunk_to: Option<usize>, reader: &Arc<Reader>) -> Option<String> {
         let counting = self.settings.token_counting;
         // Counted before taking the lock: exact counts of a 50 KiB answer take milliseconds.
         let answer_tokens = counting.count(output);
         let mut state = self.lock();
-        let notice = state.notice.take();
+        let ours =
+            |notice: &Notice| notice.for_reader.as_ref().is_none_or(|for_reader| Arc::ptr_eq(for_reader, reader));
+        let notice = state.notice.take_if(|notice| ours(notice)).map(|notice| notice.text);
         let with_notice = |note: String| match &notice {
             Some(notice) => format!("{notice} · {note}"),
             None => note,
@@ -363,7 +382,7 @@ impl Session {
     fn window_shrink(&self, asks_for_a_window: bool, configured: usize) -> Shrink {
         let state = self.lock();
         // Room for a pending notice and its separator, so that the answer with it still fits the configured cap.
-        let configured = configured.saturating_sub(state.notice.as_ref().map_or(0, |notice| notice.len() + 3));
+        let configured = configured.saturating_sub(state.notice.as_ref().map_or(0, |notice| notice.text.len() + 3));
         // Room for the budget note, likewise.
         let configured_with_note = configured.saturating_sub(notes::BUDGET_NOTE_RESERVE);
         let Some(left) = state.usage.tokens_left() else {
@@ -450,6 +469,28 @@ mod tests {
         session.notify("roots: refused");
         let error = session.read(&ReadRequest::new("missing.txt"), &ReadOptions::default());
         assert!(error.output().contains("roots: refused"), "{}", error.output());
+    }
+
+    #[test]
+    fn a_notice_about_new_roots_rides_only_on_an_answer_read_under_them() {
+        let (old_root, new_root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::write(old_root.path().join("a.txt"), "old\n").unwrap();
+        std::fs::write(new_root.path().join("a.txt"), "new\n").unwrap();
+        let reader = |root: &std::path::Path| Arc::new(Reader::new(Config::with_roots([root])).unwrap());
+        let session = Session::new(reader(old_root.path()), SessionSettings::default()).unwrap();
+        // A read under the old roots is under way when the roots change; it finishes after the change.
+        let under_way = session.reader();
+        let (answer, seen) = under_way.read_observed(&ReadRequest::new("a.txt"), &ReadOptions::default(), None);
+        session.replace_reader_and_notify(reader(new_root.path()), "client roots refused");
+        let shrink = Shrink { cap: 50 * 1024, shrunk_to: None };
+        let late = session.record(&ReadRequest::new("a.txt"), &under_way, &shrink, (answer, seen));
+        assert!(late.output().starts_with("1: old") && !late.output().contains("refused"), "{}", late.output());
+        let next = session.read(&ReadRequest::new("a.txt"), &ReadOptions::default());
+        assert!(
+            next.output().starts_with("1: new") && next.output().contains("client roots refused"),
+            "{}",
+            next.output()
+        );
     }
 
     #[test]
