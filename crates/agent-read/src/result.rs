@@ -100,6 +100,13 @@ pub struct TextMeta {
     /// extracted text). Line numbers and byte offsets then count the rendering.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rendered_from: Option<&'static str>,
+    /// The compression the text was decompressed from (`gzip`, `zstd`, `xz`, `bzip2`); `size_bytes` is then the
+    /// compressed size, line numbers count the decompressed text, and byte ranges address the compressed file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compression: Option<&'static str>,
+    /// The decompressed text's size in bytes, when the read decoded it to its end (absent otherwise: never guessed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decompressed_bytes: Option<u64>,
     /// Pages in the document (PDFs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page_count: Option<u32>,

@@ -3,6 +3,8 @@
 //!
 //! The engine knows nothing of the faces (command line, MCP): they hand it a request and print what it returns.
 
+#[cfg(feature = "compressed")]
+mod compressed;
 mod directory;
 mod file;
 mod narrow;
@@ -310,6 +312,10 @@ impl Reader {
         limits: &Limits,
     ) -> Result<ReadResult, ReadError> {
         panics::test_point("read", &target.shown);
+        #[cfg(feature = "compressed")]
+        if let Some(compression) = crate::media::compressed::Compression::sniff(target.head) {
+            return compressed::read(target, compression, request, limits);
+        }
         let content = file::classify(target, &request)?;
         file::read_classified(target, content, request, limits, &self.media)
     }

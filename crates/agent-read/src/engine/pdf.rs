@@ -58,7 +58,8 @@ pub fn read(
         // Next calls name the pages in the form `pages` reads back, whatever spacing the request used.
         let chosen: Vec<u32> = selection.pages(extracted.page_count).collect();
         let notices = line_mode_notices(&document(&extracted), matches!(window, Window::Bytes { .. }));
-        let rendering = Rendering { notices, call_prefix: format!("pages={} ", spec_of(&chosen)) };
+        let rendering =
+            Rendering { notices, call_prefix: format!("pages={} ", spec_of(&chosen)), ..Rendering::default() };
         let text = format!("{}\n", render_pages(&document(&extracted)).trim_end());
         return text::read_rendered(&text, window, meta, limits, budget, &rendering).map(ReadResult::Text);
     }

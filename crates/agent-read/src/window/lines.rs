@@ -32,6 +32,9 @@ pub fn scan_lines(
     keep_max: usize,
     mut sink: impl FnMut(CapturedLine<'_>) -> Flow,
 ) -> io::Result<ScanSummary> {
+    if source.is_stream() && offset <= 0 {
+        return scan_stream_tail(source, offset.unsigned_abs(), limit, keep_max, sink);
+    }
     let Some(indexing) = indexing else {
         return scan::scan(source, window_start(source, offset)?, limit, keep_max, sink);
     };
@@ -76,6 +79,26 @@ fn scan_from_index(
     let pass = Pass { from, stop_when_done: true, ..Pass::whole(source) };
     scan::scan_pass(source, pass, Start::Line(first), limit, keep_max, sink)?;
     Ok(Some(index.summary()))
+}
+
+/// The last `count` lines of a text read forward only: one pass counts its lines, a second hands the window over
+/// and stops after it. Constant memory (a ring of the last lines would hold up to `limit` kept lines), twice the
+/// decoding.
+fn scan_stream_tail(
+    source: &Source<'_>,
+    count: u64,
+    limit: u64,
+    keep_max: usize,
+    sink: impl FnMut(CapturedLine<'_>) -> Flow,
+) -> io::Result<ScanSummary> {
+    let counted = scan::scan(source, Start::Line(u64::MAX), 0, 0, |_| Flow::Done)?;
+    if counted.total_lines == 0 {
+        return Ok(counted);
+    }
+    let first = counted.total_lines.saturating_sub(count) + 1;
+    let pass = Pass { stop_when_done: true, ..Pass::whole(source) };
+    scan::scan_pass(source, pass, Start::Line(first), limit, keep_max, sink)?;
+    Ok(counted)
 }
 
 /// Where a line window starts without an index: a line number, or for a negative offset the byte where the last
