@@ -9,6 +9,7 @@ mod directory;
 mod file;
 mod narrow;
 pub mod observe;
+mod table;
 
 #[cfg(feature = "pdf")]
 pub use file::PDF_WORKER_ARG;
