@@ -34,7 +34,9 @@ enclosing block.
 
 Images (PNG, JPEG, GIF, WebP) come back as an image attachment, downscaled when large (the output states the scale \
 to map coordinates back). PDFs come back as text, page by page. Jupyter notebooks come back as their cells \
-(source, then text outputs), paged like any text.
+(source, then text outputs), paged like any text. Compressed files (gzip, zstd, xz, bzip2) come back as the text \
+they hold, paged by lines (byte ranges address the compressed bytes). A CSV or TSV window that starts below the \
+header repeats it first, marked `⟨header row, line 1⟩`.
 
 Does not: modify anything, read outside the workspace roots, or show other binary files as text (it names their \
 type instead, e.g. \"BINARY: ELF executable\"). Files of any size are fine: only the window is read into the answer.
