@@ -121,6 +121,7 @@ fn read_lines(
 
 /// Reads a line window of text `source` streams (decompressed as it goes): like a file's, with `notices` computed
 /// from what the pass learned (the decompressed size, known once it reached the end) put after the size.
+#[cfg_attr(not(feature = "compressed"), allow(dead_code))]
 pub fn read_streamed_lines(
     source: &Source<'_>,
     format: &TextFormat,
