@@ -2,9 +2,10 @@
 //! read and windowed by lines like any text file — same numbering, tails, encodings, output cap and time budget.
 //!
 //! Contract:
-//! - Line windows count the decompressed text's lines. A window from the top decodes up to its end and on to the end
-//!   of the text (to count its lines, as for any file); a tail (`offset` < 0) decodes the text twice, counting first,
-//!   in constant memory either way.
+//! - Line windows count the decompressed text's lines. A first window from the top decodes up to its end and on to
+//!   the end of the text (to count its lines, as for any file); a first tail (`offset` < 0) decodes the text twice,
+//!   counting first. The reader then keeps the totals (while the file is unchanged), so a later window decodes only
+//!   up to its last line and a later tail once. Constant memory either way.
 //! - `meta.compression` names the compression and `meta.size_bytes` stays the file's (compressed) size;
 //!   `meta.decompressed_bytes` is the text's size once a pass reached its end, and absent otherwise (never guessed).
 //! - Byte ranges address the file's raw bytes; those of a compressed file are not text, so a byte range is answered
@@ -22,6 +23,8 @@ use crate::render::human_size;
 use crate::request::Window;
 use crate::result::ReadResult;
 use crate::window::Source;
+use crate::window::index::{FileIdentity, FileVersion};
+use crate::window::lines::Indexing;
 use crate::window::stream::{self, Opener, Stream};
 
 /// Reads the text of `target`, compressed with `compression`.
@@ -56,6 +59,12 @@ pub fn read(
     };
     let source = Source::streamed(&stream, format.bom_len as u64, format.codec.newline_layout())
         .with_budget(target.budget.clone());
+    let layout = format.codec.newline_layout();
+    let indexing = Indexing {
+        indexes: target.indexes,
+        identity: FileIdentity::of(target.metadata, format.bom_len as u64, layout),
+        version: FileVersion::of(target.metadata),
+    };
     let meta = text::base_meta(target, &format);
     let notices = |decoded: Option<u64>, meta: &mut crate::result::TextMeta| {
         meta.compression = Some(compression.name());
@@ -65,7 +74,7 @@ pub fn read(
         });
         vec![format!("{}-compressed, {text}", compression.name())]
     };
-    text::read_streamed_lines(&source, &format, window, meta, limits, notices)
+    text::read_streamed_lines(&source, Some(indexing), &format, window, meta, limits, notices)
         .map(ReadResult::Text)
         .map_err(|error| with_stream_hint(error, compression))
 }

@@ -102,7 +102,7 @@ fn read_lines(
     indexing: Option<Indexing<'_>>,
     format: &TextFormat,
     request: LineWindow,
-    mut meta: TextMeta,
+    meta: TextMeta,
     limits: &Limits,
     rendering: &Rendering,
 ) -> Result<TextResult, ReadError> {
@@ -110,20 +110,33 @@ fn read_lines(
         let size = meta.size_bytes;
         return Ok(empty_file(meta, size));
     };
+    Ok(with_footer(scanned, request, meta, format, limits, rendering))
+}
+
+/// A scanned line window with its footer, and its meta filled.
+fn with_footer(
+    scanned: Scanned,
+    request: LineWindow,
+    mut meta: TextMeta,
+    format: &TextFormat,
+    limits: &Limits,
+    rendering: &Rendering,
+) -> TextResult {
     let (first, last, total) = (scanned.first, scanned.last, scanned.total());
     let next_offset = (last < total).then_some(last + 1);
     let next_call = next_offset.map(|n| format!("{}{}", rendering.call_prefix, request.next_call(n)));
     let facts = scanned.facts(&meta, format, rendering, request.clamped_from.map(|_| limits.max_lines), limits);
     let footer = lines_footer(first, last, total, &facts, next_call);
     let output = scanned.finish(&mut meta, next_offset, request.clamped_to(), &footer);
-    Ok(TextResult { output, meta })
+    TextResult { output, meta }
 }
 
-/// Reads a line window of text `source` streams (decompressed as it goes): like a file's, with `notices` computed
-/// from what the pass learned (the decompressed size, known once it reached the end) put after the size.
+/// Reads a line window of text `source` streams (decompressed as it goes): like a file's (`indexing` keeps the
+/// totals a full pass learns, see [`lines::scan_lines`]), with `notices` computed from what the pass learned (the decompressed size, known once it reached the end) put after the size.
 #[cfg_attr(not(feature = "compressed"), allow(dead_code))]
 pub fn read_streamed_lines(
     source: &Source<'_>,
+    indexing: Option<Indexing<'_>>,
     format: &TextFormat,
     request: LineWindow,
     meta: TextMeta,
@@ -132,7 +145,7 @@ pub fn read_streamed_lines(
 ) -> Result<TextResult, ReadError> {
     let mut meta = meta;
     let rendering = Rendering { streamed: true, ..Rendering::for_text(format) };
-    let Some(scanned) = scan_window(source, None, format, request, &meta.path, limits, &rendering)? else {
+    let Some(scanned) = scan_window(source, indexing, format, request, &meta.path, limits, &rendering)? else {
         let notices = notices(Some(0), &mut meta);
         let size = meta.size_bytes;
         let mut result = empty_file(meta, size);
@@ -141,13 +154,7 @@ pub fn read_streamed_lines(
     };
     let decoded = scanned.summary.reached_end.then_some(scanned.summary.end);
     let rendering = Rendering { notices: notices(decoded, &mut meta), ..rendering };
-    let (first, last, total) = (scanned.first, scanned.last, scanned.total());
-    let next_offset = (last < total).then_some(last + 1);
-    let next_call = next_offset.map(|n| format!("{}{}", rendering.call_prefix, request.next_call(n)));
-    let facts = scanned.facts(&meta, format, &rendering, request.clamped_from.map(|_| limits.max_lines), limits);
-    let footer = lines_footer(first, last, total, &facts, next_call);
-    let output = scanned.finish(&mut meta, next_offset, request.clamped_to(), &footer);
-    Ok(TextResult { output, meta })
+    Ok(with_footer(scanned, request, meta, format, limits, &rendering))
 }
 
 /// A line window scanned and rendered, waiting for its footer.
