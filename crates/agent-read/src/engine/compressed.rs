@@ -140,3 +140,39 @@ fn binary_inside(target: &Target<'_>, compression: Compression, description: &st
     )
     .with_hint("what it holds is binary; if it really is text in a legacy encoding, retry with encoding=\"<label>\"")
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::budget::Cancel;
+    use crate::config::Config;
+    use crate::engine::{ReadOptions, Reader};
+    use crate::error::ErrorCode;
+    use crate::request::ReadRequest;
+    use crate::result::ReadResult;
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_cancelled_read_of_a_compressed_bomb_stops_mid_stream() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut member = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        member.write_all(&vec![b'\n'; 1 << 20]).unwrap();
+        let member = member.finish().unwrap();
+        // 16,384 members of 1 MiB of line feeds each: 16 GiB of text from a file of a few MiB.
+        let bomb: Vec<u8> = std::iter::repeat_n(member.as_slice(), 16_384).flatten().copied().collect();
+        std::fs::write(dir.path().join("bomb.log.gz"), bomb).unwrap();
+        let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
+        let cancel = Cancel::new();
+        let started = Instant::now();
+        let request = ReadRequest { offset: Some(-1), ..ReadRequest::new("bomb.log.gz") };
+        let result = std::thread::scope(|scope| {
+            let read = scope.spawn(|| reader.read(&request, &ReadOptions::cancellable(&cancel)));
+            std::thread::sleep(Duration::from_millis(200));
+            cancel.cancel();
+            read.join().unwrap()
+        });
+        let ReadResult::Error(error) = result else { panic!("the read was not stopped: {}", result.output()) };
+        assert_eq!(error.code, ErrorCode::Cancelled, "{}", error.message);
+        assert!(started.elapsed() < Duration::from_secs(10), "stopped only after {:?}", started.elapsed());
+    }
+}

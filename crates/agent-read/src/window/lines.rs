@@ -239,7 +239,7 @@ mod tests {
         let file = big_file();
         let indexes = LineIndexes::in_memory();
         let known = indexing(&indexes, &file);
-        let mut read = |offset: i64| {
+        let read = |offset: i64| {
             let stream = Stream::new(&open, budget.clone());
             let source = Source::streamed(&stream, 0, utf8());
             let mut lines = Vec::new();
