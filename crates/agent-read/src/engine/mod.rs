@@ -177,13 +177,12 @@ impl Reader {
         let real_path = self.roots.real_path(opened.root).join(&opened.real_relative);
         match &opened.handle {
             Handle::File(file, metadata) => {
-                let mut seen = Seen::of(real_path, metadata);
+                let mut seen = Seen::of(real_path, file, metadata);
                 seen.content = observe::hash_file(file, metadata, &[]).map_err(|e| ReadError::from_io(&e, &shown))?;
                 Ok(seen)
             }
             Handle::Directory(dir) => {
-                let metadata = dir_metadata(dir).map_err(|e| ReadError::from_io(&e, &shown))?;
-                Ok(Seen::of(real_path, &metadata))
+                seen_directory(real_path, dir).map_err(|e| ReadError::from_io(&e, &shown))
             }
         }
     }
@@ -263,7 +262,7 @@ impl Reader {
             }
             Handle::Directory(dir) => {
                 if bounds.observe {
-                    trace.seen = dir_metadata(&dir).ok().map(|metadata| Seen::of(real_path, &metadata));
+                    trace.seen = seen_directory(real_path, &dir).ok();
                 }
                 let refuses =
                     |relative: &Path, file_type: FileType| self.refuses_entry(opened.root, relative, file_type);
@@ -398,7 +397,7 @@ pub(crate) struct Bounds<'a> {
 /// What a read of a regular file saw: where it is, its identity and times, and its content hash (known already, or
 /// taken now; none for a file that cannot be hashed, which is then compared by metadata: stricter, never wrong).
 fn observe_file(real_path: PathBuf, target: &target::Target<'_>, known: Option<&KnownContent<'_>>) -> Seen {
-    let mut seen = Seen::of(real_path, target.metadata);
+    let mut seen = Seen::of(real_path, target.file, target.metadata);
     seen.content = known.and_then(|known| known(&seen));
     if seen.content.is_none() {
         seen.content = observe::hash_file(target.file, target.metadata, target.head).ok().flatten();
@@ -407,8 +406,11 @@ fn observe_file(real_path: PathBuf, target: &target::Target<'_>, known: Option<&
 }
 
 /// A directory's metadata in the standard library's form (through a duplicate of its handle).
-fn dir_metadata(dir: &cap_std::fs::Dir) -> std::io::Result<std::fs::Metadata> {
-    dir.try_clone()?.into_std_file().metadata()
+/// What an open directory is, for a freshness check.
+fn seen_directory(real_path: PathBuf, dir: &cap_std::fs::Dir) -> std::io::Result<Seen> {
+    let file = dir.try_clone()?.into_std_file();
+    let metadata = file.metadata()?;
+    Ok(Seen::of(real_path, &file, &metadata))
 }
 
 /// Errors stay well inside the output cap whatever the input echoed in them.
