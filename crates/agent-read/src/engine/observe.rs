@@ -50,14 +50,7 @@ impl Seen {
     /// content hash.
     pub fn of(real_path: PathBuf, file: &File, metadata: &Metadata) -> Self {
         let (device, inode) = crate::platform::identity(file, metadata);
-        Seen {
-            real_path,
-            is_dir: metadata.is_dir(),
-            device,
-            inode,
-            version: FileVersion::of(metadata),
-            content: None,
-        }
+        Seen { real_path, is_dir: metadata.is_dir(), device, inode, version: FileVersion::of(metadata), content: None }
     }
 
     /// Whether `later` shows the same content as `self`. Hashes decide when both sides have one, so a file that was
