@@ -1118,6 +1118,23 @@ fn elf_binary_snapshot() {
     insta::assert_snapshot!("binary_elf", output(&v));
 }
 
+/// A format the magic number names holds no text in any encoding: its hint says not to retry with one (the hint for
+/// unnamed binary data suggests `encoding=`), and fits what the format is.
+#[test]
+fn a_named_binary_format_is_not_sent_to_retry_with_an_encoding() {
+    let ws = Ws::new();
+    let mut zip = b"PK\x03\x04\x14\x00\x00\x00\x08\x00".to_vec();
+    zip.extend((0..200u8).map(|i| i.wrapping_mul(37)));
+    ws.file("bundle.zip", zip);
+    ws.file("bin/tool", elf_bytes());
+    for (path, what) in [("bundle.zip", "an archive"), ("bin/tool", "a program")] {
+        let v = ws.read(path, json!({}));
+        assert_error(&v, "BINARY");
+        assert!(hint(&v).starts_with(&format!("this is {what}")), "{v}");
+        assert!(hint(&v).contains("will not help, so do not retry it"), "{v}");
+    }
+}
+
 #[test]
 fn nul_bytes_make_a_file_binary() {
     let ws = Ws::new();
@@ -1547,7 +1564,10 @@ fn the_first_roots_listing_names_the_other_roots() {
     ws.file("a.txt", "a");
     let second = with_second_root(&ws);
     let v = read_in_two_roots(&ws, &second, json!({"path": "."}));
-    assert_eq!(footer(output(&v)), format!("(entries 1-1 of 1 · other roots: {} · end of directory)", second.display()));
+    assert_eq!(
+        footer(output(&v)),
+        format!("(entries 1-1 of 1 · other roots: {} · end of directory)", second.display())
+    );
     let v = read_in_two_roots(&ws, &second, json!({"path": second.display().to_string()}));
     assert!(!output(&v).contains("other roots"), "{v}");
 }
