@@ -21,6 +21,7 @@ const FLAGS: &[(&str, &str)] = &[
     ("encoding", "--encoding"),
     ("mode", "--mode"),
     ("anchor_line", "--anchor-line"),
+    ("levels", "--levels"),
     ("max_files", "--max-files"),
 ];
 

@@ -77,6 +77,9 @@ struct Cli {
     /// Block mode: the 1-based line whose enclosing block to show.
     #[arg(long, value_name = "N", allow_negative_numbers = true, help_heading = "Window")]
     anchor_line: Option<i64>,
+    /// Block mode: how far out to go (1, the default: the nearest definition around the line; 2: the one around it).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, help_heading = "Window")]
+    levels: Option<i64>,
     /// Print the JSON result instead of the model text.
     #[arg(long, help_heading = "Output")]
     json: bool,
@@ -207,6 +210,7 @@ impl Cli {
             || self.pages.is_some()
             || self.mode.is_some()
             || self.anchor_line.is_some()
+            || self.levels.is_some()
     }
 }
 
@@ -279,7 +283,7 @@ fn run(cli: &Cli) -> ExitCode {
     match cli.path.clone() {
         Some(path) => read_path(&reader, cli, path),
         None if cli.has_request_flags() => usage_error(
-            "--offset, --limit, --start-byte, --end-byte, --pages, --encoding, --mode and --anchor-line need a PATH",
+            "--offset, --limit, --start-byte, --end-byte, --pages, --encoding, --mode, --anchor-line and --levels need a PATH",
         ),
         None => read_stdin(&reader),
     }
@@ -332,6 +336,7 @@ fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
         encoding: cli.encoding.clone(),
         mode,
         anchor_line: cli.anchor_line,
+        levels: cli.levels,
         // One read per process: there is no session to repeat a read in.
         reread: false,
     };

@@ -47,14 +47,20 @@ pub struct ReadRequest {
     /// Force a text encoding instead of detecting it (WHATWG labels: utf-8, utf-16le, windows-1252, shift_jis, …).
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::encoding")]
     pub encoding: Option<String>,
-    /// "lines" (default): a window of lines. "block": the indentation block (function, class, section) around
-    /// `anchor_line`, found from indentation alone; the footer gives the call that widens it to the enclosing block.
+    /// "lines" (default): a window of lines. "block": the definition (function, method, class…) around
+    /// `anchor_line`, found from indentation alone (the innermost indented block where no definition encloses the
+    /// line); the footer gives the call that widens it to the enclosing one.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::mode")]
     pub mode: Option<ReadMode>,
     /// Block mode only: the 1-based line whose enclosing block to return. `limit` still caps the lines shown.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::anchor_line")]
     #[schemars(range(min = 1))]
     pub anchor_line: Option<i64>,
+    /// Block mode only: how far out to go. 1 (default): the nearest definition around `anchor_line`; 2: the one
+    /// around that (a method's class or impl); and so on.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::levels")]
+    #[schemars(range(min = 1))]
+    pub levels: Option<i64>,
     /// Only in a session (the MCP server): true returns the content again even when this same read of an unchanged
     /// file was already answered in this session, instead of a one-line "unchanged since your read" notice.
     #[serde(default, skip_serializing_if = "std::ops::Not::not", deserialize_with = "fields::reread")]
@@ -89,6 +95,10 @@ mod fields {
 
     pub fn anchor_line<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
         json::field(d, |v| json::integer("anchor_line", v).map(Some))
+    }
+
+    pub fn levels<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        json::field(d, |v| json::integer("levels", v).map(Some))
     }
 
     /// `pages` as a string ("2,4-6"), or a single page number.
@@ -209,6 +219,14 @@ impl ReadRequest {
         if self.mode == Some(ReadMode::Block) {
             return self.block_window(limits);
         }
+        if let Some(levels) = self.levels {
+            return Err(ReadError::invalid_param(format!(
+                "`levels` {levels} applies only to block mode, and `mode` is not \"block\""
+            ))
+            .with_hint(
+                "add \"mode\": \"block\" and \"anchor_line\" to read the definition around a line, or remove `levels`",
+            ));
+        }
         if let Some(anchor) = self.anchor_line {
             return Err(ReadError::invalid_param(format!(
                 "`anchor_line` {anchor} applies only to block mode, and `mode` is not \"block\""
@@ -327,7 +345,7 @@ mod tests {
     fn field_errors_name_the_field_and_the_valid_form() {
         let unknown = message(json!({"path": "a", "bogus": 1}));
         assert!(unknown.contains("unknown field `bogus`; valid fields: path, offset"), "{unknown}");
-        assert!(unknown.contains("anchor_line (and reread, in a session)"), "{unknown}");
+        assert!(unknown.contains("anchor_line, levels (and reread, in a session)"), "{unknown}");
         assert!(
             message(json!({"path": "a", "offset": 1.5})).contains("`offset` must be an integer, not the fraction 1.5")
         );

@@ -28,9 +28,9 @@ Read a text file or list a directory inside the workspace, one bounded window at
 Requires: `path`, relative to the workspace root (or absolute inside it). Optional: `offset` (1-based first line; \
 negative counts from the end, -100 = last 100 lines), `limit` (lines, default 2000), or `start_byte`/`end_byte` for \
 a byte range (e.g. the rest of a very long line), `pages` for PDFs (\"3\", \"1-5\", \"2,4-6\", \"8-\"), and \
-`encoding` to override detection. `mode: \"block\"` with `anchor_line` returns the indentation block (function, \
-class, section) around that line instead, found from indentation alone, with the exact call that widens it to the \
-enclosing block.
+`encoding` to override detection. `mode: \"block\"` with `anchor_line` returns the definition (function, \
+method, class) around that line instead, found from indentation alone (`levels: 2` for the one around that), its \
+header kept in view with the line when it is longer than `limit`, and the exact call that widens it.
 
 Images (PNG, JPEG, GIF, WebP) come back as an image attachment, downscaled when large (the output states the scale \
 to map coordinates back). PDFs come back as text, page by page. Jupyter notebooks come back as their cells \

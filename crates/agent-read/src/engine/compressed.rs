@@ -62,7 +62,7 @@ pub fn read(
     let layout = format.codec.newline_layout();
     let indexing = Indexing {
         indexes: target.indexes,
-        identity: FileIdentity::of(target.metadata, format.bom_len as u64, layout),
+        identity: FileIdentity::of(target.file, target.metadata, format.bom_len as u64, layout),
         version: FileVersion::of(target.metadata),
     };
     let meta = text::base_meta(target, &format);

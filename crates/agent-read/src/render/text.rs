@@ -39,20 +39,46 @@ pub fn lines_footer(first: u64, last: u64, total: u64, facts: &WindowFacts<'_>, 
 pub fn block_footer(
     block: &Block,
     total: u64,
-    shown: Option<[u64; 2]>,
+    shown: Option<Shown>,
     facts: &WindowFacts<'_>,
     next_call: Option<String>,
     widen: Option<&str>,
 ) -> String {
     let mut footer = Footer::new(describe_block(block, total));
-    if let Some([first, last]) = shown {
-        footer.notice(format!("showing lines {first}-{last}"));
-    }
+    match shown {
+        Some(Shown { head: Some(head), window: [first, last] }) => {
+            footer.notice(format!("showing lines {} and {first}-{last}", span(head)))
+        }
+        Some(Shown { head: None, window: [first, last] }) => footer.notice(format!("showing lines {first}-{last}")),
+        None => &mut footer,
+    };
     window_notices(&mut footer, facts);
     if let Some(call) = next_call {
         footer.notice(format!("next: {call}"));
     }
     footer.finish(None, &widen.map_or("whole file".to_string(), |call| format!("widen: {call}")))
+}
+
+/// Which lines of a block longer than its window are shown: its head (header and annotations) when the window
+/// around the anchor does not start with it, and that window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shown {
+    /// The head's first and last lines, shown apart from the window.
+    pub head: Option<[u64; 2]>,
+    /// The window's first and last lines.
+    pub window: [u64; 2],
+}
+
+/// `12` or `10-12`.
+fn span([first, last]: [u64; 2]) -> String {
+    if first == last { first.to_string() } else { format!("{first}-{last}") }
+}
+
+/// The line standing for lines `first` to `last` of a block, left out between its head and the window around the
+/// anchor: unnumbered, so never taken for the file's own, with the call that reads them.
+pub fn elision_line(first: u64, last: u64, call_prefix: &str) -> String {
+    let count = last - first + 1;
+    format!("⋮ (lines {} left out: {call_prefix}offset={first} limit={count})\n", span([first, last]))
 }
 
 /// `block: lines 120-168 of 2300 around line 131`.
