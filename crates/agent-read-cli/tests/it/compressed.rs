@@ -232,6 +232,15 @@ with open(sys.argv[1] + "/numbers.csv", "w", newline="") as f:
     let tsv = read_json(dir.path(), json!({"path": "cities.tsv", "offset": -1}), &[]);
     assert!(output(&tsv).starts_with("⟨header row, line 1⟩ city\tcountry\n101: city 99\tX\n"), "{tsv}");
     assert_eq!(tsv["meta"]["table"]["delimiter"], "\t");
+    // Compressed, the same table: judged by its name without `.gz`, its header from the decompressed text.
+    let csv = std::fs::read(dir.path().join("people.csv")).unwrap();
+    std::fs::write(dir.path().join("people.csv.gz"), compressed_by("gzip", &["-c"], &csv)).unwrap();
+    let gz = read_json(dir.path(), json!({"path": "people.csv.gz", "offset": 400, "limit": 2}), &[]);
+    assert_eq!(
+        output(&gz).lines().take(2).collect::<Vec<_>>(),
+        ["⟨header row, line 1⟩ id,name,note", "400: 398,name 398,plain"]
+    );
+    assert_eq!(gz["meta"]["table"], *table);
     // No plausible header (numbers only): still read, columns counted, nothing repeated.
     let numbers = read_json(dir.path(), json!({"path": "numbers.csv", "offset": 50, "limit": 1}), &[]);
     assert_eq!(output(&numbers).lines().next(), Some("50: 49,98"));

@@ -14,7 +14,7 @@
 
 use super::file::FileRequest;
 use super::target::Target;
-use super::text;
+use super::{table, text};
 use crate::classify::{self, Content, SNIFF_LEN};
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
@@ -74,9 +74,16 @@ pub fn read(
         });
         vec![format!("{}-compressed, {text}", compression.name())]
     };
-    text::read_streamed_lines(&source, Some(indexing), &format, window, meta, limits, notices)
-        .map(ReadResult::Text)
-        .map_err(|error| with_stream_hint(error, compression))
+    // A compressed table (`people.csv.gz`) is judged by the name it has without its compression's extension.
+    let name = target.shown.rsplit_once('.').map_or(target.shown.as_str(), |(stem, _)| stem);
+    let whole = head.len() < SNIFF_LEN;
+    let table =
+        format.codec.is_utf8().then(|| table::sniff(name, head.get(format.bom_len..).unwrap_or_default(), whole));
+    table::read_with(table.flatten(), limits, |limits| {
+        text::read_streamed_lines(&source, Some(indexing), &format, window, meta, limits, notices)
+    })
+    .map(ReadResult::Text)
+    .map_err(|error| with_stream_hint(error, compression))
 }
 
 /// The text's first bytes (what classifying it needs), or the error that stopped the decoder before them.

@@ -128,16 +128,7 @@ fn read_text(
     let table = (format.codec.is_utf8() && matches!(window, Window::Lines(_)))
         .then(|| super::table::sniff(&target.shown, target.head.get(format.bom_len..).unwrap_or_default(), whole))
         .flatten();
-    let Some(mut table) = table else { return text::read(target, format, window, limits, &rendering) };
-    // Under a cap too small to spare the row's bytes, the row is not repeated.
-    let room = limits.max_output_bytes.saturating_sub(table.reserve());
-    if room < crate::limits::MIN_OUTPUT_BYTES {
-        table.header = None;
-    }
-    let limits = Limits { max_output_bytes: limits.max_output_bytes - table.reserve(), ..limits.clone() };
-    let mut result = text::read(target, format, window, &limits, &rendering)?;
-    table.apply(&mut result);
-    Ok(result)
+    super::table::read_with(table, limits, |limits| text::read(target, format, window, limits, &rendering))
 }
 
 /// Whether a text file is rendered as a notebook: its name says so and no encoding was forced (which asks for text).

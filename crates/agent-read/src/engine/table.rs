@@ -11,6 +11,8 @@
 //!   [`MAX_HEADER_BYTES`]; meta names the delimiter and the column count either way. The repeated header is the
 //!   tool's words (render::text::header_row), counted within the output cap.
 
+use crate::error::ReadError;
+use crate::limits::{Limits, MIN_OUTPUT_BYTES};
 use crate::render::text::header_row;
 use crate::result::{TableMeta, TextResult};
 
@@ -59,6 +61,23 @@ pub fn sniff(name: &str, head: &[u8], whole: bool) -> Option<Table> {
         .filter(|_| plausible && raw.len() <= MAX_HEADER_BYTES)
         .map(|text| (header_row(last_line, text), last_line));
     Some(Table { delimiter, columns: record.len(), header })
+}
+
+/// The window `read` makes within `limits`, as a table's when `table` is one: the header row's bytes are kept out of
+/// the lines' share of the output cap (under a cap too small to spare them, the row is not repeated).
+pub fn read_with(
+    table: Option<Table>,
+    limits: &Limits,
+    read: impl FnOnce(&Limits) -> Result<TextResult, ReadError>,
+) -> Result<TextResult, ReadError> {
+    let Some(mut table) = table else { return read(limits) };
+    if limits.max_output_bytes.saturating_sub(table.reserve()) < MIN_OUTPUT_BYTES {
+        table.header = None;
+    }
+    let limits = Limits { max_output_bytes: limits.max_output_bytes - table.reserve(), ..limits.clone() };
+    let mut result = read(&limits)?;
+    table.apply(&mut result);
+    Ok(result)
 }
 
 impl Table {
