@@ -170,6 +170,13 @@ pub struct TextMeta {
     /// The line that opens the block; absent for a top-level paragraph (block mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block_header_line: Option<u64>,
+    /// Matching lines shown (`find`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub find_matches: Option<u64>,
+    /// Matching lines in all from where the search started, when it reached the end of the content within the time
+    /// budget (`find`); absent when it stopped before (the footer then gives a lower bound).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub find_total: Option<u64>,
     /// The line the request asked about (block mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub anchor_line: Option<u64>,

@@ -231,7 +231,7 @@ fn the_command_line_takes_mode_and_anchor_line_flags() {
     assert!(stderr.contains("unknown `--mode` \"blocks\"; valid modes: lines, block"), "{stderr}");
     let no_path = ws.cmd().args(["--anchor-line", "8"]).output().unwrap();
     assert_eq!(no_path.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&no_path.stderr).contains("--anchor-line and --levels need a PATH"));
+    assert!(String::from_utf8_lossy(&no_path.stderr).contains("--levels, --find and --context need a PATH"));
     let levels = ws.cmd().args(["app.py", "--mode", "block", "--anchor-line", "14", "--levels", "2"]).output().unwrap();
     let text = String::from_utf8(levels.stdout).unwrap();
     assert!(text.starts_with("4: class Server:\n"), "{text}");
@@ -280,8 +280,7 @@ fn a_block_longer_than_the_limit_keeps_its_header_and_the_anchor_in_view() {
     // Near the end of the block, and with a window too small for the header: the anchor still shows.
     for (anchor, limit) in [(299, 5), (300, 5), (150, 2), (150, 1), (3, 5)] {
         let v = block(&ws, "big.rs", anchor, json!({"limit": limit}));
-        let numbered: Vec<u64> =
-            output(&v).lines().filter_map(|l| l.split_once(':')?.0.parse().ok()).collect();
+        let numbered: Vec<u64> = output(&v).lines().filter_map(|l| l.split_once(':')?.0.parse().ok()).collect();
         assert!(numbered.contains(&anchor), "anchor {anchor} limit {limit}: {}", output(&v));
         assert!(numbered.len() as u64 <= limit, "anchor {anchor} limit {limit}: {}", output(&v));
     }

@@ -10,6 +10,7 @@ mod block;
 mod cli;
 mod docs;
 mod envelope;
+mod find;
 mod images;
 mod index;
 mod mcp;

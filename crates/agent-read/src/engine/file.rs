@@ -88,6 +88,10 @@ pub fn classify(target: &Target<'_>, request: &FileRequest<'_>) -> Result<Conten
     if matches!(request.window, Window::Block(_)) && !matches!(content, Content::Text(_)) {
         return Err(block_needs_text(target, &content));
     }
+    if matches!(request.window, Window::Find(_)) && !matches!(content, Content::Text(_) | Content::Pdf) {
+        return Err(ReadError::invalid_param(format!("{}: `find` searches text, and this is not text", target.shown))
+            .with_hint("remove `find`; it applies to text files, notebooks and PDFs"));
+    }
     Ok(content)
 }
 
@@ -139,7 +143,7 @@ fn read_notebook(
     let size = target.metadata.len();
     let plain = |notice: String| {
         let rendering = Rendering { notices: vec![notice], ..Rendering::default() };
-        text::read(target, format, window, limits, &rendering).map(ReadResult::Text)
+        text::read(target, format, window.clone(), limits, &rendering).map(ReadResult::Text)
     };
     if size > MAX_NOTEBOOK_BYTES {
         return plain(format!("notebook over {} shown as JSON text", human_size(MAX_NOTEBOOK_BYTES)));
@@ -219,7 +223,7 @@ fn read_pdf(
         let meta = target.attachment_meta("application/pdf");
         return super::pdf::read_document(target, meta, limits, &media.pdf_isolation);
     }
-    super::pdf::read(target, request.pages, request.window, limits, &media.pdf_isolation)
+    super::pdf::read(target, request.pages, request.window.clone(), limits, &media.pdf_isolation)
 }
 
 #[cfg(not(feature = "pdf"))]

@@ -17,7 +17,7 @@ use crate::media::pdf::{self, Extracted, Isolation, MAX_PAGE_CHARS, PageSelectio
 use crate::render::escape;
 use crate::render::flags::{Flags, Place};
 use crate::render::pdf::{
-    Document, Page, cut_page, line_mode_notices, pages_footer, render_page, render_pages, spec_of,
+    Document, PAGE_HEADER_START, Page, cut_page, line_mode_notices, pages_footer, render_page, render_pages, spec_of,
 };
 use crate::render::{self, FOOTER_RESERVE, human_size};
 use crate::request::Window;
@@ -62,7 +62,8 @@ pub fn read(
         let goes_on = (!later.is_empty()).then(|| spec_of(&later));
         let by_bytes = matches!(window, Window::Bytes { .. });
         let notices = line_mode_notices(&document(&extracted), by_bytes, goes_on.as_deref());
-        let rendering = Rendering { notices, call_prefix: format!("pages={} ", spec_of(&chosen)) };
+        let call_prefix = format!("pages={} ", spec_of(&chosen));
+        let rendering = Rendering { notices, call_prefix, page_header: Some(PAGE_HEADER_START) };
         let text = format!("{}\n", render_pages(&document(&extracted)).trim_end());
         return text::read_rendered(&text, window, meta, limits, budget, &rendering).map(ReadResult::Text);
     }

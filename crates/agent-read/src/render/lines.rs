@@ -70,12 +70,23 @@ impl LineRenderer {
 
     /// Renders one line, or refuses it when the cap is reached (then the window ends before it).
     pub fn push(&mut self, line: CapturedLine<'_>) -> Flow {
+        self.push_marked(line, ": ", "")
+    }
+
+    /// [`LineRenderer::push`] with `separator` after the number (`: ` for a line of a window or a match, `- ` for a
+    /// line of context around a match), and `lead`, a marker of the tool's own, before the text (where a long line
+    /// is shown from a later byte).
+    pub fn push_marked(&mut self, line: CapturedLine<'_>, separator: &str, lead: &str) -> Flow {
         let content_len = line.content_end - line.start;
         let whole = line.kept.len() as u64 == content_len;
-        if whole && let Some(flow) = self.push_plain_utf8(&line) {
+        if whole
+            && separator == ": "
+            && lead.is_empty()
+            && let Some(flow) = self.push_plain_utf8(&line)
+        {
             return flow;
         }
-        let prefix = format!("{}: ", line.number);
+        let prefix = format!("{}{separator}{lead}", line.number);
         let limit = DecodeLimit { max_chars: self.max_line_chars, max_bytes: usize::MAX };
         let mut shown = escape::decode_shown(self.codec, line.kept, limit, whole);
         let mut marker = truncation_marker(&line, shown.consumed, &self.call_prefix);
@@ -102,6 +113,13 @@ impl LineRenderer {
         self.last = Some(line.number);
         self.returned += 1;
         if self.cap_hit { Flow::Done } else { Flow::More }
+    }
+
+    /// Adds a line of the tool's own (unnumbered) between rendered lines, when it fits the cap.
+    pub fn push_separator(&mut self, line: &str) {
+        if self.out.len() + line.len() <= self.budget {
+            self.out.push_str(line);
+        }
     }
 
     /// Counts what a shown line met.

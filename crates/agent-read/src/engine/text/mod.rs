@@ -1,6 +1,7 @@
 //! Text through window → render: a file's lines or bytes, or text rendered in memory (notebooks, PDF pages).
 
 mod block;
+mod find;
 
 use super::target::Target;
 use crate::budget::Budget;
@@ -23,6 +24,9 @@ pub struct Rendering {
     pub notices: Vec<String>,
     /// Prepended to the footer's next call.
     pub call_prefix: String,
+    /// The header line that starts each page of the rendering (a PDF's `── page 3 of 40 ──`), which `find` names
+    /// beside each match.
+    pub page_header: Option<&'static str>,
 }
 
 impl Rendering {
@@ -92,6 +96,7 @@ fn read_source(
             read_bytes(source, format, [start, end_byte], meta, limits, rendering)
         }
         Window::Block(block) => block::read(source, indexing, format, block, meta, limits, rendering),
+        Window::Find(find) => find::read(source, indexing, format, &find, meta, limits, rendering),
     }
 }
 
