@@ -12,9 +12,9 @@ use super::target::{Target, is_windowed};
 use super::text::{self, Rendering};
 use crate::classify::{Codec, EncodingSource, TextFormat};
 use crate::error::{ErrorCode, ReadError};
+use crate::escape;
 use crate::limits::Limits;
 use crate::media::pdf::{self, Extracted, Isolation, MAX_PAGE_CHARS, PageSelection, PageText, PdfError};
-use crate::render::escape;
 use crate::render::flags::{Flags, Place};
 use crate::render::pdf::{
     Document, Page, cut_page, line_mode_notices, pages_footer, render_page, render_pages, spec_of,

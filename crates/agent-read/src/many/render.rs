@@ -13,7 +13,8 @@
 //! ```
 
 use super::result::Skipped;
-use crate::render::{escape, human_size, one_line_name};
+use crate::escape::{self, one_line_name};
+use crate::render::human_size;
 
 /// The title of the skipped list.
 pub const SKIPPED_TITLE: &str = "--- skipped ---";

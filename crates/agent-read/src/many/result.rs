@@ -30,7 +30,7 @@ impl ReadManyResult {
     pub fn output(&self) -> Cow<'_, str> {
         match self {
             ReadManyResult::Many(many) => Cow::Borrowed(&many.output),
-            ReadManyResult::Error(e) => Cow::Owned(crate::result::render_error(e)),
+            ReadManyResult::Error(e) => Cow::Owned(crate::error::render_error(e)),
         }
     }
 

@@ -22,7 +22,8 @@ use std::str::Chars;
 
 use serde_json::Value;
 
-use crate::render::{escape, human_size, push_gutter_block};
+use crate::escape;
+use crate::render::{human_size, push_gutter_block};
 
 /// Longest text kept of one cell output before it is cut with a marker (characters).
 pub const MAX_OUTPUT_CHARS: usize = 2_000;

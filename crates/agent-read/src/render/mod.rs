@@ -5,7 +5,7 @@
 //! last line: what the window shows, the total, brief notices, and the exact next call — or `end of file`.
 
 pub mod bytes;
-pub mod escape;
+pub mod decoded;
 pub mod flags;
 pub mod lines;
 pub mod listing;
@@ -13,7 +13,6 @@ pub mod listing;
 pub mod pdf;
 pub mod text;
 
-pub use escape::one_line_name;
 pub use lines::LineRenderer;
 
 /// Bytes of the output cap kept free for the footer. Footers are short; this bounds even the longest one (a block

@@ -27,9 +27,9 @@ pub struct Document<'a> {
     pub complete: bool,
 }
 
-use super::escape::{self, Counts};
 use super::flags::Flags;
 use super::{Footer, human_size, push_gutter_block};
+use crate::escape::{self, Counts};
 
 /// One page as rendered (before its text is shown escaped): its header, then its text behind the gutter; one whose
 /// text stops at the per-page limit says so where it stops, outside the gutter (the tool's words, not the page's).
