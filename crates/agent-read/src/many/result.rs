@@ -89,6 +89,14 @@ pub struct Skipped {
     pub next: Option<String>,
 }
 
+impl Skipped {
+    /// What its line in the skipped list states.
+    pub fn as_skip(&self) -> crate::render::many::Skip<'_> {
+        let what = self.path.as_deref().or(self.pattern.as_deref()).unwrap_or_default();
+        crate::render::many::Skip { what, reason: &self.reason, next: self.next.as_deref() }
+    }
+}
+
 /// Counts and sizes of a `read_many` call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct ManyMeta {
