@@ -3,15 +3,11 @@
 //! The worker is the real binary, `agent-read` (crate agent-read-cli), started through its hidden `__pdf-worker`
 //! argument: it is found beside this test binary's directory, so the workspace's `cargo test` (which builds every
 //! crate before it runs a test) has built it. A few cases put a shell in its place to play a worker that hangs,
-//! crashes or answers garbage. Fixtures are made with lopdf, by the helpers the integration tests use too.
+//! crashes or answers garbage. Fixtures are made with lopdf, by the helpers the integration tests use too (`super::fixtures`).
 
-#[path = "../../../tests/common/pdf.rs"]
-#[allow(dead_code)] // The integration tests use the rest.
-mod common_pdf;
-
+use super::fixtures::{Fixture, encrypted, handmade, pdf_of, show, stream_object, zeros_zlib};
 use crate::budget::Cancel;
 use crate::media::pdf::{self, Extracted, Isolation, PageSelection, PdfError};
-use common_pdf::{Fixture, encrypted, handmade, pdf_of, show, stream_object, zeros_zlib};
 use lopdf::{Dictionary, Stream, dictionary};
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
