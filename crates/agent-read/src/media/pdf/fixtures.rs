@@ -129,3 +129,10 @@ pub(super) fn tree_pdf(pages: u32, fanout: usize, count: fn(&[u32]) -> u32) -> V
     objects[0] = format!("<< /Type /Catalog /Pages {root} 0 R >>");
     handmade(&objects)
 }
+
+/// The most memory this process has held, in bytes (0 where unknown).
+pub(super) fn peak_rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let line = status.lines().find(|line| line.starts_with("VmHWM:")).unwrap_or("VmHWM: 0 kB");
+    line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).unwrap_or(0) * 1024
+}

@@ -137,16 +137,11 @@ fn probe(data: &[u8], depth: usize, stop: &Stop) -> Result<(), PdfError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::pdf::fixtures::{bomb_pdf, handmade, run_thread, sample, stream_object, texts, zeros_zlib, zlib};
+    use crate::media::pdf::fixtures::{
+        bomb_pdf, handmade, peak_rss_bytes, run_thread, sample, stream_object, texts, zeros_zlib, zlib,
+    };
     use lopdf::dictionary;
     use std::time::{Duration, Instant};
-
-    /// The most memory this process has held, in bytes (0 where unknown).
-    fn peak_rss_bytes() -> u64 {
-        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-        let line = status.lines().find(|line| line.starts_with("VmHWM:")).unwrap_or("VmHWM: 0 kB");
-        line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).unwrap_or(0) * 1024
-    }
 
     #[test]
     fn a_decompression_bomb_fails_cleanly_with_bounded_memory_in_a_thread() {
