@@ -1,5 +1,5 @@
-//! What the model reads beside an attachment, or instead of one: the line describing an image as it was sent, an
-//! attachment described but not made, and the note that a window does not apply to a whole image.
+//! What the model reads beside an attachment, or instead of one: the line describing an image as it was sent or a PDF
+//! sent whole, an attachment described but not made, and the note that a window does not apply to a whole image.
 
 use super::human_size;
 #[cfg(feature = "images")]
@@ -26,6 +26,15 @@ pub fn image(kind: ImageType, meta: &AttachmentMeta, attachment: &Attachment) ->
         text.push_str(" · animated GIFs show their first frame");
     }
     text
+}
+
+/// `PDF document · 12 page(s) · 1.2 MiB, attached whole (…)`: a PDF sent whole, and how to read its text instead.
+#[cfg(feature = "pdf")]
+pub fn pdf_document(page_count: u32, size_bytes: u64) -> String {
+    format!(
+        "PDF document · {page_count} page(s) · {}, attached whole (read its text with pages=\"1-5\")",
+        human_size(size_bytes)
+    )
 }
 
 /// An attachment described but not made (no bytes, nothing decoded): what it is (`PNG image`) and its size.

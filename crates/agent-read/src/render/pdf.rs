@@ -31,6 +31,9 @@ use super::flags::Flags;
 use super::{Footer, human_size, push_gutter_block};
 use crate::escape::{self, Counts};
 
+/// The whole text of a PDF without pages.
+pub const NO_PAGES: &str = "(PDF with no pages)";
+
 /// One page as rendered (before its text is shown escaped): its header, then its text behind the gutter; one whose
 /// text stops at the per-page limit says so where it stops, outside the gutter (the tool's words, not the page's).
 pub fn render_page(page: &Page<'_>, total: u32) -> String {
