@@ -47,16 +47,11 @@ pub struct Seen {
 }
 
 impl Seen {
-    /// What `metadata` says of the file or directory at `real_path`, without a content hash.
-    pub fn of(real_path: PathBuf, metadata: &Metadata) -> Self {
-        Seen {
-            real_path,
-            is_dir: metadata.is_dir(),
-            device: crate::platform::identity(metadata).0,
-            inode: crate::platform::identity(metadata).1,
-            version: FileVersion::of(metadata),
-            content: None,
-        }
+    /// What the open `file` (whose metadata is `metadata`) is: the file or directory at `real_path`, without a
+    /// content hash.
+    pub fn of(real_path: PathBuf, file: &File, metadata: &Metadata) -> Self {
+        let (device, inode) = crate::platform::identity(file, metadata);
+        Seen { real_path, is_dir: metadata.is_dir(), device, inode, version: FileVersion::of(metadata), content: None }
     }
 
     /// Whether `later` shows the same content as `self`. Hashes decide when both sides have one, so a file that was
@@ -131,7 +126,7 @@ mod tests {
     fn seen_of(path: &std::path::Path) -> Seen {
         let file = File::open(path).unwrap();
         let metadata = file.metadata().unwrap();
-        let mut seen = Seen::of(path.to_path_buf(), &metadata);
+        let mut seen = Seen::of(path.to_path_buf(), &file, &metadata);
         seen.content = hash_file(&file, &metadata, &[]).unwrap();
         seen
     }

@@ -57,7 +57,11 @@ pub fn read(
     if line_mode {
         // Next calls name the pages in the form `pages` reads back, whatever spacing the request used.
         let chosen: Vec<u32> = selection.pages(extracted.page_count).collect();
-        let notices = line_mode_notices(&document(&extracted), matches!(window, Window::Bytes { .. }));
+        let last_chosen = chosen.last().copied().unwrap_or(0);
+        let later: Vec<u32> = (last_chosen + 1..=extracted.page_count).collect();
+        let goes_on = (!later.is_empty()).then(|| spec_of(&later));
+        let by_bytes = matches!(window, Window::Bytes { .. });
+        let notices = line_mode_notices(&document(&extracted), by_bytes, goes_on.as_deref());
         let rendering = Rendering { notices, call_prefix: format!("pages={} ", spec_of(&chosen)) };
         let text = format!("{}\n", render_pages(&document(&extracted)).trim_end());
         return text::read_rendered(&text, window, meta, limits, budget, &rendering).map(ReadResult::Text);
@@ -135,7 +139,11 @@ fn page_window(extracted: &Extracted, selection: &PageSelection, mut meta: TextM
         shown.push(page.number);
     }
     let last = shown.last().copied().unwrap_or(0);
-    let rest: Vec<u32> = selection.pages(total).filter(|p| *p > last).collect();
+    let mut rest: Vec<u32> = selection.pages(total).filter(|p| *p > last).collect();
+    if rest.is_empty() {
+        // The chosen pages are all shown; the document may go on past them.
+        rest = (last + 1..=total).collect();
+    }
     let next = (!rest.is_empty()).then(|| format!("pages={}", spec_of(&rest)));
     let footer = pages_footer(&document(extracted), &shown, meta.size_bytes, cut.then_some(last), &flags, next);
     flags.fill(&mut meta);

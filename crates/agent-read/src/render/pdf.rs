@@ -110,13 +110,16 @@ pub fn spec_of(pages: &[u32]) -> String {
 }
 
 /// The notices of the pages' text read as lines: how many pages, which were cut short, and where extraction stopped;
-/// `by_bytes` when the window is a byte range, whose offsets count the text rather than the file.
-pub fn line_mode_notices(extracted: &Document<'_>, by_bytes: bool) -> Vec<String> {
+/// `by_bytes` when the window is a byte range, whose offsets count the text rather than the file; `goes_on`, the
+/// pages after the chosen ones (as `pages` reads them), when the document has more.
+pub fn line_mode_notices(extracted: &Document<'_>, by_bytes: bool, goes_on: Option<&str>) -> Vec<String> {
     let mut notices = vec![format!("PDF: {} page(s)", extracted.page_count)];
     notices.extend(limit_notices(extracted.pages.iter()));
     if !extracted.complete {
         let last = extracted.pages.last().map_or(0, |p| p.number);
         notices.push(format!("text stops at page {last} (extraction limit); choose later pages with pages="));
+    } else if let Some(later) = goes_on {
+        notices.push(format!("later pages: pages={later}"));
     }
     if by_bytes {
         notices.push("byte offsets count the extracted text".to_string());

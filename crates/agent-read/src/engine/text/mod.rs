@@ -56,7 +56,7 @@ pub fn read(
         .with_budget(target.budget.clone());
     let indexing = (size >= MIN_INDEXED_BYTES).then(|| Indexing {
         indexes: target.indexes,
-        identity: FileIdentity::of(target.metadata, source.data_start, layout),
+        identity: FileIdentity::of(target.file, target.metadata, source.data_start, layout),
         version: FileVersion::of(target.metadata),
     });
     read_source(&source, indexing, format, window, meta, limits, rendering)

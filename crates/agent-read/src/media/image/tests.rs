@@ -456,6 +456,20 @@ fn a_read_that_needs_more_than_the_whole_budget_is_refused_as_too_large() {
     assert!(error.message.ends_with(", more than the 1.0 MiB all image reads share"), "{}", error.message);
 }
 
+/// An image read past its time budget is TIMEOUT with a hint that fits an image: a byte range, which a text read past
+/// its budget is pointed to, shows nothing of one.
+#[test]
+fn an_image_past_its_time_budget_is_a_timeout_whose_hint_fits_an_image() {
+    let size = Size::new(400, 300);
+    let bytes =
+        png_file(size, png::ColorType::Rgb, png::BitDepth::Eight, &picture(400, 300, 3, 1), PngExtra::default());
+    let error = read_png(&bytes, &MemoryPool::new(1 << 30), 0.0).err().unwrap();
+    assert_eq!(error.code, ErrorCode::Timeout, "{error:?}");
+    let hint = error.hint.unwrap_or_default();
+    assert!(hint.starts_with("decoding the image did not finish within the time budget"), "{hint}");
+    assert!(!hint.contains("byte"), "{hint}");
+}
+
 #[test]
 fn a_read_waiting_on_memory_other_reads_hold_is_refused_as_busy_and_then_goes_through() {
     let bytes =
