@@ -377,4 +377,12 @@ mod tests {
         assert_eq!(SchemaFormat::parse("OpenAI"), Some(SchemaFormat::OpenAi));
         assert_eq!(SchemaFormat::parse("xml"), None);
     }
+
+    #[test]
+    fn the_schema_offers_the_modes_inline() {
+        let schema = parameters_schema();
+        assert_eq!(schema["properties"]["mode"]["enum"], json!(["lines", "block"]));
+        assert_eq!(schema["properties"]["anchor_line"]["minimum"], 1);
+        assert!(schema.get("$defs").is_none(), "no references for model APIs to trip on: {schema}");
+    }
 }

@@ -1,13 +1,14 @@
 //! Renders captured lines into the model's text as the scan hands them over, within the per-line limit and the
-//! output byte cap. Every line is `N: ` and its content [shown](super::escape) so that nothing in it starts a line
+//! output byte cap. Every line is `N: ` and its content [shown](crate::escape) so that nothing in it starts a line
 //! of its own; a cut line ends with the tool's `⟨line truncated: …⟩` marker, which content cannot imitate (a file's
 //! own `⟨` is shown escaped).
 
 use super::FOOTER_RESERVE;
-use super::escape::{self, Shown};
+use super::decoded::{Shown, decode_shown};
 use super::flags::{Flags, Place};
 use crate::classify::Codec;
 use crate::classify::codec::DecodeLimit;
+use crate::escape;
 use crate::window::scan::{CapturedLine, Flow};
 
 /// Room kept for a truncation marker when a line must be cut to fit the cap (markers are far shorter).
@@ -88,7 +89,7 @@ impl LineRenderer {
         }
         let prefix = format!("{}{separator}{lead}", line.number);
         let limit = DecodeLimit { max_chars: self.max_line_chars, max_bytes: usize::MAX };
-        let mut shown = escape::decode_shown(self.codec, line.kept, limit, whole);
+        let mut shown = decode_shown(self.codec, line.kept, limit, whole);
         let mut marker = truncation_marker(&line, shown.consumed, &self.call_prefix);
         let needed = prefix.len() + shown.text.len() + marker.len() + 1;
         if self.out.len() + needed > self.budget {
@@ -98,7 +99,7 @@ impl LineRenderer {
             }
             // The first line alone is over the cap: cut it further, so that paging still makes progress.
             let room = self.budget.saturating_sub(prefix.len() + MARKER_RESERVE + 1);
-            shown = escape::decode_shown(self.codec, line.kept, DecodeLimit { max_bytes: room, ..limit }, whole);
+            shown = decode_shown(self.codec, line.kept, DecodeLimit { max_bytes: room, ..limit }, whole);
             marker = truncation_marker(&line, shown.consumed, &self.call_prefix);
         }
         if !marker.is_empty() {

@@ -27,9 +27,12 @@ pub struct Document<'a> {
     pub complete: bool,
 }
 
-use super::escape::{self, Counts};
 use super::flags::Flags;
 use super::{Footer, human_size, push_gutter_block};
+use crate::escape::{self, Counts};
+
+/// The whole text of a PDF without pages.
+pub const NO_PAGES: &str = "(PDF with no pages)";
 
 /// How a page's header line starts; no line of a page's text can (it stands behind the gutter).
 pub const PAGE_HEADER_START: &str = "── page ";

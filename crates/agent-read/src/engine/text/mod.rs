@@ -267,7 +267,9 @@ fn read_bytes(
     }
     let default_len = (max_out * source.layout.unit) as u64;
     let requested = [requested_start, range[1].unwrap_or(requested_start.saturating_add(default_len))];
-    let window = bytes::read_range(source, format.codec, requested, max_out).map_err(io_error(&meta.path))?;
+    let codec = format.codec;
+    let render = |buf: &[u8], at: u64, last: bool| render::bytes::render_range(codec, buf, at, last, max_out);
+    let window = bytes::read_range(source, codec, requested, max_out, render).map_err(io_error(&meta.path))?;
     let [start, end] = window.actual;
     let adjusted = window.actual != requested;
     let next_start = (end < size).then_some(end);
@@ -335,7 +337,7 @@ pub fn io_error(path: &str) -> impl Fn(std::io::Error) -> ReadError + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::render_error;
+    use crate::error::render_error;
     use crate::window::scan::CapturedLine;
 
     #[test]
