@@ -22,6 +22,8 @@ const FLAGS: &[(&str, &str)] = &[
     ("mode", "--mode"),
     ("anchor_line", "--anchor-line"),
     ("levels", "--levels"),
+    ("find", "--find"),
+    ("context", "--context"),
     ("max_files", "--max-files"),
 ];
 

@@ -68,6 +68,12 @@ struct Cli {
     /// PDF pages to read: "3", "1-5", "2,4-6", "8-".
     #[arg(long, help_heading = "Window")]
     pages: Option<String>,
+    /// Show the lines matching this regular expression (Rust regex syntax, as ripgrep), with --context lines around.
+    #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = "Window")]
+    find: Option<String>,
+    /// With --find: lines shown before and after each match (0 to 20, default 2).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, help_heading = "Window")]
+    context: Option<i64>,
     /// Force a text encoding (WHATWG label: utf-8, utf-16le, windows-1252, shift_jis, ...).
     #[arg(long, help_heading = "Window")]
     encoding: Option<String>,
@@ -211,6 +217,8 @@ impl Cli {
             || self.mode.is_some()
             || self.anchor_line.is_some()
             || self.levels.is_some()
+            || self.find.is_some()
+            || self.context.is_some()
     }
 }
 
@@ -283,7 +291,7 @@ fn run(cli: &Cli) -> ExitCode {
     match cli.path.clone() {
         Some(path) => read_path(&reader, cli, path),
         None if cli.has_request_flags() => usage_error(
-            "--offset, --limit, --start-byte, --end-byte, --pages, --encoding, --mode, --anchor-line and --levels need a PATH",
+            "--offset, --limit, --start-byte, --end-byte, --pages, --encoding, --mode, --anchor-line, --levels, --find and --context need a PATH",
         ),
         None => read_stdin(&reader),
     }
@@ -333,6 +341,8 @@ fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
         start_byte: cli.start_byte,
         end_byte: cli.end_byte,
         pages: cli.pages.clone(),
+        find: cli.find.clone(),
+        context: cli.context,
         encoding: cli.encoding.clone(),
         mode,
         anchor_line: cli.anchor_line,

@@ -12,9 +12,11 @@ use serde_json::Value;
 
 mod block;
 pub mod duplicates;
+mod find;
 pub(crate) mod json;
 
 pub use block::{BlockWindow, ReadMode};
+pub use find::FindWindow;
 pub(crate) use json::truncate_for_message;
 
 /// One read request (docs/contract.md, Requests). Its field docs are what the model sees in the tool schema.
@@ -44,6 +46,15 @@ pub struct ReadRequest {
     /// fit.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::pages")]
     pub pages: Option<String>,
+    /// A regular expression to search for (Rust regex syntax, as ripgrep; `(?i)` ignores case). The answer is the
+    /// matching lines with their line numbers and `context` lines around them; `limit` is then the matches shown
+    /// (default 50) and `offset` the line the search starts at (negative counts from the end).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::find")]
+    pub find: Option<String>,
+    /// With `find`: lines shown before and after each match, 0 to 20. Default 2.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::context")]
+    #[schemars(range(min = 0, max = 20))]
+    pub context: Option<i64>,
     /// Force a text encoding instead of detecting it (WHATWG labels: utf-8, utf-16le, windows-1252, shift_jis, …).
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::encoding")]
     pub encoding: Option<String>,
@@ -95,6 +106,15 @@ mod fields {
 
     pub fn anchor_line<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
         json::field(d, |v| json::integer("anchor_line", v).map(Some))
+    }
+
+    pub fn find<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        let hint = r#"send the pattern as a string, e.g. "find": "fn main" or "find": "(?i)error""#;
+        json::field(d, |v| json::string("find", v).map(Some).map_err(|e| e.with_hint(hint)))
+    }
+
+    pub fn context<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        json::field(d, |v| json::integer("context", v).map(Some))
     }
 
     pub fn levels<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
@@ -173,7 +193,7 @@ impl LineWindow {
 }
 
 /// What part of the target to return, after validation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Window {
     /// Lines (or directory entries).
     Lines(LineWindow),
@@ -186,6 +206,8 @@ pub enum Window {
     },
     /// The indentation block around a line (text files only).
     Block(BlockWindow),
+    /// The lines matching a pattern, with context (anything read as text).
+    Find(FindWindow),
 }
 
 impl ReadRequest {
@@ -215,6 +237,9 @@ impl ReadRequest {
                 "`pages` reads a PDF's text and `encoding` reads a file as raw text; they cannot be combined",
             )
             .with_hint("send `pages` alone for a PDF, or `encoding` alone for text"));
+        }
+        if self.find.is_some() || self.context.is_some() {
+            return self.find_window(limits);
         }
         if self.mode == Some(ReadMode::Block) {
             return self.block_window(limits);

@@ -1859,7 +1859,20 @@ fn schema_prints_name_description_and_parameters() {
     assert_eq!(params["type"], "object");
     assert_eq!(
         sorted_keys(&params["properties"]),
-        ["anchor_line", "encoding", "end_byte", "levels", "limit", "mode", "offset", "pages", "path", "start_byte"]
+        [
+            "anchor_line",
+            "context",
+            "encoding",
+            "end_byte",
+            "find",
+            "levels",
+            "limit",
+            "mode",
+            "offset",
+            "pages",
+            "path",
+            "start_byte"
+        ]
     );
     assert_eq!(params["required"], json!(["path"]));
     assert_eq!(params["additionalProperties"], false);

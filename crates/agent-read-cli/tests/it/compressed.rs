@@ -275,3 +275,14 @@ async fn an_mcp_read_of_a_gzipped_log_pages_its_text() {
     assert_eq!(result.structured_content.unwrap()["meta"]["compression"], "gzip");
     client.cancel().await.unwrap();
 }
+
+#[test]
+fn find_searches_the_decompressed_text() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("app.log.bz2"), compressed_by("bzip2", &["-c"], &log_lines(500))).unwrap();
+    let result = read_json(dir.path(), json!({"path": "app.log.bz2", "find": "request 4[0-9]7 ", "context": 0}), &[]);
+    let shown = output(&result);
+    assert!(shown.starts_with("407: 2026-11-25 request 407 served\n--\n417: "), "{shown}");
+    assert!(shown.contains("10 of 10 match(es)") && shown.contains("bzip2-compressed"), "{shown}");
+    assert_eq!(result["meta"]["compression"], "bzip2");
+}

@@ -11,6 +11,7 @@ mod cli;
 mod compressed;
 mod docs;
 mod envelope;
+mod find;
 mod images;
 mod index;
 mod mcp;

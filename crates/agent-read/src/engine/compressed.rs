@@ -35,7 +35,8 @@ pub fn read(
     limits: &Limits,
 ) -> Result<ReadResult, ReadError> {
     let window = match request.window {
-        Window::Lines(lines) => lines,
+        Window::Lines(lines) => Ok(lines),
+        Window::Find(find) => Err(find),
         Window::Bytes { .. } => return Err(byte_range_refused(target, compression)),
         Window::Block(_) => return Err(block_refused(target, compression)),
     };
@@ -73,6 +74,16 @@ pub fn read(
             format!("{} of text", human_size(size))
         });
         vec![format!("{}-compressed, {text}", compression.name())]
+    };
+    let window = match window {
+        Ok(lines) => lines,
+        Err(find) => {
+            let notices = vec![format!("{}-compressed", compression.name())];
+            let meta = crate::result::TextMeta { compression: Some(compression.name()), ..meta };
+            return text::find_streamed(&source, &format, &find, meta, limits, notices)
+                .map(ReadResult::Text)
+                .map_err(|error| with_stream_hint(error, compression));
+        }
     };
     // A compressed table (`people.csv.gz`) is judged by the name it has without its compression's extension.
     let name = target.shown.rsplit_once('.').map_or(target.shown.as_str(), |(stem, _)| stem);

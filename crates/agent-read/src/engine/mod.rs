@@ -257,6 +257,10 @@ impl Reader {
                 "{shown} is a directory; block mode (`mode` \"block\") applies to text files only"
             ))
             .with_hint("remove `mode` and `anchor_line`, and page the listing with offset and limit")),
+            Handle::Directory(_) if matches!(window, Window::Find(_)) => Err(ReadError::invalid_param(format!(
+                "{shown} is a directory; `find` searches one file's text"
+            ))
+            .with_hint("search the files in it with read_many and `find` (a glob such as \"dir/**/*.rs\"), or read one file with `find`")),
             Handle::Directory(_) if request.pages.is_some() => {
                 Err(ReadError::invalid_param(format!("{shown} is a directory; `pages` applies to PDFs only"))
                     .with_hint("page a directory with offset and limit"))

@@ -6,6 +6,7 @@
 //! before and after hashing, and a file written in between gets no hash. A check then falls back to comparing
 //! metadata, which counts the write as a change.
 
+use crate::render::session::Change;
 use crate::window::index::FileVersion;
 use std::fs::{File, Metadata};
 use std::io;
@@ -60,6 +61,16 @@ impl Seen {
         match (self.content, later.content) {
             (Some(before), Some(after)) => before == after,
             _ => self.device == later.device && self.inode == later.inode && self.version == later.version,
+        }
+    }
+
+    /// How `later` differs from `self`: the facts a session's reason for calling it changed is made of.
+    pub fn change_to(&self, later: &Seen) -> Change {
+        Change {
+            now_a_directory: (self.is_dir != later.is_dir).then_some(later.is_dir),
+            sizes: (self.version.size != later.version.size).then_some((self.version.size, later.version.size)),
+            replaced: self.device != later.device || self.inode != later.inode,
+            by_content: self.content.is_some() && later.content.is_some(),
         }
     }
 }
@@ -184,5 +195,25 @@ mod tests {
         // Written after the open: the times say so, even though the head is all the bytes the size promised.
         std::fs::write(&path, [&content[..], b"more"].concat()).unwrap();
         assert_eq!(hash_file(&file, &metadata, &content).unwrap(), None);
+    }
+
+    #[test]
+    fn reasons_say_how_the_file_changed() {
+        use crate::render::session::change_reason;
+        let seen = |size: u64, content: Option<u128>, inode: u64| Seen {
+            real_path: "/r/a".into(),
+            is_dir: false,
+            device: 1,
+            inode,
+            version: FileVersion { size, modified_ns: 0, changed_ns: 0 },
+            content: content.map(ContentHash),
+        };
+        assert_eq!(
+            change_reason(seen(3, Some(1), 1).change_to(&seen(4, Some(2), 1))),
+            "content changed (size 3 → 4 bytes)"
+        );
+        assert_eq!(change_reason(seen(3, Some(1), 1).change_to(&seen(3, Some(2), 1))), "content changed (same size)");
+        assert!(change_reason(seen(3, Some(1), 1).change_to(&seen(3, Some(2), 9))).starts_with("replaced"));
+        assert!(change_reason(seen(3, None, 1).change_to(&seen(3, None, 1))).contains("too big to compare"));
     }
 }

@@ -12,12 +12,12 @@ use super::target::{Target, is_windowed};
 use super::text::{self, Rendering};
 use crate::classify::{Codec, EncodingSource, TextFormat};
 use crate::error::{ErrorCode, ReadError};
+use crate::escape;
 use crate::limits::Limits;
 use crate::media::pdf::{self, Extracted, Isolation, MAX_PAGE_CHARS, PageSelection, PageText, PdfError};
-use crate::render::escape;
 use crate::render::flags::{Flags, Place};
 use crate::render::pdf::{
-    Document, Page, cut_page, line_mode_notices, pages_footer, render_page, render_pages, spec_of,
+    Document, PAGE_HEADER_START, Page, cut_page, line_mode_notices, pages_footer, render_page, render_pages, spec_of,
 };
 use crate::render::{self, FOOTER_RESERVE, human_size};
 use crate::request::Window;
@@ -52,7 +52,7 @@ pub fn read(
     }
     let meta = pdf_meta(target, &extracted);
     if extracted.page_count == 0 || extracted.pages.is_empty() {
-        return Ok(ReadResult::Text(TextResult { output: "(PDF with no pages)".to_string(), meta }));
+        return Ok(ReadResult::Text(TextResult { output: render::pdf::NO_PAGES.to_string(), meta }));
     }
     if line_mode {
         // Next calls name the pages in the form `pages` reads back, whatever spacing the request used.
@@ -62,8 +62,9 @@ pub fn read(
         let goes_on = (!later.is_empty()).then(|| spec_of(&later));
         let by_bytes = matches!(window, Window::Bytes { .. });
         let notices = line_mode_notices(&document(&extracted), by_bytes, goes_on.as_deref());
+        let call_prefix = format!("pages={} ", spec_of(&chosen));
         let rendering =
-            Rendering { notices, call_prefix: format!("pages={} ", spec_of(&chosen)), ..Rendering::default() };
+            Rendering { notices, call_prefix, page_header: Some(PAGE_HEADER_START), ..Rendering::default() };
         let text = format!("{}\n", render_pages(&document(&extracted)).trim_end());
         return text::read_rendered(&text, window, meta, limits, budget, &rendering).map(ReadResult::Text);
     }
@@ -99,11 +100,7 @@ pub fn read_document(
         .map_err(|error| pdf_error(shown, error, limits.timeout_ms as f64 / 1000.0))?;
     let mut bytes = Vec::new();
     target.file.take(MAX_DOCUMENT_BYTES).read_to_end(&mut bytes).map_err(|e| ReadError::from_io(&e, shown))?;
-    let output = format!(
-        "PDF document · {} page(s) · {}, attached whole (read its text with pages=\"1-5\")",
-        probe.page_count,
-        human_size(meta.size_bytes)
-    );
+    let output = render::attachment::pdf_document(probe.page_count, meta.size_bytes);
     meta.reencoded = false;
     let attachment = Attachment {
         mime: "application/pdf".to_string(),

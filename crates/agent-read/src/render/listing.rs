@@ -1,7 +1,8 @@
 //! A directory listing as the model sees it: one line per entry, and a footer saying which entries it shows, why it
 //! stopped, and the next call.
 
-use super::{Footer, human_size, one_line_name};
+use super::{Footer, human_size};
+use crate::escape::one_line_name;
 use crate::result::{DirEntry, EntryKind};
 
 /// The whole answer for a directory without entries.

@@ -27,15 +27,21 @@ pub struct Document<'a> {
     pub complete: bool,
 }
 
-use super::escape::{self, Counts};
 use super::flags::Flags;
 use super::{Footer, human_size, push_gutter_block};
+use crate::escape::{self, Counts};
+
+/// The whole text of a PDF without pages.
+pub const NO_PAGES: &str = "(PDF with no pages)";
+
+/// How a page's header line starts; no line of a page's text can (it stands behind the gutter).
+pub const PAGE_HEADER_START: &str = "── page ";
 
 /// One page as rendered (before its text is shown escaped): its header, then its text behind the gutter; one whose
 /// text stops at the per-page limit says so where it stops, outside the gutter (the tool's words, not the page's).
 pub fn render_page(page: &Page<'_>, total: u32) -> String {
     let number = page.number;
-    let mut piece = format!("── page {number} of {total} ──\n");
+    let mut piece = format!("{PAGE_HEADER_START}{number} of {total} ──\n");
     if page.text.trim().is_empty() {
         piece.push_str("(no text on this page)\n");
     } else {

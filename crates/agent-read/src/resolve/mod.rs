@@ -628,4 +628,15 @@ mod tests {
         let err = Roots::new(&[PathBuf::from("/definitely/not/here")]).unwrap_err();
         assert!(err.to_string().contains("/definitely/not/here"));
     }
+
+    #[cfg(all(target_os = "linux", feature = "portable-resolver"))]
+    #[test]
+    fn openat2_is_refused_once_roots_are_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        Roots::new(&[dir.path().to_path_buf()]).unwrap();
+        let how = rustix::fs::ResolveFlags::BENEATH;
+        let tried =
+            rustix::fs::openat2(rustix::fs::CWD, ".", rustix::fs::OFlags::RDONLY, rustix::fs::Mode::empty(), how);
+        assert_eq!(tried.err(), Some(rustix::io::Errno::NOSYS));
+    }
 }

@@ -1,6 +1,7 @@
 //! Text through window → render: a file's lines or bytes, or text rendered in memory (notebooks, PDF pages).
 
 mod block;
+mod find;
 
 use super::target::Target;
 use crate::budget::Budget;
@@ -25,6 +26,9 @@ pub struct Rendering {
     pub call_prefix: String,
     /// The text is decompressed as it is read: no byte range reaches into it (ranges address the raw file).
     pub streamed: bool,
+    /// The header line that starts each page of the rendering (a PDF's `── page 3 of 40 ──`), which `find` names
+    /// beside each match.
+    pub page_header: Option<&'static str>,
 }
 
 impl Rendering {
@@ -94,6 +98,7 @@ fn read_source(
             read_bytes(source, format, [start, end_byte], meta, limits, rendering)
         }
         Window::Block(block) => block::read(source, indexing, format, block, meta, limits, rendering),
+        Window::Find(find) => find::read(source, indexing, format, &find, meta, limits, rendering),
     }
 }
 
@@ -155,6 +160,20 @@ pub fn read_streamed_lines(
     let decoded = scanned.summary.reached_end.then_some(scanned.summary.end);
     let rendering = Rendering { notices: notices(decoded, &mut meta), ..rendering };
     Ok(with_footer(scanned, request, meta, format, limits, &rendering))
+}
+
+/// Searches text `source` streams (decompressed as it goes) as `request` asks; `notices` go in the footer.
+#[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+pub fn find_streamed(
+    source: &Source<'_>,
+    format: &TextFormat,
+    request: &crate::request::FindWindow,
+    meta: TextMeta,
+    limits: &Limits,
+    notices: Vec<String>,
+) -> Result<TextResult, ReadError> {
+    let rendering = Rendering { streamed: true, notices, ..Rendering::for_text(format) };
+    find::read(source, None, format, request, meta, limits, &rendering)
 }
 
 /// A line window scanned and rendered, waiting for its footer.
@@ -320,7 +339,9 @@ fn read_bytes(
     }
     let default_len = (max_out * source.layout.unit) as u64;
     let requested = [requested_start, range[1].unwrap_or(requested_start.saturating_add(default_len))];
-    let window = bytes::read_range(source, format.codec, requested, max_out).map_err(io_error(&meta.path))?;
+    let codec = format.codec;
+    let render = |buf: &[u8], at: u64, last: bool| render::bytes::render_range(codec, buf, at, last, max_out);
+    let window = bytes::read_range(source, codec, requested, max_out, render).map_err(io_error(&meta.path))?;
     let [start, end] = window.actual;
     let adjusted = window.actual != requested;
     let next_start = (end < size).then_some(end);
@@ -388,7 +409,7 @@ pub fn io_error(path: &str) -> impl Fn(std::io::Error) -> ReadError + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::render_error;
+    use crate::error::render_error;
     use crate::window::scan::CapturedLine;
 
     #[test]

@@ -102,7 +102,7 @@ fn read_with(image: ImageFile<'_>, limits: &Limits, pool: &MemoryPool) -> Result
         }
     };
     meta.scale = scale.map(|s| (s * 10_000.0).round() / 10_000.0);
-    let output = describe(kind, &meta, &attachment);
+    let output = crate::render::attachment::image(kind, &meta, &attachment);
     Ok(AttachmentResult { output, attachments: vec![attachment], meta })
 }
 
@@ -242,26 +242,6 @@ fn attachment(mime: &str, bytes: &[u8], width: u32, height: u32) -> Attachment {
         height: Some(height),
         size_bytes: bytes.len() as u64,
     }
-}
-
-/// `PNG image · 9600×6000 · 12.3 MB → downscaled to 2000×1250 (scale 0.2083; …) · PNG 1.9 MB`.
-fn describe(kind: ImageType, meta: &AttachmentMeta, attachment: &Attachment) -> String {
-    let (w, h) = (meta.original_width.unwrap_or(0), meta.original_height.unwrap_or(0));
-    let mut text = format!("{} image · {w}×{h} · {}", kind.name(), human_size(meta.size_bytes));
-    let (aw, ah) = (attachment.width.unwrap_or(0), attachment.height.unwrap_or(0));
-    let sent = human_size(attachment.size_bytes);
-    let sent_type = if attachment.mime == "image/jpeg" { "JPEG" } else { "PNG" };
-    match meta.scale {
-        Some(scale) => text.push_str(&format!(
-            " → downscaled to {aw}×{ah}, {sent_type} {sent} (scale {scale}: divide coordinates in it by {scale} to map them to the original)"
-        )),
-        None if meta.reencoded => text.push_str(&format!(" → re-encoded as {sent_type} {sent} to fit the size limit")),
-        None => {}
-    }
-    if kind == ImageType::Gif {
-        text.push_str(" · animated GIFs show their first frame");
-    }
-    text
 }
 
 fn corrupt(path: &str, kind: ImageType, reason: &str) -> ReadError {

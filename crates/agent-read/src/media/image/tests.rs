@@ -20,8 +20,8 @@ fn budget(seconds: f64) -> Budget {
     Budget::new(Instant::now() + Duration::from_secs_f64(seconds), Cancel::new())
 }
 
-/// A deterministic pseudo-random byte stream (xorshift64*).
-fn noise(seed: u64, n: usize) -> Vec<u8> {
+/// A deterministic pseudo-random byte stream (xorshift64*); the resampler's tests use it too.
+pub(super) fn noise(seed: u64, n: usize) -> Vec<u8> {
     let mut state = seed | 1;
     (0..n)
         .map(|_| {
