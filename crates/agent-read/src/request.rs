@@ -79,7 +79,7 @@ pub struct ReadRequest {
 }
 
 /// Each field's JSON, checked (see [`json::field`]): its refusal names the field, what came and the valid form.
-mod fields {
+pub(crate) mod fields {
     use super::{ReadMode, json};
     use serde::Deserializer;
 

@@ -242,7 +242,9 @@ Read several files at once: a list of paths and globs (e.g. `src/**/*.rs`), one 
 Requires: `paths`, 1 to 200 entries, each a file, a directory or a glob, relative to the workspace root (or absolute \
 inside it). Globs: `*` within a name, `**` across directories, `?`, `[abc]`, `{a,b}`; they match files only, sorted \
 by path, follow .gitignore/.ignore files, and skip hidden names unless the pattern names them (`.github/*.yml`). \
-Optional: `limit` (lines per file, default 2000) and `max_files` (files read at most, default 50, up to 200).
+Optional: `limit` (lines per file, default 2000) and `max_files` (files read at most, default 50, up to 200). \
+With `find` (a regular expression) and `context`, it searches every file like grep: only files with matches are \
+shown, each with its matching lines, numbered, and the rest are counted.
 
 Does not: modify anything, read outside the workspace roots, name files the read policy protects (a glob's \
 protected matches are only counted as withheld), or inline images and PDF documents (they are listed as skipped, \
