@@ -33,7 +33,8 @@ def make_log():
 def timed(cmd):
     """Wall time of one run and its peak RSS in KiB."""
     start = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-v"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # Output to a pipe, not /dev/null: GNU grep stops at the first match when it sees its output is /dev/null.
+    proc = subprocess.run(["/usr/bin/time", "-v"] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
     rss = next(int(l.split()[-1]) for l in proc.stderr.splitlines() if "Maximum resident" in l)
     return wall, rss
