@@ -78,9 +78,10 @@ pub fn read_head(file: &File, metadata: &Metadata, shown: &str) -> Result<Vec<u8
 /// is not a PDF, block mode on anything but text).
 pub fn classify(target: &Target<'_>, request: &FileRequest<'_>) -> Result<Content, ReadError> {
     let content = classify::classify(target.head, request.forced);
-    if request.pages.is_some() && content != Content::Pdf {
+    let content = classify::document::refine(content, target.head, &target.shown, request.forced);
+    if request.pages.is_some() && !matches!(content, Content::Pdf | Content::Document(_)) {
         return Err(ReadError::invalid_param(format!(
-            "{}: `pages` applies to PDFs only, and this is not one",
+            "{}: `pages` applies to PDFs, workbooks and presentations only, and this is none of them",
             target.shown
         ))
         .with_hint("remove `pages`; page through other files with offset and limit"));
@@ -113,6 +114,7 @@ pub fn read_classified(
             read_image(target, kind, limits).map(|result| note_ignored_window(result, &request.window))
         }
         Content::Pdf => read_pdf(target, &request, limits, media),
+        Content::Document(kind) => read_document(target, kind, &request, limits),
         Content::Binary { description, hint } => Err(binary_error(target, &description, hint)),
     }
 }
@@ -232,6 +234,26 @@ fn read_pdf(
     Err(binary_error(target, "PDF document", Some(without_feature("pdf"))))
 }
 
+#[cfg(feature = "documents")]
+fn read_document(
+    target: &Target<'_>,
+    kind: classify::document::DocumentKind,
+    request: &FileRequest<'_>,
+    limits: &Limits,
+) -> Result<ReadResult, ReadError> {
+    super::document::read(target, kind, request, limits)
+}
+
+#[cfg(not(feature = "documents"))]
+fn read_document(
+    target: &Target<'_>,
+    kind: classify::document::DocumentKind,
+    _request: &FileRequest<'_>,
+    _limits: &Limits,
+) -> Result<ReadResult, ReadError> {
+    Err(binary_error(target, kind.description(), Some(without_feature("documents"))))
+}
+
 /// An attachment described but not made (no bytes, nothing decoded): what a caller that cannot pass attachments on
 /// lists instead.
 fn not_attached(target: &Target<'_>, mime: &str, description: &str) -> ReadResult {
@@ -260,6 +282,10 @@ fn block_needs_text(target: &Target<'_>, content: &Content) -> ReadError {
         Content::Pdf => {
             ("a PDF".to_string(), "remove `mode` and `anchor_line`, and read its text by pages, e.g. pages=\"1-3\"")
         }
+        Content::Document(kind) => (
+            format!("a {}", kind.description()),
+            "remove `mode` and `anchor_line` to read its converted text by lines",
+        ),
         Content::Binary { description, .. } => (
             format!("binary ({description})"),
             "remove `mode` and `anchor_line`; if it really is text in a legacy encoding, add encoding=\"<label>\"",

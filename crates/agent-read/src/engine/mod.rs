@@ -4,6 +4,8 @@
 //! The engine knows nothing of the faces (command line, MCP): they hand it a request and print what it returns.
 
 mod directory;
+#[cfg(feature = "documents")]
+mod document;
 mod file;
 mod narrow;
 pub mod observe;

@@ -1,4 +1,4 @@
-//! The `pages` field of a request: which pages to extract. Parsed strictly (an error names the problem and shows the
+//! The `pages` field of a request: which pages of a PDF (or sheets, slides of a document) to extract. Parsed strictly (an error names the problem and shows the
 //! valid forms) and kept as sorted, merged ranges, so pages come out in order, each once, and "7-" needs no page count.
 
 /// Pages chosen by a request's `pages` field: sorted, merged 1-based inclusive ranges.
@@ -74,7 +74,7 @@ impl PageSelection {
     }
 
     /// The selection in the form [`PageSelection::parse`] reads back (how the worker receives it).
-    pub(super) fn spec(&self) -> String {
+    pub(crate) fn spec(&self) -> String {
         let items: Vec<String> = self
             .ranges
             .iter()
