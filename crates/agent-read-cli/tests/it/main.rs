@@ -8,6 +8,7 @@ mod common;
 mod adversarial;
 mod block;
 mod cli;
+mod documents;
 mod docs;
 mod envelope;
 mod images;

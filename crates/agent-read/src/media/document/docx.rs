@@ -111,7 +111,7 @@ fn walk_body(xml: &[u8], writer: &mut Writer, check: Check<'_>) -> Result<(), Do
                 "Fallback" => skip_depth = 1,
                 "hyperlink" => {
                     if let Some(p) = paragraphs.last_mut() {
-                        let url = attr(&e, "id").and_then(|id| writer.links.get(&id).cloned());
+                        let url = xml::relationship_id(&e).and_then(|id| writer.links.get(&id).cloned());
                         p.links.push((p.text.len(), url.or_else(|| attr(&e, "anchor").map(|a| format!("#{a}")))));
                     }
                 }

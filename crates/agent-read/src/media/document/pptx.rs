@@ -56,7 +56,7 @@ fn slide_parts(
     loop {
         match reader.read_event().map_err(|e| xml::damaged(PRESENTATION, &e))? {
             Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == "sldId" => {
-                if let Some(target) = attr(&e, "id").and_then(|id| rels.get(&id)) {
+                if let Some(target) = xml::relationship_id(&e).and_then(|id| rels.get(&id)) {
                     parts.push(resolve_target(PRESENTATION, target));
                 }
             }

@@ -39,6 +39,16 @@ pub fn attr(element: &BytesStart<'_>, local: &str) -> Option<String> {
         .and_then(|a| a.normalized_value(quick_xml::XmlVersion::Implicit1_0).ok().map(|value| value.into_owned()))
 }
 
+/// The relationship id of an element: its `r:id` (an attribute `id` with a prefix; a slide's `sldId` also has a
+/// plain `id` of its own).
+pub fn relationship_id(element: &BytesStart<'_>) -> Option<String> {
+    element
+        .attributes()
+        .flatten()
+        .find(|a| a.key.local_name().as_ref() == "id" && a.key.prefix().is_some())
+        .and_then(|a| a.normalized_value(quick_xml::XmlVersion::Implicit1_0).ok().map(|value| value.into_owned()))
+}
+
 /// An XML error in the part `part`, as a damaged document.
 pub fn damaged(part: &str, error: &quick_xml::Error) -> DocumentError {
     DocumentError::Damaged(format!("{part}: {error}"))
