@@ -40,7 +40,12 @@ pub fn read(
     if size > MAX_FILE_BYTES {
         return Err(ReadError::new(
             ErrorCode::TooLarge,
-            format!("{}: {} is over the {} a document may have to be converted", target.shown, human_size(size), human_size(MAX_FILE_BYTES)),
+            format!(
+                "{}: {} is over the {} a document may have to be converted",
+                target.shown,
+                human_size(size),
+                human_size(MAX_FILE_BYTES)
+            ),
         )
         .with_hint("ask the user for a smaller export (e.g. one sheet as CSV), or skip this file"));
     }
@@ -138,7 +143,11 @@ fn notices(kind: DocumentKind, converted: &Converted) -> Vec<String> {
                 .map(|(index, name)| format!("{} {}", index + 1, crate::media::document::one_line(name)))
                 .collect();
             let more = converted.names.len().saturating_sub(MAX_NAMES_LISTED);
-            count.push_str(&format!(": {}{}", listed.join(", "), if more > 0 { format!(", … {more} more") } else { String::new() }));
+            count.push_str(&format!(
+                ": {}{}",
+                listed.join(", "),
+                if more > 0 { format!(", … {more} more") } else { String::new() }
+            ));
         }
         notices.push(format!("{count}; choose with pages=\"2\", pages=\"1-3\""));
     }
@@ -165,7 +174,11 @@ fn read_raw_bytes(
     let Content::Text(format) = classify::classify(target.head, None) else {
         return Err(ReadError::new(
             ErrorCode::Binary,
-            format!("{}: a {} is a zip container; byte ranges address its raw bytes, which are not text", target.shown, kind.description()),
+            format!(
+                "{}: a {} is a zip container; byte ranges address its raw bytes, which are not text",
+                target.shown,
+                kind.description()
+            ),
         )
         .with_hint("remove start_byte/end_byte to read its converted text (offset/limit page through it)"));
     };
@@ -186,12 +199,21 @@ fn document_error(target: &Target<'_>, kind: DocumentKind, error: DocumentError,
     let shown = &target.shown;
     let what = kind.description();
     match error {
-        DocumentError::Damaged(reason) => ReadError::new(ErrorCode::Binary, format!("{shown}: {what} that cannot be read: {reason}"))
-            .with_hint("the file is damaged, truncated or not what its name says; ask the user for a fresh copy; do not retry it"),
-        DocumentError::Encrypted => ReadError::new(ErrorCode::Binary, format!("{shown}: {what} encrypted with a password"))
-            .with_hint("its text cannot be read without the password; ask the user for an unprotected copy"),
-        DocumentError::TooLarge(reason) => ReadError::new(ErrorCode::TooLarge, format!("{shown}: {what} too large to convert: {reason}"))
-            .with_hint("skip this file, or ask the user for a smaller export"),
+        DocumentError::Damaged(reason) => ReadError::new(
+            ErrorCode::Binary,
+            format!("{shown}: {what} that cannot be read: {reason}"),
+        )
+        .with_hint(
+            "the file is damaged, truncated or not what its name says; ask the user for a fresh copy; do not retry it",
+        ),
+        DocumentError::Encrypted => {
+            ReadError::new(ErrorCode::Binary, format!("{shown}: {what} encrypted with a password"))
+                .with_hint("its text cannot be read without the password; ask the user for an unprotected copy")
+        }
+        DocumentError::TooLarge(reason) => {
+            ReadError::new(ErrorCode::TooLarge, format!("{shown}: {what} too large to convert: {reason}"))
+                .with_hint("skip this file, or ask the user for a smaller export")
+        }
         DocumentError::Stopped(error) if error.kind() == std::io::ErrorKind::TimedOut => ReadError::new(
             ErrorCode::Timeout,
             format!("{shown}: converting the {what} ran past the {} s time budget", limits.timeout_ms as f64 / 1000.0),

@@ -282,10 +282,9 @@ fn block_needs_text(target: &Target<'_>, content: &Content) -> ReadError {
         Content::Pdf => {
             ("a PDF".to_string(), "remove `mode` and `anchor_line`, and read its text by pages, e.g. pages=\"1-3\"")
         }
-        Content::Document(kind) => (
-            format!("a {}", kind.description()),
-            "remove `mode` and `anchor_line` to read its converted text by lines",
-        ),
+        Content::Document(kind) => {
+            (format!("a {}", kind.description()), "remove `mode` and `anchor_line` to read its converted text by lines")
+        }
         Content::Binary { description, .. } => (
             format!("binary ({description})"),
             "remove `mode` and `anchor_line`; if it really is text in a legacy encoding, add encoding=\"<label>\"",

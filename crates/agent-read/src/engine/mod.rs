@@ -259,10 +259,10 @@ impl Reader {
                 "{shown} is a directory; block mode (`mode` \"block\") applies to text files only"
             ))
             .with_hint("remove `mode` and `anchor_line`, and page the listing with offset and limit")),
-            Handle::Directory(_) if request.pages.is_some() => {
-                Err(ReadError::invalid_param(format!("{shown} is a directory; `pages` applies to PDFs only"))
-                    .with_hint("page a directory with offset and limit"))
-            }
+            Handle::Directory(_) if request.pages.is_some() => Err(ReadError::invalid_param(format!(
+                "{shown} is a directory; `pages` applies to PDFs, workbooks and presentations only"
+            ))
+            .with_hint("page a directory with offset and limit")),
             Handle::Directory(dir) => {
                 if bounds.observe {
                     trace.seen = dir_metadata(&dir).ok().map(|metadata| Seen::of(real_path, &metadata));

@@ -8,8 +8,8 @@
 
 use super::markdown::pipe_table;
 use super::{Budgeted, Check, DocumentError};
-use ego_tree::iter::Edge;
 use ego_tree::NodeId;
+use ego_tree::iter::Edge;
 use html5ever::tendril::TendrilSink;
 use scraper::node::Element;
 use scraper::{Html, HtmlTreeSink, Node, StrTendril};
@@ -247,9 +247,10 @@ impl Walk {
         if text.is_empty() {
             return;
         }
-        let marker = self.marker.take().unwrap_or_else(|| {
-            if self.lists.is_empty() { String::new() } else { "  ".repeat(self.lists.len()) }
-        });
+        let marker = self
+            .marker
+            .take()
+            .unwrap_or_else(|| if self.lists.is_empty() { String::new() } else { "  ".repeat(self.lists.len()) });
         self.out.line(&format!("{}{marker}{text}", "> ".repeat(self.quotes)));
     }
 
@@ -304,9 +305,35 @@ impl Walk {
 fn is_block(name: &str) -> bool {
     matches!(
         name,
-        "p" | "div" | "section" | "article" | "header" | "footer" | "main" | "nav" | "aside" | "figure"
-            | "figcaption" | "form" | "fieldset" | "address" | "dl" | "dt" | "dd" | "details" | "summary" | "body"
-            | "caption" | "tr" | "thead" | "tbody" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6"
+        "p" | "div"
+            | "section"
+            | "article"
+            | "header"
+            | "footer"
+            | "main"
+            | "nav"
+            | "aside"
+            | "figure"
+            | "figcaption"
+            | "form"
+            | "fieldset"
+            | "address"
+            | "dl"
+            | "dt"
+            | "dd"
+            | "details"
+            | "summary"
+            | "body"
+            | "caption"
+            | "tr"
+            | "thead"
+            | "tbody"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
     )
 }
 

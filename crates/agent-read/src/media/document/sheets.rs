@@ -120,7 +120,8 @@ fn sheet_parts(workbook: &[u8], rels: &std::collections::HashMap<String, String>
     while let Ok(event) = reader.read_event() {
         match event {
             Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == "sheet" => {
-                if let (Some(name), Some(target)) = (attr(&e, "name"), xml::relationship_id(&e).and_then(|id| rels.get(&id)))
+                if let (Some(name), Some(target)) =
+                    (attr(&e, "name"), xml::relationship_id(&e).and_then(|id| rels.get(&id)))
                 {
                     parts.push((name, super::package::resolve_target("xl/workbook.xml", target)));
                 }
