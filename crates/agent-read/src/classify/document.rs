@@ -21,6 +21,7 @@ pub enum DocumentKind {
 
 impl DocumentKind {
     /// Its short name, as `meta.rendered_from` gives it (`docx`, …).
+    #[cfg_attr(not(feature = "documents"), allow(dead_code))] // Read only where documents are converted.
     pub fn name(self) -> &'static str {
         match self {
             DocumentKind::Docx => "docx",
@@ -31,6 +32,7 @@ impl DocumentKind {
     }
 
     /// What one of its units is called (`pages` chooses units), or `None` when it is one flow of text.
+    #[cfg_attr(not(feature = "documents"), allow(dead_code))] // Read only where documents are converted.
     pub fn unit(self) -> Option<&'static str> {
         match self {
             DocumentKind::Xlsx => Some("sheet"),

@@ -87,7 +87,7 @@ fn walk_body(xml: &[u8], writer: &mut Writer, check: Check<'_>) -> Result<(), Do
     let (mut in_text, mut skip_depth, mut events) = (false, 0usize, 0u32);
     loop {
         events += 1;
-        if events % CHECK_EVERY == 0 {
+        if events.is_multiple_of(CHECK_EVERY) {
             check()?;
             if writer.out.full() {
                 return Ok(());
@@ -244,6 +244,9 @@ impl Writer {
     fn table(&mut self, table: Table, outer: Option<&mut Table>) {
         if let Some(outer) = outer {
             let rows: Vec<String> = table.rows.iter().map(|row| row.join(" / ")).collect();
+            if !outer.cell.is_empty() {
+                outer.cell.push(' ');
+            }
             outer.cell.push_str(&rows.join("; "));
             return;
         }
@@ -384,5 +387,37 @@ fn notes(xml: &[u8], kind: &str) -> Result<Vec<(String, Option<String>, String)>
             Event::Eof => return Ok(notes),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body_text(xml: &str) -> String {
+        let mut writer = Writer {
+            out: Budgeted::new(usize::MAX),
+            styles: HashMap::new(),
+            numbering: HashMap::new(),
+            links: HashMap::new(),
+            counters: HashMap::new(),
+        };
+        walk_body(xml.as_bytes(), &mut writer, &mut || Ok(())).map(|()| writer.out.finish().0).unwrap_or_default()
+    }
+
+    #[test]
+    fn entities_a_document_declares_are_shown_as_written_never_expanded() {
+        let xml = r#"<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "AAAAAAAAAA"><!ENTITY b "&a;&a;&a;&a;&a;">]>
+            <w:document xmlns:w="w"><w:body><w:p><w:r><w:t>x &b; &amp; &#65; y</w:t></w:r></w:p></w:body></w:document>"#;
+        assert_eq!(body_text(xml), "x &b; & A y");
+    }
+
+    #[test]
+    fn nested_tables_flatten_into_their_cell_and_deleted_text_is_left_out() {
+        let xml = r#"<w:document xmlns:w="w"><w:body><w:tbl><w:tr><w:tc><w:p><w:r><w:t>outer</w:t></w:r></w:p>
+            <w:tbl><w:tr><w:tc><w:p><w:r><w:t>in1</w:t></w:r></w:p></w:tc><w:tc><w:p><w:r><w:t>in2</w:t></w:r></w:p>
+            </w:tc></w:tr></w:tbl></w:tc><w:tc><w:p><w:del><w:r><w:delText>gone</w:delText></w:r></w:del></w:p></w:tc>
+            </w:tr></w:tbl></w:body></w:document>"#;
+        assert_eq!(body_text(xml), "| outer in1 / in2 |  |\n| --- | --- |");
     }
 }

@@ -31,7 +31,7 @@ pub fn convert(page: &str, max_chars: usize, check: Check<'_>) -> Result<(String
     let mut seen = 0u32;
     for edge in html.tree.root().traverse() {
         seen += 1;
-        if seen % CHECK_EVERY == 0 {
+        if seen.is_multiple_of(CHECK_EVERY) {
             check()?;
             if walk.out.full() {
                 break;
@@ -290,6 +290,7 @@ impl Walk {
         }
         if self.tables.last().is_some_and(|outer| !outer.saved.is_empty()) {
             let flat: Vec<String> = rows.iter().map(|row| row.join(" / ")).collect();
+            self.inline.push(' ');
             self.inline.push_str(&flat.join("; "));
             return;
         }

@@ -70,7 +70,7 @@ impl<'a> Package<'a> {
                 return Ok(());
             }
             chunks += 1;
-            if chunks % 64 == 0 {
+            if chunks.is_multiple_of(64) {
                 check()?;
             }
             let data = &chunk[..read];

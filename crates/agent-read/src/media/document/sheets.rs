@@ -155,7 +155,7 @@ fn write_sheet(
     let (mut row, mut row_number, mut rows, mut seen) = (Vec::<String>::new(), None::<u32>, 0u64, 0u64);
     while let Some(found) = cells.next_cell().map_err(workbook_error)? {
         seen += 1;
-        if seen % CHECK_EVERY == 0 {
+        if seen.is_multiple_of(CHECK_EVERY) {
             check()?;
         }
         let (at_row, at_column) = found.get_position();
