@@ -21,6 +21,9 @@ const FLAGS: &[(&str, &str)] = &[
     ("encoding", "--encoding"),
     ("mode", "--mode"),
     ("anchor_line", "--anchor-line"),
+    ("levels", "--levels"),
+    ("find", "--find"),
+    ("context", "--context"),
     ("max_files", "--max-files"),
 ];
 

@@ -68,6 +68,12 @@ struct Cli {
     /// PDF pages, XLSX sheets or PPTX slides to read: "3", "1-5", "2,4-6", "8-".
     #[arg(long, help_heading = "Window")]
     pages: Option<String>,
+    /// Show the lines matching this regular expression (Rust regex syntax, as ripgrep), with --context lines around.
+    #[arg(long, value_name = "REGEX", allow_hyphen_values = true, help_heading = "Window")]
+    find: Option<String>,
+    /// With --find: lines shown before and after each match (0 to 20, default 2).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, help_heading = "Window")]
+    context: Option<i64>,
     /// Force a text encoding (WHATWG label: utf-8, utf-16le, windows-1252, shift_jis, ...).
     #[arg(long, help_heading = "Window")]
     encoding: Option<String>,
@@ -77,6 +83,9 @@ struct Cli {
     /// Block mode: the 1-based line whose enclosing block to show.
     #[arg(long, value_name = "N", allow_negative_numbers = true, help_heading = "Window")]
     anchor_line: Option<i64>,
+    /// Block mode: how far out to go (1, the default: the nearest definition around the line; 2: the one around it).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, help_heading = "Window")]
+    levels: Option<i64>,
     /// Print the JSON result instead of the model text.
     #[arg(long, help_heading = "Output")]
     json: bool,
@@ -207,6 +216,9 @@ impl Cli {
             || self.pages.is_some()
             || self.mode.is_some()
             || self.anchor_line.is_some()
+            || self.levels.is_some()
+            || self.find.is_some()
+            || self.context.is_some()
     }
 }
 
@@ -279,7 +291,7 @@ fn run(cli: &Cli) -> ExitCode {
     match cli.path.clone() {
         Some(path) => read_path(&reader, cli, path),
         None if cli.has_request_flags() => usage_error(
-            "--offset, --limit, --start-byte, --end-byte, --pages, --encoding, --mode and --anchor-line need a PATH",
+            "--offset, --limit, --start-byte, --end-byte, --pages, --encoding, --mode, --anchor-line, --levels, --find and --context need a PATH",
         ),
         None => read_stdin(&reader),
     }
@@ -329,9 +341,12 @@ fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
         start_byte: cli.start_byte,
         end_byte: cli.end_byte,
         pages: cli.pages.clone(),
+        find: cli.find.clone(),
+        context: cli.context,
         encoding: cli.encoding.clone(),
         mode,
         anchor_line: cli.anchor_line,
+        levels: cli.levels,
         // One read per process: there is no session to repeat a read in.
         reread: false,
     };

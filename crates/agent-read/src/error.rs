@@ -136,8 +136,8 @@ impl ReadError {
     /// input (a huge path, say) can make an error long; control and invisible characters in the message and the
     /// hint (a path's) are shown escaped, as in content, so that no name can break the error's lines.
     pub fn clipped(mut self, max_bytes: usize) -> Self {
-        self.message = clip(&crate::render::escape::shown(&self.message), max_bytes);
-        self.hint = self.hint.map(|h| clip(&crate::render::escape::shown(&h), max_bytes));
+        self.message = clip(&crate::escape::shown(&self.message), max_bytes);
+        self.hint = self.hint.map(|h| clip(&crate::escape::shown(&h), max_bytes));
         for suggestion in &mut self.suggestions {
             *suggestion = clip(suggestion, max_bytes / 3);
         }
@@ -188,6 +188,25 @@ fn clip(text: &str, max_bytes: usize) -> String {
     let head_end = (0..=half).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
     let tail_start = (text.len() - half..=text.len()).find(|i| text.is_char_boundary(*i)).unwrap_or(text.len());
     format!("{}…{}", &text[..head_end], &text[tail_start..])
+}
+
+/// The model-facing text of an error: what was gathered (if anything), `CODE: message`, then the next step. Made
+/// here, where errors are built, so that results (`crate::result`) and the renderers (`crate::render`) both take it
+/// from below.
+pub fn render_error(e: &ReadError) -> String {
+    let mut out = e.partial.clone().unwrap_or_default();
+    out.push_str(&format!("{}: {}", e.code, e.message));
+    if !e.suggestions.is_empty() {
+        let suggestions: Vec<_> = e.suggestions.iter().map(|s| crate::escape::one_line_name(s)).collect();
+        out.push_str(&format!("\nDid you mean: {}?", suggestions.join(", ")));
+    }
+    if let Some(hint) = &e.hint {
+        out.push_str(&format!("\nNext: {hint}"));
+    }
+    if let Some(note) = &e.note {
+        out.push_str(&format!("\n({note})"));
+    }
+    out
 }
 
 impl fmt::Display for ReadError {

@@ -35,6 +35,7 @@ mod config;
 mod config_error;
 mod engine;
 mod error;
+mod escape;
 #[cfg(test)]
 mod fuzz_tests;
 mod limits;
@@ -61,6 +62,7 @@ pub use config_error::{ConfigError, GlobList, GlobProblem, RootProblem, ValueBou
 pub use engine::PDF_WORKER_ARG;
 pub use engine::{ReadOptions, Reader};
 pub use error::{ErrorCode, MAX_MESSAGE_BYTES, ReadError};
+pub use escape::shown as escape_for_model;
 pub use limits::{Limits, MIN_OUTPUT_BYTES};
 pub use many::{
     DEFAULT_MAX_FILES, MAX_FILES, MAX_PATHS, ManyFile, ManyMeta, ManyResult, ReadManyRequest, ReadManyResult, Skipped,
@@ -74,7 +76,6 @@ pub use panics::test_point;
 /// Windows, pure functions on text everywhere.
 pub use platform::windows_paths::{from_uri_path as windows_path_of_uri_path, to_uri_path as uri_path_of_windows_path};
 pub use policy::PolicyConfig;
-pub use render::escape::shown as escape_for_model;
 pub use request::duplicates::{DuplicateKey, Duplicates, scan as duplicate_keys};
 pub use request::{MAX_PATH_BYTES, ReadMode, ReadRequest};
 pub use result::{

@@ -12,9 +12,11 @@ use serde_json::Value;
 
 mod block;
 pub mod duplicates;
+mod find;
 pub(crate) mod json;
 
 pub use block::{BlockWindow, ReadMode};
+pub use find::FindWindow;
 pub(crate) use json::truncate_for_message;
 
 /// One read request (docs/contract.md, Requests). Its field docs are what the model sees in the tool schema.
@@ -44,17 +46,32 @@ pub struct ReadRequest {
     /// "2,4-6", "8-" (to the end). Default: from the first, as many as fit.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::pages")]
     pub pages: Option<String>,
+    /// A regular expression to search for (Rust regex syntax, as ripgrep; `(?i)` ignores case). The answer is the
+    /// matching lines with their line numbers and `context` lines around them; `limit` is then the matches shown
+    /// (default 50) and `offset` the line the search starts at (negative counts from the end).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::find")]
+    pub find: Option<String>,
+    /// With `find`: lines shown before and after each match, 0 to 20. Default 2.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::context")]
+    #[schemars(range(min = 0, max = 20))]
+    pub context: Option<i64>,
     /// Force a text encoding instead of detecting it (WHATWG labels: utf-8, utf-16le, windows-1252, shift_jis, …).
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::encoding")]
     pub encoding: Option<String>,
-    /// "lines" (default): a window of lines. "block": the indentation block (function, class, section) around
-    /// `anchor_line`, found from indentation alone; the footer gives the call that widens it to the enclosing block.
+    /// "lines" (default): a window of lines. "block": the definition (function, method, class…) around
+    /// `anchor_line`, found from indentation alone (the innermost indented block where no definition encloses the
+    /// line); the footer gives the call that widens it to the enclosing one.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::mode")]
     pub mode: Option<ReadMode>,
     /// Block mode only: the 1-based line whose enclosing block to return. `limit` still caps the lines shown.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::anchor_line")]
     #[schemars(range(min = 1))]
     pub anchor_line: Option<i64>,
+    /// Block mode only: how far out to go. 1 (default): the nearest definition around `anchor_line`; 2: the one
+    /// around that (a method's class or impl); and so on.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::levels")]
+    #[schemars(range(min = 1))]
+    pub levels: Option<i64>,
     /// Only in a session (the MCP server): true returns the content again even when this same read of an unchanged
     /// file was already answered in this session, instead of a one-line "unchanged since your read" notice.
     #[serde(default, skip_serializing_if = "std::ops::Not::not", deserialize_with = "fields::reread")]
@@ -89,6 +106,19 @@ mod fields {
 
     pub fn anchor_line<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
         json::field(d, |v| json::integer("anchor_line", v).map(Some))
+    }
+
+    pub fn find<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        let hint = r#"send the pattern as a string, e.g. "find": "fn main" or "find": "(?i)error""#;
+        json::field(d, |v| json::string("find", v).map(Some).map_err(|e| e.with_hint(hint)))
+    }
+
+    pub fn context<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        json::field(d, |v| json::integer("context", v).map(Some))
+    }
+
+    pub fn levels<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        json::field(d, |v| json::integer("levels", v).map(Some))
     }
 
     /// `pages` as a string ("2,4-6"), or a single page number.
@@ -163,7 +193,7 @@ impl LineWindow {
 }
 
 /// What part of the target to return, after validation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Window {
     /// Lines (or directory entries).
     Lines(LineWindow),
@@ -176,6 +206,8 @@ pub enum Window {
     },
     /// The indentation block around a line (text files only).
     Block(BlockWindow),
+    /// The lines matching a pattern, with context (anything read as text).
+    Find(FindWindow),
 }
 
 impl ReadRequest {
@@ -206,8 +238,19 @@ impl ReadRequest {
             )
             .with_hint("send `pages` alone for a PDF, workbook or presentation, or `encoding` alone for text"));
         }
+        if self.find.is_some() || self.context.is_some() {
+            return self.find_window(limits);
+        }
         if self.mode == Some(ReadMode::Block) {
             return self.block_window(limits);
+        }
+        if let Some(levels) = self.levels {
+            return Err(ReadError::invalid_param(format!(
+                "`levels` {levels} applies only to block mode, and `mode` is not \"block\""
+            ))
+            .with_hint(
+                "add \"mode\": \"block\" and \"anchor_line\" to read the definition around a line, or remove `levels`",
+            ));
         }
         if let Some(anchor) = self.anchor_line {
             return Err(ReadError::invalid_param(format!(
@@ -327,7 +370,7 @@ mod tests {
     fn field_errors_name_the_field_and_the_valid_form() {
         let unknown = message(json!({"path": "a", "bogus": 1}));
         assert!(unknown.contains("unknown field `bogus`; valid fields: path, offset"), "{unknown}");
-        assert!(unknown.contains("anchor_line (and reread, in a session)"), "{unknown}");
+        assert!(unknown.contains("anchor_line, levels (and reread, in a session)"), "{unknown}");
         assert!(
             message(json!({"path": "a", "offset": 1.5})).contains("`offset` must be an integer, not the fraction 1.5")
         );

@@ -3,7 +3,7 @@
 //! Every result carries `ok`, `kind` and `output` (the text the model should see). Failures also carry `error` and
 //! `error_code`, so a harness that only knows `{"output"}` or `{"error", "error_code"}` works unchanged.
 
-use crate::error::{ErrorCode, ReadError};
+use crate::error::{ErrorCode, ReadError, render_error};
 use serde::{Serialize, Serializer};
 use std::borrow::Cow;
 
@@ -56,23 +56,6 @@ impl From<ReadError> for ReadResult {
     fn from(e: ReadError) -> Self {
         ReadResult::Error(e)
     }
-}
-
-/// The model-facing text of an error: what was gathered (if anything), `CODE: message`, then the next step.
-pub fn render_error(e: &ReadError) -> String {
-    let mut out = e.partial.clone().unwrap_or_default();
-    out.push_str(&format!("{}: {}", e.code, e.message));
-    if !e.suggestions.is_empty() {
-        let suggestions: Vec<_> = e.suggestions.iter().map(|s| crate::render::one_line_name(s)).collect();
-        out.push_str(&format!("\nDid you mean: {}?", suggestions.join(", ")));
-    }
-    if let Some(hint) = &e.hint {
-        out.push_str(&format!("\nNext: {hint}"));
-    }
-    if let Some(note) = &e.note {
-        out.push_str(&format!("\n({note})"));
-    }
-    out
 }
 
 /// A window of a text file.
@@ -170,6 +153,13 @@ pub struct TextMeta {
     /// The line that opens the block; absent for a top-level paragraph (block mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block_header_line: Option<u64>,
+    /// Matching lines shown (`find`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub find_matches: Option<u64>,
+    /// Matching lines in all from where the search started, when it reached the end of the content within the time
+    /// budget (`find`); absent when it stopped before (the footer then gives a lower bound).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub find_total: Option<u64>,
     /// The line the request asked about (block mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub anchor_line: Option<u64>,

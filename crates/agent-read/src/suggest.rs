@@ -41,6 +41,21 @@ pub struct NearMiss {
     pub existing_parent: Option<String>,
 }
 
+impl NearMiss {
+    /// Adds what another root offered: its suggestions after these, up to the same total; its existing parent when
+    /// these have none.
+    pub fn merge(&mut self, other: NearMiss) {
+        for suggestion in other.suggestions {
+            if self.suggestions.len() < MAX_SUGGESTIONS && !self.suggestions.contains(&suggestion) {
+                self.suggestions.push(suggestion);
+            }
+        }
+        if self.existing_parent.is_none() {
+            self.existing_parent = other.existing_parent;
+        }
+    }
+}
+
 /// Where to look and what may be offered.
 pub struct Search<'a> {
     /// The roots the path was resolved in.

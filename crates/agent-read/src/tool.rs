@@ -29,9 +29,11 @@ Requires: `path`, relative to the workspace root (or absolute inside it). Option
 negative counts from the end, -100 = last 100 lines), `limit` (lines, default 2000), or `start_byte`/`end_byte` for \
 a byte range (e.g. the rest of a very long line), `pages` for PDF pages, XLSX sheets and PPTX slides (\"3\", \"1-5\", \
 \"2,4-6\", \"8-\"), and \
-`encoding` to override detection. `mode: \"block\"` with `anchor_line` returns the indentation block (function, \
-class, section) around that line instead, found from indentation alone, with the exact call that widens it to the \
-enclosing block.
+`encoding` to override detection. `mode: \"block\"` with `anchor_line` returns the definition (function, \
+method, class) around that line instead, found from indentation alone (`levels: 2` for the one around that), its \
+header kept in view with the line when it is longer than `limit`, and the exact call that widens it. `find` (a \
+regular expression, `(?i)` to ignore case) returns the matching lines with their numbers and `context` lines around \
+them (default 2), `limit` matches (default 50) from line `offset`, and the exact call for the next ones.
 
 Images (PNG, JPEG, GIF, WebP) come back as an image attachment, downscaled when large (the output states the scale \
 to map coordinates back). PDFs come back as text, page by page. Word, Excel and PowerPoint files (DOCX, XLSX, PPTX) \
@@ -377,5 +379,13 @@ mod tests {
         assert_eq!(definition(SchemaFormat::Mcp)["annotations"]["readOnlyHint"], true);
         assert_eq!(SchemaFormat::parse("OpenAI"), Some(SchemaFormat::OpenAi));
         assert_eq!(SchemaFormat::parse("xml"), None);
+    }
+
+    #[test]
+    fn the_schema_offers_the_modes_inline() {
+        let schema = parameters_schema();
+        assert_eq!(schema["properties"]["mode"]["enum"], json!(["lines", "block"]));
+        assert_eq!(schema["properties"]["anchor_line"]["minimum"], 1);
+        assert!(schema.get("$defs").is_none(), "no references for model APIs to trip on: {schema}");
     }
 }

@@ -36,23 +36,30 @@ impl Bin for Ws {
 
     #[cfg(unix)]
     fn cmd_with_memory_limit(&self, bytes: u64) -> Command {
-        use std::os::unix::process::CommandExt;
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"));
         cmd.current_dir(&self.root).arg("--root").arg(&self.root);
-        // SAFETY: `setrlimit` is async-signal-safe; the closure only calls it and reads errno.
-        unsafe {
-            cmd.pre_exec(move || {
-                let limit = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
-                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut cmd = Command::from_std(cmd);
+        let mut cmd = with_memory_limit(cmd, bytes);
         cmd.timeout(Duration::from_secs(60));
         cmd
     }
+}
+
+/// `cmd` with the address space of the process it starts limited to `bytes` (`RLIMIT_AS`, inherited by what that
+/// process starts): a read that would need more memory fails to allocate.
+#[cfg(unix)]
+pub fn with_memory_limit(mut cmd: std::process::Command, bytes: u64) -> Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: `setrlimit` is async-signal-safe; the closure only calls it and reads errno.
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Command::from_std(cmd)
 }
 
 /// The one line of JSON a JSON-mode run prints.

@@ -1041,20 +1041,9 @@ fn proc_environ_aliases_are_denied_with_root_slash() {
 
 /// The binary with its address space limited to `bytes`: a read that loads a large file fails to allocate.
 fn agent_with_memory_limit(ws: &Ws, bytes: u64) -> Command {
-    use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"));
     cmd.current_dir(&ws.tmp).arg("--root").arg(&ws.root);
-    // SAFETY: `setrlimit` is async-signal-safe; the closure only calls it and reads errno.
-    unsafe {
-        cmd.pre_exec(move || {
-            let limit = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
-            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    Command::from_std(cmd)
+    crate::common::with_memory_limit(cmd, bytes)
 }
 
 #[test]

@@ -93,7 +93,7 @@ fn following_widen_climbs_to_the_enclosing_blocks_then_to_lines_around_the_top()
         v = next;
         spans.push(span(&v));
     }
-    assert_eq!(spans, [(13, 14), (10, 15), (4, 15)], "the if, the method (with its decorator), the class");
+    assert_eq!(spans, [(10, 15), (4, 15)], "the method around the `if` (with its decorator), the class");
     // At top level, widening is a plain line window around the block.
     let widen = v["meta"]["widen"].as_str().expect("a widen call at top level");
     assert_eq!(widen, "offset=1 limit=19");
@@ -193,7 +193,7 @@ fn utf16_and_crlf_files_give_the_same_blocks_with_their_notices() {
     for (path, notice) in [("wide.py", "UTF-16LE (from its BOM) · CRLF line endings"), ("dos.py", "CRLF line endings")]
     {
         let v = block(&ws, path, 14, json!({}));
-        assert_eq!(span(&v), (13, 14), "{path}");
+        assert_eq!(span(&v), (10, 15), "{path}");
         assert!(footer(&v).contains(notice), "{path}: {}", footer(&v));
         let body = |v: &Value| output(v).lines().filter(|l| !l.starts_with('(')).map(String::from).collect::<Vec<_>>();
         assert_eq!(body(&v), body(&plain), "{path}");
@@ -208,9 +208,9 @@ fn a_notebook_code_cell_is_searched_in_its_rendering() {
     ws.file("nb.ipynb", json!({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [cell]}).to_string());
     let v = block(&ws, "nb.ipynb", 4, json!({}));
     assert_eq!(v["meta"]["rendered_from"], "notebook");
-    assert_eq!(output(&v).lines().next(), Some("3: │     if x:"));
-    assert_eq!(span(&v), (3, 4));
-    assert!(footer(&v).contains("notebook: 1 cell(s) · widen: mode=block anchor_line=2"), "{}", footer(&v));
+    assert_eq!(output(&v).lines().next(), Some("2: │ def f(x):"), "the function around the `if`");
+    assert_eq!(span(&v), (2, 5));
+    assert!(footer(&v).contains("notebook: 1 cell(s) · widen: offset=1 limit="), "{}", footer(&v));
 }
 
 #[test]
@@ -231,7 +231,59 @@ fn the_command_line_takes_mode_and_anchor_line_flags() {
     assert!(stderr.contains("unknown `--mode` \"blocks\"; valid modes: lines, block"), "{stderr}");
     let no_path = ws.cmd().args(["--anchor-line", "8"]).output().unwrap();
     assert_eq!(no_path.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&no_path.stderr).contains("--anchor-line need a PATH"));
+    assert!(String::from_utf8_lossy(&no_path.stderr).contains("--levels, --find and --context need a PATH"));
+    let levels = ws.cmd().args(["app.py", "--mode", "block", "--anchor-line", "14", "--levels", "2"]).output().unwrap();
+    let text = String::from_utf8(levels.stdout).unwrap();
+    assert!(text.starts_with("4: class Server:\n"), "{text}");
+}
+
+/// A line in an `if` inside a method gives the method; `levels` goes out one definition at a time.
+#[test]
+fn block_mode_gives_the_definition_around_the_line_and_levels_go_further_out() {
+    let ws = Ws::new();
+    ws.file("app.py", PYTHON).file("lib.rs", RUST);
+    assert_eq!(span(&block(&ws, "app.py", 14, json!({}))), (10, 15), "the method, not the `if`");
+    assert_eq!(span(&block(&ws, "app.py", 14, json!({"levels": 1}))), (10, 15));
+    assert_eq!(span(&block(&ws, "app.py", 14, json!({"levels": 2}))), (4, 15), "the class");
+    assert_eq!(span(&block(&ws, "app.py", 14, json!({"levels": 3}))), (4, 15), "no further than the outermost");
+    assert_eq!(span(&block(&ws, "lib.rs", 13, json!({}))), (11, 16), "the method around the `if`");
+    assert_eq!(span(&block(&ws, "lib.rs", 13, json!({"levels": 2}))), (10, 17), "its impl");
+    for (levels, problem) in [(json!(0), "`levels` must be from 1 to 64, not 0"), (json!(65), "not 65")] {
+        let v = block(&ws, "app.py", 14, json!({"levels": levels}));
+        assert_rejected(&v, "INVALID_PARAM", problem, "\"levels\": 1");
+    }
+    let lines = request(&ws, &json!({"path": "app.py", "levels": 2}));
+    assert_rejected(&lines, "INVALID_PARAM", "applies only to block mode", "add \"mode\": \"block\"");
+}
+
+/// A block longer than the window shows its header, the lines left out with the call that reads them, and a window
+/// around the anchor: the anchor is always in view.
+#[test]
+fn a_block_longer_than_the_limit_keeps_its_header_and_the_anchor_in_view() {
+    let ws = Ws::new();
+    let body: String = (1..=298).map(|i| format!("    let x{i} = {i};\n")).collect();
+    ws.file("big.rs", format!("fn big() {{\n{body}}}\n"));
+    let v = block(&ws, "big.rs", 250, json!({"limit": 5}));
+    assert_eq!(
+        output(&v),
+        "1: fn big() {\n⋮ (lines 2-248 left out: offset=2 limit=247)\n249:     let x248 = 248;\n250:     let x249 = 249;\n\
+         251:     let x250 = 250;\n252:     let x251 = 251;\n(block: lines 1-300 of 300 around line 250 · showing lines 1 \
+         and 249-252 · 5.6 KiB · next: offset=253 limit=5 · whole file)"
+    );
+    assert_eq!((v["meta"]["start_line"].as_u64(), v["meta"]["end_line"].as_u64()), (Some(249), Some(252)));
+    assert_eq!(v["meta"]["returned_lines"], 5);
+    assert_eq!(v["meta"]["block_header_line"], 1);
+    // The lines left out, read by the call the elision gives.
+    let skipped = request(&ws, &call("big.rs", "offset=2 limit=247"));
+    assert!(output(&skipped).starts_with("2:     let x1 = 1;\n"), "{}", output(&skipped));
+    assert!(footer(&skipped).starts_with("(lines 2-248 of 300 "), "{}", footer(&skipped));
+    // Near the end of the block, and with a window too small for the header: the anchor still shows.
+    for (anchor, limit) in [(299, 5), (300, 5), (150, 2), (150, 1), (3, 5)] {
+        let v = block(&ws, "big.rs", anchor, json!({"limit": limit}));
+        let numbered: Vec<u64> = output(&v).lines().filter_map(|l| l.split_once(':')?.0.parse().ok()).collect();
+        assert!(numbered.contains(&anchor), "anchor {anchor} limit {limit}: {}", output(&v));
+        assert!(numbered.len() as u64 <= limit, "anchor {anchor} limit {limit}: {}", output(&v));
+    }
 }
 
 #[test]
@@ -247,7 +299,7 @@ fn snapshot_of_a_rust_block() {
     let ws = Ws::new();
     ws.file("lib.rs", RUST);
     let out = ws.cmd().args(["lib.rs", "--mode", "block", "--anchor-line", "13"]).output().unwrap();
-    insta::assert_snapshot!("rust_if", String::from_utf8(out.stdout).unwrap());
+    insta::assert_snapshot!("rust_method_around_an_if", String::from_utf8(out.stdout).unwrap());
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1118,6 +1118,23 @@ fn elf_binary_snapshot() {
     insta::assert_snapshot!("binary_elf", output(&v));
 }
 
+/// A format the magic number names holds no text in any encoding: its hint says not to retry with one (the hint for
+/// unnamed binary data suggests `encoding=`), and fits what the format is.
+#[test]
+fn a_named_binary_format_is_not_sent_to_retry_with_an_encoding() {
+    let ws = Ws::new();
+    let mut zip = b"PK\x03\x04\x14\x00\x00\x00\x08\x00".to_vec();
+    zip.extend((0..200u8).map(|i| i.wrapping_mul(37)));
+    ws.file("bundle.zip", zip);
+    ws.file("bin/tool", elf_bytes());
+    for (path, what) in [("bundle.zip", "an archive"), ("bin/tool", "a program")] {
+        let v = ws.read(path, json!({}));
+        assert_error(&v, "BINARY");
+        assert!(hint(&v).starts_with(&format!("this is {what}")), "{v}");
+        assert!(hint(&v).contains("will not help, so do not retry it"), "{v}");
+    }
+}
+
 #[test]
 fn nul_bytes_make_a_file_binary() {
     let ws = Ws::new();
@@ -1479,6 +1496,82 @@ fn root_is_listed_as_dot() {
     assert_eq!(output(&v), "a/\nb.txt  (1 B)\n(entries 1-2 of 2 · end of directory)");
 }
 
+/// A workspace with a second root, `<tmp>/second`, holding `only_second.txt` and `src/second.rs`; returns its path.
+fn with_second_root(ws: &Ws) -> PathBuf {
+    ws.outside_file("second/only_second.txt", "from the second root\n");
+    ws.outside_file("second/src/second.rs", "fn second() {}\n");
+    ws.outer.join("second")
+}
+
+/// Runs one JSON request against the workspace's root and `second`, as two `--root`s.
+fn read_in_two_roots(ws: &Ws, second: &std::path::Path, request: Value) -> Value {
+    let out = ws.cmd().arg("--root").arg(second).write_stdin(request.to_string()).output().unwrap();
+    parse_one_json(&out.stdout)
+}
+
+#[test]
+fn a_relative_path_beneath_the_second_root_only_is_read_there_and_named_by_its_absolute_path() {
+    let ws = Ws::new();
+    ws.file("src/first.rs", "fn first() {}\n");
+    let second = with_second_root(&ws);
+    let v = read_in_two_roots(&ws, &second, json!({"path": "only_second.txt"}));
+    assert_eq!(v["ok"], true, "{v}");
+    let shown = second.join("only_second.txt").display().to_string();
+    assert_eq!(v["meta"]["path"], shown.as_str(), "{v}");
+    assert!(output(&v).starts_with("1: from the second root"), "{v}");
+    // A directory that exists beneath both: the first root's wins, and its file beneath the second is still found.
+    let v = read_in_two_roots(&ws, &second, json!({"path": "src/second.rs"}));
+    assert_eq!(v["meta"]["path"], second.join("src/second.rs").display().to_string().as_str(), "{v}");
+    let v = read_in_two_roots(&ws, &second, json!({"path": "src"}));
+    assert_eq!(v["meta"]["path"], "src", "{v}");
+}
+
+#[test]
+fn not_found_with_several_roots_suggests_from_each_and_names_the_roots() {
+    let ws = Ws::new();
+    ws.file("readme.md", "first\n");
+    let second = with_second_root(&ws);
+    let v = read_in_two_roots(&ws, &second, json!({"path": "only_secnd.txt"}));
+    assert_error(&v, "NOT_FOUND");
+    let near = second.join("only_second.txt").display().to_string();
+    assert_eq!(suggestions(&v), vec![near.as_str()], "{v}");
+    let roots = format!("{}, {}", ws.root.display(), second.display());
+    assert!(hint(&v).contains(&format!("looked for beneath each root: {roots}")), "{v}");
+    // A path that climbs out of the first root is not looked for elsewhere.
+    let v = read_in_two_roots(&ws, &second, json!({"path": "../second/only_second.txt"}));
+    assert_eq!(v["meta"]["path"], near.as_str(), "resolved as its absolute spelling: {v}");
+    let v = read_in_two_roots(&ws, &second, json!({"path": "../elsewhere.txt"}));
+    assert_error(&v, "OUTSIDE_ROOT");
+    assert!(hint(&v).contains(&roots), "OUTSIDE_ROOT names the roots: {v}");
+}
+
+#[test]
+fn a_path_denied_beneath_the_second_root_is_not_read_there() {
+    let ws = Ws::new();
+    let second = with_second_root(&ws);
+    ws.outside_file("second/.env", "SECRET=1\n");
+    ws.outside_file("second/keys/id_rsa", "-----BEGIN\n");
+    for path in [".env", "keys/id_rsa"] {
+        let v = read_in_two_roots(&ws, &second, json!({"path": path}));
+        assert_eq!(v["ok"], false, "{v}");
+        assert!(!v.to_string().contains("SECRET") && !v.to_string().contains("BEGIN"), "{v}");
+    }
+}
+
+#[test]
+fn the_first_roots_listing_names_the_other_roots() {
+    let ws = Ws::new();
+    ws.file("a.txt", "a");
+    let second = with_second_root(&ws);
+    let v = read_in_two_roots(&ws, &second, json!({"path": "."}));
+    assert_eq!(
+        footer(output(&v)),
+        format!("(entries 1-1 of 1 · other roots: {} · end of directory)", second.display())
+    );
+    let v = read_in_two_roots(&ws, &second, json!({"path": second.display().to_string()}));
+    assert!(!output(&v).contains("other roots"), "{v}");
+}
+
 #[cfg(unix)]
 #[test]
 fn directory_limit_is_clamped_and_reported() {
@@ -1766,7 +1859,20 @@ fn schema_prints_name_description_and_parameters() {
     assert_eq!(params["type"], "object");
     assert_eq!(
         sorted_keys(&params["properties"]),
-        ["anchor_line", "encoding", "end_byte", "limit", "mode", "offset", "pages", "path", "start_byte"]
+        [
+            "anchor_line",
+            "context",
+            "encoding",
+            "end_byte",
+            "find",
+            "levels",
+            "limit",
+            "mode",
+            "offset",
+            "pages",
+            "path",
+            "start_byte"
+        ]
     );
     assert_eq!(params["required"], json!(["path"]));
     assert_eq!(params["additionalProperties"], false);

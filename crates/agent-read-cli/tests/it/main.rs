@@ -11,6 +11,7 @@ mod cli;
 mod docs;
 mod documents;
 mod envelope;
+mod find;
 mod images;
 mod index;
 mod mcp;

@@ -206,13 +206,14 @@ fn a_40_page_pdf_is_read_in_whole_pages_and_next_pages_walks_it_to_the_end_exact
 fn each_form_of_pages_shows_exactly_those_pages_in_order_under_headers() {
     let ws = Ws::new();
     ws.file("book.pdf", book(40));
-    let cases: [(Value, Vec<u32>, &str); 4] = [
-        (json!("3"), vec![3], "pages 3 of 40"),
-        (json!("2,4-6"), vec![2, 4, 5, 6], "pages 2,4-6 of 40"),
-        (json!("38-"), vec![38, 39, 40], "pages 38-40 of 40"),
-        (json!(5), vec![5], "pages 5 of 40"),
+    // After the chosen pages, the footer names the pages the document goes on with.
+    let cases: [(Value, Vec<u32>, &str, Option<&str>); 4] = [
+        (json!("3"), vec![3], "pages 3 of 40", Some("4-40")),
+        (json!("2,4-6"), vec![2, 4, 5, 6], "pages 2,4-6 of 40", Some("7-40")),
+        (json!("38-"), vec![38, 39, 40], "pages 38-40 of 40", None),
+        (json!(5), vec![5], "pages 5 of 40", Some("6-40")),
     ];
-    for (pages, expected, window) in cases {
+    for (pages, expected, window, next) in cases {
         let result = read_with(&ws, "book.pdf", json!({ "pages": pages }));
         let out = pdf_text(&result);
         let shown: Vec<u32> = split_pages(out).iter().map(|(number, _, _)| *number).collect();
@@ -222,9 +223,18 @@ fn each_form_of_pages_shows_exactly_those_pages_in_order_under_headers() {
         }
         assert!(out.starts_with(&format!("── page {} of 40 ──\n", expected[0])), "{out}");
         assert!(footer(out).starts_with(&format!("({window} · ")), "pages {pages}: {}", footer(out));
-        assert!(footer(out).ends_with(" · end of document)"), "pages {pages}: {}", footer(out));
         assert_eq!(result["meta"]["page_count"], 40);
-        assert!(result["meta"].get("next_pages").is_none(), "{}", result["meta"]);
+        match next {
+            Some(next) => {
+                assert!(footer(out).ends_with(&format!(" · next: pages={next})")), "pages {pages}: {}", footer(out));
+                assert_eq!(result["meta"]["next_pages"], next, "{}", result["meta"]);
+                assert_eq!(result["meta"]["more_after"], true);
+            }
+            None => {
+                assert!(footer(out).ends_with(" · end of document)"), "pages {pages}: {}", footer(out));
+                assert!(result["meta"].get("next_pages").is_none(), "{}", result["meta"]);
+            }
+        }
     }
 }
 
@@ -286,7 +296,7 @@ fn offset_and_limit_window_the_rendered_pages_and_the_next_call_repeats_pages() 
     assert!(out.starts_with("2: │ p03-l01 "), "{out}");
     // The rendering of page 3: header and 26 lines (the blank line after the last page is trimmed).
     assert!(footer(out).starts_with("(lines 2-4 of 27 · "), "{}", footer(out));
-    assert!(footer(out).contains(" · PDF: 40 page(s) · "), "{}", footer(out));
+    assert!(footer(out).contains(" · PDF: 40 page(s) · later pages: pages=4-40 · "), "{}", footer(out));
     assert!(footer(out).ends_with(" · next: pages=3 offset=5 limit=3)"), "{}", footer(out));
     assert_eq!(result["meta"]["next_offset"], 5);
     assert_eq!(result["meta"]["page_count"], 40);

@@ -145,7 +145,7 @@ pub fn classify(block: &[u8], forced: Option<Codec>) -> Content {
     if let Some(kind) = magic {
         return match ImageType::from_mime(kind.mime_type()) {
             Some(image) => Content::Image(image),
-            None => Content::Binary { description: describe(&kind), hint: None },
+            None => Content::Binary { description: describe(&kind), hint: Some(known_format_hint(&kind)) },
         };
     }
     if has_nul || controls > CONTROL_PER_MILLE_LIMIT {
@@ -349,6 +349,19 @@ fn control_bytes_hint(block: &[u8], utf8_ok: bool, controls_per_mille: usize) ->
 }
 
 /// A short human name for a detected binary type.
+/// The hint for a file whose format its magic number names: the format holds no text an encoding would show, so the
+/// legacy-encoding hint of unnamed binary data would send the model the wrong way.
+fn known_format_hint(kind: &infer::Type) -> String {
+    let what = match kind.matcher_type() {
+        infer::MatcherType::Archive => "an archive or compressed file: its contents are not shown through it",
+        infer::MatcherType::App => "a program or compiled code: it holds no text to show",
+        infer::MatcherType::Audio | infer::MatcherType::Video => "audio or video: it holds no text to show",
+        infer::MatcherType::Font => "a font: it holds no text to show",
+        _ => "a binary format: it holds no text to show",
+    };
+    format!("this is {what}; a different encoding= will not help, so do not retry it")
+}
+
 fn describe(kind: &infer::Type) -> String {
     let named = match kind.extension() {
         "elf" => "ELF executable",

@@ -29,6 +29,8 @@ pub struct Listing<'a> {
     pub shown: String,
     /// When the listing must stop.
     pub budget: Budget,
+    /// The other roots in force, when this is the first root's own listing and there are several.
+    pub other_roots: Option<String>,
 }
 
 /// Entries listed at most; a larger directory is listed up to here and says so.
@@ -102,6 +104,7 @@ pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<Di
         clamped_to: lines.clamped_from.map(|_| limits.max_lines),
         cap_reached: cap_hit.then_some(limits.max_output_bytes),
         next_call: next_offset.map(|n| lines.next_call(n)),
+        other_roots: listing.other_roots.clone(),
     };
     render::append_footer(&mut output, &footer.text());
     let meta = DirectoryMeta {
@@ -200,7 +203,14 @@ mod tests {
         let policy = Policy::new(&PolicyConfig::default()).unwrap();
         let budget = Budget::new(Instant::now() + std::time::Duration::from_secs(30), Cancel::new());
         let refuses = |relative: &Path, _: FileType| policy.check(relative, &path.join(relative)).is_err();
-        let listing = Listing { dir: &dir, relative: Path::new(""), refuses: &refuses, shown: "d".into(), budget };
+        let listing = Listing {
+            dir: &dir,
+            relative: Path::new(""),
+            refuses: &refuses,
+            shown: "d".into(),
+            budget,
+            other_roots: None,
+        };
         list(&listing, window, &Limits::default())
     }
 
@@ -256,8 +266,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a"), "").unwrap();
         let handle = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
-        let listing =
-            Listing { dir: &handle, relative: Path::new(""), refuses: &|_, _| false, shown: "d".into(), budget };
+        let listing = Listing {
+            dir: &handle,
+            relative: Path::new(""),
+            refuses: &|_, _| false,
+            shown: "d".into(),
+            budget,
+            other_roots: None,
+        };
         list(&listing, lines(1, 10), &Limits::default()).unwrap_err()
     }
 

@@ -12,9 +12,10 @@ use crate::classify::document::DocumentKind;
 use crate::classify::{self, Content, EncodingSource, TextFormat, codec::DecodeLimit};
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
-use crate::media::document::{self, Converted, DocumentError, MAX_FILE_BYTES};
+use crate::media::document::{self, DocumentError, MAX_FILE_BYTES};
 use crate::media::pages::PageSelection;
-use crate::render::{human_size, push_gutter_block};
+use crate::render::document::{Conversion, UnitView};
+use crate::render::{self, human_size};
 use crate::request::Window;
 use crate::result::{ReadResult, TextMeta};
 use std::io::Read;
@@ -22,14 +23,11 @@ use std::io::Read;
 /// Characters of converted text at most for one read (the chosen units, bounded).
 const MAX_CONVERTED_CHARS: usize = 16 * 1024 * 1024;
 
-/// Unit names listed in the footer at most.
-const MAX_NAMES_LISTED: usize = 20;
-
 /// Reads a document as its converted text.
 pub fn read(
     target: &Target<'_>,
     kind: DocumentKind,
-    request: &FileRequest<'_>,
+    request: FileRequest<'_>,
     limits: &Limits,
 ) -> Result<ReadResult, ReadError> {
     if matches!(request.window, Window::Bytes { .. }) {
@@ -70,11 +68,23 @@ pub fn read(
         pages_shown: kind.unit().map(|_| spec.clone()),
         ..text::base_meta(target, &utf8())
     };
-    let rendering = Rendering {
-        notices: notices(kind, &converted),
-        call_prefix: request.pages.map(|_| format!("pages={spec} ")).unwrap_or_default(),
+    let conversion = Conversion {
+        description: kind.description(),
+        unit: kind.unit(),
+        units: (converted.units.iter())
+            .map(|u| UnitView { number: u.number, title: u.title.as_deref(), text: &u.text })
+            .collect(),
+        unit_count: converted.unit_count,
+        names: &converted.names,
+        complete: converted.complete,
+        max_bytes: MAX_CONVERTED_CHARS as u64,
     };
-    let text = render(kind, &converted);
+    let rendering = Rendering {
+        notices: render::document::notices(&conversion),
+        call_prefix: request.pages.map(|_| format!("pages={spec} ")).unwrap_or_default(),
+        page_header: kind.unit().map(render::document::unit_header_start),
+    };
+    let text = render::document::render(&conversion);
     text::read_rendered(&text, request.window, meta, limits, &target.budget, &rendering).map(ReadResult::Text)
 }
 
@@ -104,71 +114,11 @@ fn decode_page(head: &[u8], bytes: Vec<u8>) -> Vec<u8> {
     format.codec.decode(text, DecodeLimit::NONE, true).text.into_bytes()
 }
 
-/// The converted text: units each under a header, their text behind the gutter; a document without units as it is.
-fn render(kind: DocumentKind, converted: &Converted) -> String {
-    let Some(unit) = kind.unit() else {
-        let text = converted.units.first().map_or("", |u| u.text.as_str());
-        return if text.is_empty() { String::new() } else { format!("{text}\n") };
-    };
-    let mut out = String::new();
-    for piece in &converted.units {
-        out.push_str(&format!("── {unit} {} of {}", piece.number, converted.unit_count));
-        if let Some(title) = piece.title.as_deref().filter(|t| !t.trim().is_empty()) {
-            out.push_str(&format!(": {}", crate::media::document::one_line(title)));
-        }
-        out.push_str(" ──\n");
-        if piece.text.trim().is_empty() {
-            out.push_str(&format!("(no text in this {unit})\n"));
-        } else {
-            push_gutter_block(&mut out, &piece.text);
-        }
-        out.push('\n');
-    }
-    out.truncate(out.trim_end().len());
-    out.push('\n');
-    out
-}
-
-/// What the footer says of the conversion: from what, how many units (and their names), where it stopped.
-fn notices(kind: DocumentKind, converted: &Converted) -> Vec<String> {
-    let mut notices = vec![format!("converted from {}", kind.description())];
-    if let Some(unit) = kind.unit() {
-        let mut count = format!("{} {unit}(s)", converted.unit_count);
-        if !converted.names.is_empty() {
-            let listed: Vec<String> = converted
-                .names
-                .iter()
-                .take(MAX_NAMES_LISTED)
-                .enumerate()
-                .map(|(index, name)| format!("{} {}", index + 1, crate::media::document::one_line(name)))
-                .collect();
-            let more = converted.names.len().saturating_sub(MAX_NAMES_LISTED);
-            count.push_str(&format!(
-                ": {}{}",
-                listed.join(", "),
-                if more > 0 { format!(", … {more} more") } else { String::new() }
-            ));
-        }
-        notices.push(format!("{count}; choose with pages=\"2\", pages=\"1-3\""));
-    }
-    if !converted.complete {
-        let last = converted.units.last().map_or(1, |u| u.number);
-        notices.push(match kind.unit() {
-            Some(unit) => format!(
-                "text stops in {unit} {last} at the conversion limit of {}; choose later {unit}s with pages=",
-                human_size(MAX_CONVERTED_CHARS as u64)
-            ),
-            None => format!("text stops at the conversion limit of {}", human_size(MAX_CONVERTED_CHARS as u64)),
-        });
-    }
-    notices
-}
-
 /// A byte range of a document: an HTML page's markup; a zip container's bytes are refused, with the way to its text.
 fn read_raw_bytes(
     target: &Target<'_>,
     kind: DocumentKind,
-    request: &FileRequest<'_>,
+    request: FileRequest<'_>,
     limits: &Limits,
 ) -> Result<ReadResult, ReadError> {
     let Content::Text(format) = classify::classify(target.head, None) else {

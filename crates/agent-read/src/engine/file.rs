@@ -7,7 +7,8 @@ use crate::classify::{self, Codec, Content, ImageType, SNIFF_LEN, TextFormat};
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
 use crate::media::notebook;
-use crate::render::human_size;
+use crate::render::notebook::NotRendered;
+use crate::render::{self, human_size};
 use crate::request::Window;
 use crate::result::{AttachmentResult, ReadResult, TextMeta};
 use crate::window::Source;
@@ -89,6 +90,10 @@ pub fn classify(target: &Target<'_>, request: &FileRequest<'_>) -> Result<Conten
     if matches!(request.window, Window::Block(_)) && !matches!(content, Content::Text(_)) {
         return Err(block_needs_text(target, &content));
     }
+    if matches!(request.window, Window::Find(_)) && !matches!(content, Content::Text(_) | Content::Pdf) {
+        return Err(ReadError::invalid_param(format!("{}: `find` searches text, and this is not text", target.shown))
+            .with_hint("remove `find`; it applies to text files, notebooks and PDFs"));
+    }
     Ok(content)
 }
 
@@ -114,7 +119,7 @@ pub fn read_classified(
             read_image(target, kind, limits).map(|result| note_ignored_window(result, &request.window))
         }
         Content::Pdf => read_pdf(target, &request, limits, media),
-        Content::Document(kind) => read_document(target, kind, &request, limits),
+        Content::Document(kind) => read_document(target, kind, request, limits),
         Content::Binary { description, hint } => Err(binary_error(target, &description, hint)),
     }
 }
@@ -139,12 +144,13 @@ fn read_notebook(
     limits: &Limits,
 ) -> Result<ReadResult, ReadError> {
     let size = target.metadata.len();
-    let plain = |notice: String| {
+    let plain = |why: NotRendered| {
+        let notice = render::notebook::not_rendered(why);
         let rendering = Rendering { notices: vec![notice], ..Rendering::default() };
-        text::read(target, format, window, limits, &rendering).map(ReadResult::Text)
+        text::read(target, format, window.clone(), limits, &rendering).map(ReadResult::Text)
     };
     if size > MAX_NOTEBOOK_BYTES {
-        return plain(format!("notebook over {} shown as JSON text", human_size(MAX_NOTEBOOK_BYTES)));
+        return plain(NotRendered::TooBigOnDisk(MAX_NOTEBOOK_BYTES));
     }
     let stopped = |e: std::io::Error| notebook_error(&e, &target.shown);
     let mut json = Vec::new();
@@ -152,19 +158,12 @@ fn read_notebook(
     target.budget.check().map_err(stopped)?;
     let json = notebook_json_as_utf8(json, format);
     if notebook::parses_too_big(&json) {
-        let most = human_size(notebook::MAX_PARSED_BYTES as u64);
-        return plain(format!("notebook too large to render (over {most} parsed) shown as JSON text"));
+        return plain(NotRendered::TooBigParsed(notebook::MAX_PARSED_BYTES as u64));
     }
     let Some(notebook) = notebook::render(&json, &mut || target.budget.check()).map_err(stopped)? else {
-        return plain("not valid notebook JSON: shown as plain text".to_string());
+        return plain(NotRendered::NotANotebook);
     };
-    let mut notices = vec![format!("notebook: {} cell(s)", notebook.cells)];
-    if notebook.cut_outputs > 0 {
-        notices.push(format!("{} long output(s) cut", notebook.cut_outputs));
-    }
-    if notebook.image_outputs > 0 {
-        notices.push(format!("{} image output(s) described", notebook.image_outputs));
-    }
+    let notices = render::notebook::notices(&notebook);
     let meta = TextMeta { rendered_from: Some("notebook"), ..text::base_meta(target, format) };
     let rendering = Rendering { notices, ..Rendering::default() };
     text::read_rendered(&notebook.text, window, meta, limits, &target.budget, &rendering).map(ReadResult::Text)
@@ -221,7 +220,7 @@ fn read_pdf(
         let meta = target.attachment_meta("application/pdf");
         return super::pdf::read_document(target, meta, limits, &media.pdf_isolation);
     }
-    super::pdf::read(target, request.pages, request.window, limits, &media.pdf_isolation)
+    super::pdf::read(target, request.pages, request.window.clone(), limits, &media.pdf_isolation)
 }
 
 #[cfg(not(feature = "pdf"))]
@@ -238,7 +237,7 @@ fn read_pdf(
 fn read_document(
     target: &Target<'_>,
     kind: classify::document::DocumentKind,
-    request: &FileRequest<'_>,
+    request: FileRequest<'_>,
     limits: &Limits,
 ) -> Result<ReadResult, ReadError> {
     super::document::read(target, kind, request, limits)
@@ -248,7 +247,7 @@ fn read_document(
 fn read_document(
     target: &Target<'_>,
     kind: classify::document::DocumentKind,
-    _request: &FileRequest<'_>,
+    _request: FileRequest<'_>,
     _limits: &Limits,
 ) -> Result<ReadResult, ReadError> {
     Err(binary_error(target, kind.description(), Some(without_feature("documents"))))
@@ -257,7 +256,7 @@ fn read_document(
 /// An attachment described but not made (no bytes, nothing decoded): what a caller that cannot pass attachments on
 /// lists instead.
 fn not_attached(target: &Target<'_>, mime: &str, description: &str) -> ReadResult {
-    let output = format!("{description} ({})", human_size(target.metadata.len()));
+    let output = render::attachment::not_attached(description, target.metadata.len());
     ReadResult::Attachment(AttachmentResult { output, attachments: Vec::new(), meta: target.attachment_meta(mime) })
 }
 
@@ -266,9 +265,7 @@ fn note_ignored_window(mut result: ReadResult, window: &Window) -> ReadResult {
     if let ReadResult::Attachment(attachment) = &mut result
         && is_windowed(window)
     {
-        attachment
-            .output
-            .push_str(" · offset/limit and byte ranges do not apply to images: the whole image is attached");
+        render::attachment::note_window_ignored(&mut attachment.output);
     }
     result
 }

@@ -179,14 +179,11 @@ impl Reader {
         let real_path = self.roots.real_path(opened.root).join(&opened.real_relative);
         match &opened.handle {
             Handle::File(file, metadata) => {
-                let mut seen = Seen::of(real_path, metadata);
+                let mut seen = Seen::of(real_path, file, metadata);
                 seen.content = observe::hash_file(file, metadata, &[]).map_err(|e| ReadError::from_io(&e, &shown))?;
                 Ok(seen)
             }
-            Handle::Directory(dir) => {
-                let metadata = dir_metadata(dir).map_err(|e| ReadError::from_io(&e, &shown))?;
-                Ok(Seen::of(real_path, &metadata))
-            }
+            Handle::Directory(dir) => seen_directory(real_path, dir).map_err(|e| ReadError::from_io(&e, &shown)),
         }
     }
 
@@ -259,18 +256,24 @@ impl Reader {
                 "{shown} is a directory; block mode (`mode` \"block\") applies to text files only"
             ))
             .with_hint("remove `mode` and `anchor_line`, and page the listing with offset and limit")),
+            Handle::Directory(_) if matches!(window, Window::Find(_)) => Err(ReadError::invalid_param(format!(
+                "{shown} is a directory; `find` searches one file's text"
+            ))
+            .with_hint("search the files in it with read_many and `find` (a glob such as \"dir/**/*.rs\"), or read one file with `find`")),
             Handle::Directory(_) if request.pages.is_some() => Err(ReadError::invalid_param(format!(
                 "{shown} is a directory; `pages` applies to PDFs, workbooks and presentations only"
             ))
             .with_hint("page a directory with offset and limit")),
             Handle::Directory(dir) => {
                 if bounds.observe {
-                    trace.seen = dir_metadata(&dir).ok().map(|metadata| Seen::of(real_path, &metadata));
+                    trace.seen = seen_directory(real_path, &dir).ok();
                 }
                 let refuses =
                     |relative: &Path, file_type: FileType| self.refuses_entry(opened.root, relative, file_type);
-                let listing =
-                    directory::Listing { dir: &dir, relative: &opened.real_relative, refuses: &refuses, shown, budget };
+                let first_root_itself = opened.root == 0 && opened.real_relative.as_os_str().is_empty();
+                let other_roots = (first_root_itself && self.roots.several()).then(|| self.roots.named_from(1));
+                let relative = &opened.real_relative;
+                let listing = directory::Listing { dir: &dir, relative, refuses: &refuses, shown, budget, other_roots };
                 directory::list(&listing, window, limits).map(ReadResult::Directory)
             }
         }
@@ -284,13 +287,15 @@ impl Reader {
         trace.root = Some(resolved.root);
         trace.shown = Some(shown.clone());
         self.check_policy(resolved.root, &resolved.relative, &shown)?;
-        let opened = match self.roots.open(&resolved, &shown) {
-            Ok(opened) => opened,
-            Err(error) if error.code == ErrorCode::NotFound => {
-                return Err(self.with_near_misses(error, &resolved, budget));
-            }
+        let (resolved, shown, opened) = match self.roots.open(&resolved, &shown) {
+            Ok(opened) => (resolved, shown, opened),
+            Err(error) if error.code == ErrorCode::NotFound => match self.open_in_later_roots(&resolved)? {
+                Some((resolved, shown, opened)) => (resolved, shown, opened),
+                None => return Err(self.with_near_misses(error, &resolved, budget)),
+            },
             Err(error) => return Err(error),
         };
+        trace.root = Some(resolved.root);
         // The file really opened may differ from the path asked (symlinks): policy sees both. When it is the path
         // asked, that path was judged and named already.
         let moved = (opened.root, &opened.real_relative) != (resolved.root, &resolved.relative);
@@ -340,6 +345,23 @@ impl Reader {
         self.policy.check_ignored(&judged.relative, is_dir, read).map_err(|denial| denied(shown, &denial))
     }
 
+    /// A relative path missing beneath the first root, looked for beneath the others in turn: the first one holding it
+    /// (and whose policy allows it) opens it, shown by its absolute path so the answer says where it was found.
+    fn open_in_later_roots(&self, resolved: &Resolved) -> Result<Option<(Resolved, String, Opened)>, ReadError> {
+        for later in self.roots.beneath_later_roots(resolved) {
+            let shown = self.roots.display_in(later.root, &later.relative);
+            if self.check_policy(later.root, &later.relative, &shown).is_err() {
+                continue;
+            }
+            match self.roots.open(&later, &shown) {
+                Ok(opened) => return Ok(Some((later, shown, opened))),
+                Err(error) if error.code == ErrorCode::NotFound => continue,
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(None)
+    }
+
     fn with_near_misses(&self, error: ReadError, resolved: &Resolved, budget: &Budget) -> ReadError {
         let is_link = self.roots.symlink_metadata(resolved.root, &resolved.relative).is_ok_and(|m| m.is_symlink());
         if is_link {
@@ -354,11 +376,18 @@ impl Reader {
             );
         }
         let refuses = |root: usize, relative: &Path, is_dir: bool| self.refuses(root, relative, is_dir);
-        let miss = suggest::near_misses(&suggest::Search { roots: &self.roots, refuses: &refuses, budget }, resolved);
-        let hint = match &miss.existing_parent {
+        let search = suggest::Search { roots: &self.roots, refuses: &refuses, budget };
+        let mut miss = suggest::near_misses(&search, resolved);
+        for later in self.roots.beneath_later_roots(resolved) {
+            miss.merge(suggest::near_misses(&search, &later));
+        }
+        let mut hint = match &miss.existing_parent {
             Some(parent) => format!("list the directory to see what exists: path={parent}"),
             None => "check the path; list the root with path=.".to_string(),
         };
+        if resolved.in_any_root && self.roots.several() {
+            hint.push_str(&format!("; it was looked for beneath each root: {}", self.roots.named()));
+        }
         error.with_suggestions(miss.suggestions).with_hint(hint)
     }
 
@@ -400,7 +429,7 @@ pub(crate) struct Bounds<'a> {
 /// What a read of a regular file saw: where it is, its identity and times, and its content hash (known already, or
 /// taken now; none for a file that cannot be hashed, which is then compared by metadata: stricter, never wrong).
 fn observe_file(real_path: PathBuf, target: &target::Target<'_>, known: Option<&KnownContent<'_>>) -> Seen {
-    let mut seen = Seen::of(real_path, target.metadata);
+    let mut seen = Seen::of(real_path, target.file, target.metadata);
     seen.content = known.and_then(|known| known(&seen));
     if seen.content.is_none() {
         seen.content = observe::hash_file(target.file, target.metadata, target.head).ok().flatten();
@@ -409,8 +438,11 @@ fn observe_file(real_path: PathBuf, target: &target::Target<'_>, known: Option<&
 }
 
 /// A directory's metadata in the standard library's form (through a duplicate of its handle).
-fn dir_metadata(dir: &cap_std::fs::Dir) -> std::io::Result<std::fs::Metadata> {
-    dir.try_clone()?.into_std_file().metadata()
+/// What an open directory is, for a freshness check.
+fn seen_directory(real_path: PathBuf, dir: &cap_std::fs::Dir) -> std::io::Result<Seen> {
+    let file = dir.try_clone()?.into_std_file();
+    let metadata = file.metadata()?;
+    Ok(Seen::of(real_path, &file, &metadata))
 }
 
 /// Errors stay well inside the output cap whatever the input echoed in them.

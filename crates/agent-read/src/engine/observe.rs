@@ -6,6 +6,7 @@
 //! before and after hashing, and a file written in between gets no hash. A check then falls back to comparing
 //! metadata, which counts the write as a change.
 
+use crate::render::session::Change;
 use crate::window::index::FileVersion;
 use std::fs::{File, Metadata};
 use std::io;
@@ -46,16 +47,11 @@ pub struct Seen {
 }
 
 impl Seen {
-    /// What `metadata` says of the file or directory at `real_path`, without a content hash.
-    pub fn of(real_path: PathBuf, metadata: &Metadata) -> Self {
-        Seen {
-            real_path,
-            is_dir: metadata.is_dir(),
-            device: crate::platform::identity(metadata).0,
-            inode: crate::platform::identity(metadata).1,
-            version: FileVersion::of(metadata),
-            content: None,
-        }
+    /// What the open `file` (whose metadata is `metadata`) is: the file or directory at `real_path`, without a
+    /// content hash.
+    pub fn of(real_path: PathBuf, file: &File, metadata: &Metadata) -> Self {
+        let (device, inode) = crate::platform::identity(file, metadata);
+        Seen { real_path, is_dir: metadata.is_dir(), device, inode, version: FileVersion::of(metadata), content: None }
     }
 
     /// Whether `later` shows the same content as `self`. Hashes decide when both sides have one, so a file that was
@@ -65,6 +61,16 @@ impl Seen {
         match (self.content, later.content) {
             (Some(before), Some(after)) => before == after,
             _ => self.device == later.device && self.inode == later.inode && self.version == later.version,
+        }
+    }
+
+    /// How `later` differs from `self`: the facts a session's reason for calling it changed is made of.
+    pub fn change_to(&self, later: &Seen) -> Change {
+        Change {
+            now_a_directory: (self.is_dir != later.is_dir).then_some(later.is_dir),
+            sizes: (self.version.size != later.version.size).then_some((self.version.size, later.version.size)),
+            replaced: self.device != later.device || self.inode != later.inode,
+            by_content: self.content.is_some() && later.content.is_some(),
         }
     }
 }
@@ -120,7 +126,7 @@ mod tests {
     fn seen_of(path: &std::path::Path) -> Seen {
         let file = File::open(path).unwrap();
         let metadata = file.metadata().unwrap();
-        let mut seen = Seen::of(path.to_path_buf(), &metadata);
+        let mut seen = Seen::of(path.to_path_buf(), &file, &metadata);
         seen.content = hash_file(&file, &metadata, &[]).unwrap();
         seen
     }
@@ -189,5 +195,25 @@ mod tests {
         // Written after the open: the times say so, even though the head is all the bytes the size promised.
         std::fs::write(&path, [&content[..], b"more"].concat()).unwrap();
         assert_eq!(hash_file(&file, &metadata, &content).unwrap(), None);
+    }
+
+    #[test]
+    fn reasons_say_how_the_file_changed() {
+        use crate::render::session::change_reason;
+        let seen = |size: u64, content: Option<u128>, inode: u64| Seen {
+            real_path: "/r/a".into(),
+            is_dir: false,
+            device: 1,
+            inode,
+            version: FileVersion { size, modified_ns: 0, changed_ns: 0 },
+            content: content.map(ContentHash),
+        };
+        assert_eq!(
+            change_reason(seen(3, Some(1), 1).change_to(&seen(4, Some(2), 1))),
+            "content changed (size 3 → 4 bytes)"
+        );
+        assert_eq!(change_reason(seen(3, Some(1), 1).change_to(&seen(3, Some(2), 1))), "content changed (same size)");
+        assert!(change_reason(seen(3, Some(1), 1).change_to(&seen(3, Some(2), 9))).starts_with("replaced"));
+        assert!(change_reason(seen(3, None, 1).change_to(&seen(3, None, 1))).contains("too big to compare"));
     }
 }

@@ -12,12 +12,12 @@ use super::target::{Target, is_windowed};
 use super::text::{self, Rendering};
 use crate::classify::{Codec, EncodingSource, TextFormat};
 use crate::error::{ErrorCode, ReadError};
+use crate::escape;
 use crate::limits::Limits;
 use crate::media::pdf::{self, Extracted, Isolation, MAX_PAGE_CHARS, PageSelection, PageText, PdfError};
-use crate::render::escape;
 use crate::render::flags::{Flags, Place};
 use crate::render::pdf::{
-    Document, Page, cut_page, line_mode_notices, pages_footer, render_page, render_pages, spec_of,
+    Document, PAGE_HEADER_START, Page, cut_page, line_mode_notices, pages_footer, render_page, render_pages, spec_of,
 };
 use crate::render::{self, FOOTER_RESERVE, human_size};
 use crate::request::Window;
@@ -52,13 +52,18 @@ pub fn read(
     }
     let meta = pdf_meta(target, &extracted);
     if extracted.page_count == 0 || extracted.pages.is_empty() {
-        return Ok(ReadResult::Text(TextResult { output: "(PDF with no pages)".to_string(), meta }));
+        return Ok(ReadResult::Text(TextResult { output: render::pdf::NO_PAGES.to_string(), meta }));
     }
     if line_mode {
         // Next calls name the pages in the form `pages` reads back, whatever spacing the request used.
         let chosen: Vec<u32> = selection.pages(extracted.page_count).collect();
-        let notices = line_mode_notices(&document(&extracted), matches!(window, Window::Bytes { .. }));
-        let rendering = Rendering { notices, call_prefix: format!("pages={} ", spec_of(&chosen)) };
+        let last_chosen = chosen.last().copied().unwrap_or(0);
+        let later: Vec<u32> = (last_chosen + 1..=extracted.page_count).collect();
+        let goes_on = (!later.is_empty()).then(|| spec_of(&later));
+        let by_bytes = matches!(window, Window::Bytes { .. });
+        let notices = line_mode_notices(&document(&extracted), by_bytes, goes_on.as_deref());
+        let call_prefix = format!("pages={} ", spec_of(&chosen));
+        let rendering = Rendering { notices, call_prefix, page_header: Some(PAGE_HEADER_START) };
         let text = format!("{}\n", render_pages(&document(&extracted)).trim_end());
         return text::read_rendered(&text, window, meta, limits, budget, &rendering).map(ReadResult::Text);
     }
@@ -94,11 +99,7 @@ pub fn read_document(
         .map_err(|error| pdf_error(shown, error, limits.timeout_ms as f64 / 1000.0))?;
     let mut bytes = Vec::new();
     target.file.take(MAX_DOCUMENT_BYTES).read_to_end(&mut bytes).map_err(|e| ReadError::from_io(&e, shown))?;
-    let output = format!(
-        "PDF document · {} page(s) · {}, attached whole (read its text with pages=\"1-5\")",
-        probe.page_count,
-        human_size(meta.size_bytes)
-    );
+    let output = render::attachment::pdf_document(probe.page_count, meta.size_bytes);
     meta.reencoded = false;
     let attachment = Attachment {
         mime: "application/pdf".to_string(),
@@ -139,7 +140,11 @@ fn page_window(extracted: &Extracted, selection: &PageSelection, mut meta: TextM
         shown.push(page.number);
     }
     let last = shown.last().copied().unwrap_or(0);
-    let rest: Vec<u32> = selection.pages(total).filter(|p| *p > last).collect();
+    let mut rest: Vec<u32> = selection.pages(total).filter(|p| *p > last).collect();
+    if rest.is_empty() {
+        // The chosen pages are all shown; the document may go on past them.
+        rest = (last + 1..=total).collect();
+    }
     let next = (!rest.is_empty()).then(|| format!("pages={}", spec_of(&rest)));
     let footer = pages_footer(&document(extracted), &shown, meta.size_bytes, cut.then_some(last), &flags, next);
     flags.fill(&mut meta);

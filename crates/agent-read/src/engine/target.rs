@@ -55,6 +55,6 @@ impl Target<'_> {
 pub fn is_windowed(window: &Window) -> bool {
     match window {
         Window::Lines(lines) => lines.offset != 1 || lines.explicit_limit,
-        Window::Bytes { .. } | Window::Block(_) => true,
+        Window::Bytes { .. } | Window::Block(_) | Window::Find(_) => true,
     }
 }

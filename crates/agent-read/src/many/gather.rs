@@ -6,7 +6,6 @@
 //! whole output stays within the cap, exactly.
 
 use super::expand::{Candidate, Expansion, Order, Skip};
-use super::render::{self, MORE_RESERVE, SKIPPED_TITLE, SUMMARY_RESERVE};
 use super::request::ReadManyRequest;
 use super::result::Skipped;
 use super::share::{self, Claim, MIN_READ_CAP, SEPARATOR, Shares};
@@ -15,6 +14,7 @@ use crate::engine::{Bounds, Reader, Seen};
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
 use crate::render::FOOTER_RESERVE;
+use crate::render::many::{self as render, MORE_RESERVE, SKIPPED_TITLE, SUMMARY_RESERVE};
 use crate::result::ReadResult;
 use std::time::Instant;
 
@@ -85,7 +85,7 @@ impl Call<'_> {
         let listed = share::listed_prefix(&line_lengths(&skips), cap / 4, MORE_RESERVE);
         let mut gathered = Gathered { unlisted: skips.len() - listed, ..Gathered::default() };
         for (position, skip) in skips.into_iter().enumerate() {
-            let line = (position < listed).then(|| render::skip_line(&skip.entry));
+            let line = (position < listed).then(|| render::skip_line(skip.entry.as_skip()));
             gathered.skipped.push((skip.order, skip.entry, line));
         }
         let mut shares = Shares::new(room(fit), fit);
@@ -187,8 +187,8 @@ impl Call<'_> {
 
     /// A file left out, with its line: the next call is dropped from the line when the line would not fit.
     fn skipped(&self, entry: Skipped, share: usize) -> Outcome {
-        let line = render::skip_line(&entry);
-        let line = if line.len() < share { line } else { render::skip_line_without_next(&entry) };
+        let line = render::skip_line(entry.as_skip());
+        let line = if line.len() < share { line } else { render::skip_line_without_next(entry.as_skip()) };
         Outcome::Skipped(entry, line)
     }
 }
@@ -203,7 +203,7 @@ fn fixed_cost(skips: &[Skip], cap: usize) -> usize {
 }
 
 fn line_lengths(skips: &[Skip]) -> Vec<usize> {
-    skips.iter().map(|skip| render::skip_line(&skip.entry).len()).collect()
+    skips.iter().map(|skip| render::skip_line(skip.entry.as_skip()).len()).collect()
 }
 
 /// The exact `read` call for one file of this call: `read {"path":"src/a.rs","limit":50}`.

@@ -3,14 +3,13 @@
 //! The road: [`request`] (parse and check) → `expand` (literal paths as given; globs walked beneath the roots with
 //! ignore files honoured; duplicates and protected matches dropped; at most `max_files`) → `gather` (files read
 //! smallest first, one at a time, each through [`Reader::read`]'s own road with its fair share of the cap) → `render`
-//! (sections in request order, the skipped list, a summary) → [`result`].
+//! (`crate::render::many`: sections in request order, the skipped list, a summary) → [`result`].
 //!
 //! At most one file is open at a time: files are read one after another, each closed before the next is opened.
 
 mod expand;
 mod gather;
 mod glob;
-mod render;
 pub mod request;
 pub mod result;
 mod share;
@@ -23,6 +22,7 @@ pub use result::{ManyFile, ManyMeta, ManyResult, ReadManyResult, Skipped};
 use crate::budget::Cancel;
 use crate::engine::{ReadOptions, Reader};
 use crate::error::{MAX_MESSAGE_BYTES, ReadError};
+use crate::render::many::{Summary, assemble, more_line};
 use expand::Expander;
 use gather::{Call, Gathered};
 use std::time::{Duration, Instant};
@@ -117,15 +117,15 @@ fn finish(gathered: Gathered, mut meta: ManyMeta) -> ManyResult {
     let texts: Vec<String> = gathered.sections.iter().map(|section| section.text.clone()).collect();
     let mut lines: Vec<String> = gathered.skipped.iter().filter_map(|(_, _, line)| line.clone()).collect();
     if gathered.unlisted > 0 {
-        lines.push(render::more_line(gathered.unlisted));
+        lines.push(more_line(gathered.unlisted));
     }
     let summary = |bytes| {
         let (shown, failed, skipped, withheld) =
             (meta.files_read, meta.files_failed, meta.files_skipped, meta.withheld);
         let clamped_max_files = meta.max_files_clamped_from.map(|_| meta.max_files);
-        render::Summary { shown, failed, skipped, withheld, bytes, cap: meta.cap, clamped_max_files }.line()
+        Summary { shown, failed, skipped, withheld, bytes, cap: meta.cap, clamped_max_files }.line()
     };
-    let output = render::assemble(&texts, &lines, summary);
+    let output = assemble(&texts, &lines, summary);
     meta.bytes = output.len();
     let files = gathered
         .sections

@@ -30,7 +30,7 @@ impl ReadManyResult {
     pub fn output(&self) -> Cow<'_, str> {
         match self {
             ReadManyResult::Many(many) => Cow::Borrowed(&many.output),
-            ReadManyResult::Error(e) => Cow::Owned(crate::result::render_error(e)),
+            ReadManyResult::Error(e) => Cow::Owned(crate::error::render_error(e)),
         }
     }
 
@@ -87,6 +87,14 @@ pub struct Skipped {
     /// The exact call that gets it: a tool name and its JSON arguments, e.g. `read {"path":"logo.png"}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
+}
+
+impl Skipped {
+    /// What its line in the skipped list states.
+    pub fn as_skip(&self) -> crate::render::many::Skip<'_> {
+        let what = self.path.as_deref().or(self.pattern.as_deref()).unwrap_or_default();
+        crate::render::many::Skip { what, reason: &self.reason, next: self.next.as_deref() }
+    }
 }
 
 /// Counts and sizes of a `read_many` call.

@@ -8,10 +8,9 @@
 //! overwrites applied, long outputs cut with a marker saying how much was left out, images described in one line
 //! (type and size) instead of dumped. Nothing here adds line numbers; that is the engine's job.
 //!
-//! The notebook's own text — every line of a source or an output — stands behind a [gutter](crate::render::GUTTER)
-//! (`│ `), and the rendering's own lines (headers, markers, descriptions) never do, so no cell can print a header of
-//! its own. Names from the notebook that go into those lines (cell types, stream names, MIME types) are shown as they
-//! are only when they look like one (letters, digits, `_-+./`), otherwise JSON-quoted.
+//! This module reads the JSON and decides what each cell and output shows; every word of the rendering — headers,
+//! markers, descriptions, the gutter (`│ `) before the notebook's own text — is written by
+//! [`crate::render::notebook`], so no cell can print a header of its own.
 //!
 //! Rendering is lenient: once the top level has a cells list (nbformat 4 `cells`, or nbformat 3 `worksheets[].cells`),
 //! odd or missing fields are skipped, never an error and never a panic. Anything else is not a notebook, and the caller
@@ -22,29 +21,14 @@ use std::str::Chars;
 
 use serde_json::Value;
 
-use crate::render::{escape, human_size, push_gutter_block};
+pub use crate::render::notebook::RenderedNotebook;
+use crate::render::notebook::{NotebookText, Output};
 
 /// Longest text kept of one cell output before it is cut with a marker (characters).
 pub const MAX_OUTPUT_CHARS: usize = 2_000;
 
-/// Longest label (cell type, stream name, MIME type) echoed into a header or marker line (characters).
-const MAX_LABEL_CHARS: usize = 60;
-
 /// Text-like MIME types shown when an output has no `text/plain`, best first (then any other `text/*`).
 const TEXT_FALLBACKS: [&str; 4] = ["text/markdown", "text/html", "application/json", "text/latex"];
-
-/// A notebook rendered as text, one line per `\n`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RenderedNotebook {
-    /// The rendered notebook; every line, the last included, ends with `\n`.
-    pub text: String,
-    /// Entries in the notebook's cells list (odd entries included, so cell numbers match positions).
-    pub cells: usize,
-    /// Outputs cut at [`MAX_OUTPUT_CHARS`].
-    pub cut_outputs: usize,
-    /// Outputs holding at least one image, each described in a line instead of included.
-    pub image_outputs: usize,
-}
 
 /// Memory a notebook's parsed form may take to be rendered (estimated by [`parses_too_big`]). What a notebook costs
 /// parsed is set by how many values it holds, not by its size on disk: `0,` is two bytes and 32 parsed, `{"a":0}` is
@@ -98,25 +82,17 @@ pub fn render(
     let json = json.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(json);
     let Ok(notebook) = serde_json::from_slice::<Value>(json) else { return Ok(None) };
     let Some(cells) = cell_list(&notebook) else { return Ok(None) };
-    let mut out = Renderer { text: String::new(), cut_outputs: 0, image_outputs: 0 };
+    let mut out = Renderer { text: NotebookText::default() };
     if cells.is_empty() {
-        out.text.push_str("(notebook with no cells)\n");
+        out.text.no_cells();
     }
     for (index, cell) in cells.iter().enumerate() {
         if index % CELLS_BETWEEN_CHECKS == 0 {
             check()?;
         }
-        if index > 0 {
-            out.text.push('\n');
-        }
         out.cell(index + 1, cell);
     }
-    Ok(Some(RenderedNotebook {
-        text: out.text,
-        cells: cells.len(),
-        cut_outputs: out.cut_outputs,
-        image_outputs: out.image_outputs,
-    }))
+    Ok(Some(out.text.finish(cells.len())))
 }
 
 /// Cells rendered between two calls of the budget check: often enough to stop within milliseconds, rarely enough to
@@ -140,11 +116,9 @@ fn cell_list(notebook: &Value) -> Option<Vec<&Value>> {
     found.then_some(cells)
 }
 
-/// The text being built and its counters.
+/// What the notebook's cells and outputs show, handed to the rendering being written.
 struct Renderer {
-    text: String,
-    cut_outputs: usize,
-    image_outputs: usize,
+    text: NotebookText,
 }
 
 impl Renderer {
@@ -153,22 +127,16 @@ impl Renderer {
         let kind = cell.get("cell_type").and_then(Value::as_str);
         // nbformat 3 keeps code in `input`; its heading cells become markdown headings, as nbformat 4 converts them.
         let mut source = normalise_source(&joined(cell.get("source").or_else(|| cell.get("input"))));
-        let label = match kind {
+        let kind = match kind {
             Some("heading") => {
                 let level = cell.get("level").and_then(Value::as_u64).unwrap_or(1).clamp(1, 6);
                 source = format!("{} {source}", "#".repeat(level as usize));
-                "markdown".to_string()
+                Some("markdown")
             }
-            Some(kind) => label(kind),
-            None => "unknown".to_string(),
+            other => other,
         };
-        self.text.push_str(&format!("[cell {number} · {label}"));
         let count = cell.get("execution_count").or_else(|| cell.get("prompt_number")).and_then(Value::as_i64);
-        if let Some(count) = count {
-            self.text.push_str(&format!(" · In [{count}]"));
-        }
-        self.text.push_str("]\n");
-        push_block(&mut self.text, &source);
+        self.text.cell(number, kind, count, &source);
         for output in cell.get("outputs").and_then(Value::as_array).into_iter().flatten() {
             self.output(output);
         }
@@ -178,14 +146,12 @@ impl Renderer {
     fn output(&mut self, output: &Value) {
         match output.get("output_type").and_then(Value::as_str) {
             Some("stream") => {
-                match output.get("name").or_else(|| output.get("stream")).and_then(Value::as_str) {
-                    Some(name) => self.text.push_str(&format!("[output · stream {}]\n", label(name))),
-                    None => self.text.push_str("[output · stream]\n"),
-                }
+                let name = output.get("name").or_else(|| output.get("stream")).and_then(Value::as_str);
+                self.text.output(Output::Stream(name));
                 self.body(&joined(output.get("text")));
             }
             Some("error" | "pyerr") => {
-                self.text.push_str("[output · error]\n");
+                self.text.output(Output::Error);
                 let name = output.get("ename").and_then(Value::as_str).unwrap_or_default();
                 let value = output.get("evalue").and_then(Value::as_str).unwrap_or_default();
                 let mut raw = match (name.is_empty(), value.is_empty()) {
@@ -198,15 +164,13 @@ impl Renderer {
                 self.body(&raw);
             }
             Some(kind) => {
-                let kind = match kind {
-                    "pyout" => "execute_result".to_string(),
-                    other => label(other),
-                };
-                self.text.push_str(&format!("[output · {kind}]\n"));
+                // nbformat 3's name for what nbformat 4 calls an execute result.
+                let kind = if kind == "pyout" { "execute_result" } else { kind };
+                self.text.output(Output::Typed(kind));
                 self.bundle(output);
             }
             None => {
-                self.text.push_str("[output · unknown]\n");
+                self.text.output(Output::Unknown);
                 self.bundle(output);
             }
         }
@@ -240,15 +204,16 @@ impl Renderer {
         for (mime, value) in &entries {
             if mime.starts_with("image/") {
                 images += 1;
-                self.text.push_str(&image_line(mime, value));
+                let data = matches!(value, Value::String(_) | Value::Array(_)).then(|| joined(Some(value)));
+                self.text.image(mime, data.as_deref());
             }
         }
         if images > 0 {
-            self.image_outputs += 1;
+            self.text.count_image_output();
         }
         for (mime, _) in &entries {
             if !mime.starts_with("image/") && !mime.starts_with("text/") && *mime != "application/json" {
-                self.text.push_str(&format!("(output of type {} omitted)\n", label(mime)));
+                self.text.omitted(mime);
             }
         }
     }
@@ -257,11 +222,7 @@ impl Renderer {
     fn body(&mut self, raw: &str) {
         let clean = terminal_text(raw);
         let (kept, more) = cut(&clean);
-        push_block(&mut self.text, kept);
-        if more > 0 {
-            self.cut_outputs += 1;
-            self.text.push_str(&format!("… [output cut: {more} more characters]\n"));
-        }
+        self.text.body(kept, more);
     }
 }
 
@@ -282,22 +243,6 @@ fn v3_mime(key: &str) -> Option<&'static str> {
     })
 }
 
-/// `(image output: image/png, 43.2 KiB base64)`: what the image is, never its data.
-fn image_line(mime: &str, value: &Value) -> String {
-    let mime = label(mime);
-    if !matches!(value, Value::String(_) | Value::Array(_)) {
-        return format!("(image output: {mime})\n");
-    }
-    let data = joined(Some(value));
-    // SVG is stored as XML text; everything else as base64, often wrapped (the wrapping is not data).
-    if mime.ends_with("+xml") {
-        format!("(image output: {mime}, {} text)\n", human_size(data.len() as u64))
-    } else {
-        let size = data.bytes().filter(|byte| !byte.is_ascii_whitespace()).count();
-        format!("(image output: {mime}, {} base64)\n", human_size(size as u64))
-    }
-}
-
 /// A string, or a list of strings joined verbatim (other entries skipped); empty for anything else.
 fn joined(value: Option<&Value>) -> String {
     match value {
@@ -315,26 +260,9 @@ fn lines(value: Option<&Value>) -> String {
     }
 }
 
-/// A name from the notebook made safe for one header line: as it is when it looks like a name (letters, digits,
-/// `_-+./`), otherwise JSON-quoted; length bounded.
-fn label(name: &str) -> String {
-    let kept: String = name.chars().take(MAX_LABEL_CHARS).collect();
-    let plain = !kept.is_empty() && kept.chars().all(|c| c.is_ascii_alphanumeric() || "_-+./".contains(c));
-    let mut out = if plain { kept } else { escape::quoted(&kept) };
-    if name.chars().nth(MAX_LABEL_CHARS).is_some() {
-        out.push('…');
-    }
-    out
-}
-
 /// Source line ends as `\n`: `\r\n` and lone `\r` (old Mac files) both end a line, as Jupyter splits them.
 fn normalise_source(source: &str) -> String {
     if source.contains('\r') { source.replace("\r\n", "\n").replace('\r', "\n") } else { source.to_string() }
-}
-
-/// Appends the notebook's own text `block` behind the gutter; nothing for an empty block.
-fn push_block(text: &mut String, block: &str) {
-    push_gutter_block(text, block);
 }
 
 /// Output text as a terminal would show it: escape sequences removed, a carriage return starts its line over

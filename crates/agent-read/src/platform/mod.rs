@@ -51,20 +51,21 @@ pub fn is_unseekable(error: &io::Error) -> bool {
     }
 }
 
-/// Which file `metadata` describes: (device, inode) on Unix. Windows' own pair (volume serial, file index) is not
-/// offered by the standard library on a stable toolchain, so there the creation time stands in for the inode: a file
-/// replaced by another (an editor's save) gets a new one, and a file that kept it still has to match in size and
-/// times (see `FileVersion`), while files up to 8 MiB are compared by content hash anyway.
-pub fn identity(metadata: &Metadata) -> (u64, u64) {
+/// Which file an open handle is: (device, inode) on Unix, (volume serial number, file index) on Windows. `metadata`
+/// is the handle's own, which on Unix already holds both. When Windows cannot tell (a file system without file
+/// indexes), the creation time stands in for the index: a file replaced by another (an editor's save) gets a new
+/// one, and a file that kept it still has to match in size and times (see `FileVersion`).
+pub fn identity(file: &File, metadata: &Metadata) -> (u64, u64) {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt as _;
+        let _ = file;
         (metadata.dev(), metadata.ino())
     }
     #[cfg(windows)]
     {
         use std::os::windows::fs::MetadataExt as _;
-        (0, metadata.creation_time())
+        windows::file_id(file).unwrap_or((0, metadata.creation_time()))
     }
 }
 

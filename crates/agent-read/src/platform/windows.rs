@@ -6,8 +6,8 @@ use std::os::windows::ffi::OsStringExt as _;
 use std::os::windows::io::AsRawHandle as _;
 use std::path::PathBuf;
 use windows_sys::Win32::Storage::FileSystem::{
-    FILE_NAME_NORMALIZED, FILE_TYPE_CHAR, FILE_TYPE_DISK, FILE_TYPE_PIPE, GetFileType, GetFinalPathNameByHandleW,
-    VOLUME_NAME_DOS,
+    BY_HANDLE_FILE_INFORMATION, FILE_NAME_NORMALIZED, FILE_TYPE_CHAR, FILE_TYPE_DISK, FILE_TYPE_PIPE,
+    GetFileInformationByHandle, GetFileType, GetFinalPathNameByHandleW, VOLUME_NAME_DOS,
 };
 
 /// Lets an open accept a directory as well as a file.
@@ -40,6 +40,20 @@ pub(super) fn final_path(file: &File) -> Option<PathBuf> {
         }
         buffer.resize(written, 0);
     }
+}
+
+/// The handle's (volume serial number, file index): together they name one file on the machine, as (device, inode)
+/// do on Unix. `None` when the call fails or the file system keeps no index (it reports 0).
+pub(super) fn file_id(file: &File) -> Option<(u64, u64)> {
+    // SAFETY: all-zero bytes are a valid value of this plain C struct of integers and FILETIMEs.
+    let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+    // SAFETY: the handle is open for the call (borrowed from `file`); the call only writes into `info`, which is
+    // the structure it expects.
+    if unsafe { GetFileInformationByHandle(file.as_raw_handle(), &mut info) } == 0 {
+        return None;
+    }
+    let index = (u64::from(info.nFileIndexHigh) << 32) | u64::from(info.nFileIndexLow);
+    (index != 0).then_some((u64::from(info.dwVolumeSerialNumber), index))
 }
 
 /// What the handle is when it is not a file on a disk: a console or other character device, or a pipe.

@@ -1,15 +1,16 @@
 //! Renders a byte range: every line of it behind `@OFFSET: `, the file offset of the line's first byte in the range,
-//! with its content [shown](super::escape) as a line window's is, within the output cap.
+//! with its content [shown](crate::escape) as a line window's is, within the output cap.
 //!
 //! So no line of a range is unprefixed: content cannot print a footer or a notice of its own, and the offsets say
 //! exactly where each line starts, so a range whose end was cut continues where the footer says. A carriage return
 //! before a line feed is part of the line break, as in line windows, and not shown (the next line's offset still
 //! counts it); any other carriage return is content, shown as `␍`.
 
-use super::escape;
+use super::decoded;
 use super::flags::{Flags, Place};
 use crate::classify::Codec;
 use crate::classify::codec::DecodeLimit;
+use crate::window::bytes::RangeRendering;
 use crate::window::newlines;
 
 /// A byte range rendered.
@@ -55,6 +56,16 @@ pub fn render_range(codec: Codec, buf: &[u8], start: u64, last: bool, max_out: u
     range
 }
 
+impl RangeRendering for RangeText {
+    fn consumed(&self) -> usize {
+        self.consumed
+    }
+
+    fn cut(&self) -> bool {
+        self.cut
+    }
+}
+
 /// What ends a line of a range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ending {
@@ -79,13 +90,13 @@ impl RangeText {
             return false;
         };
         let limit = DecodeLimit { max_chars: usize::MAX, max_bytes: room };
-        let shown = escape::decode_shown(codec, content, limit, last);
+        let shown = decoded::decode_shown(codec, content, limit, last);
         if shown.consumed == 0 && !content.is_empty() {
             // Not one character fits, or the range holds only part of one: the range ends before this line.
             self.cut |= shown.cut;
             return false;
         }
-        self.flags.add(&shown.counts, |index| at + escape::source_offset(codec, content, index, last) as u64);
+        self.flags.add(&shown.counts, |index| at + decoded::source_offset(codec, content, index, last) as u64);
         self.invalid += shown.invalid;
         self.text.push_str(&prefix);
         self.text.push_str(&shown.text);
@@ -150,5 +161,73 @@ mod tests {
         let r = render_range(codec, &buf, 2, true, 4096);
         assert_eq!(r.text, "@2: a\n@8: \u{0A0A}\n");
         assert_eq!(r.crlf, 1);
+    }
+}
+
+/// Byte ranges read by the window stage and rendered here: where their ends land, and what is shown of them.
+#[cfg(test)]
+mod read_and_rendered {
+    use super::*;
+    use crate::window::Source;
+    use crate::window::bytes::{ByteWindow, read_range};
+    use std::io::Write;
+
+    fn range(bytes: &[u8], codec: &str, start: u64, end: u64, max_out: usize) -> ByteWindow<RangeText> {
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(bytes).unwrap();
+        let codec = Codec::for_label(codec).unwrap();
+        let source = Source::new(&file, 0, bytes.len() as u64, codec.newline_layout());
+        read_range(&source, codec, [start, end], max_out, |buf, at, last| render_range(codec, buf, at, last, max_out))
+            .unwrap()
+    }
+
+    #[test]
+    fn ends_move_to_character_boundaries() {
+        let text = "ab€cd"; // € is bytes 2..5
+        let w = range(text.as_bytes(), "utf-8", 3, 6, 1000);
+        assert_eq!(w.actual, [2, 6]);
+        assert_eq!(w.rendered.text, "@2: €c");
+        let w = range(text.as_bytes(), "utf-8", 0, 4, 1000);
+        assert_eq!(w.actual, [0, 2]);
+    }
+
+    #[test]
+    fn range_inside_one_character_widens_to_it() {
+        let w = range("a€".as_bytes(), "utf-8", 2, 3, 1000);
+        assert_eq!(w.actual, [1, 4]);
+        assert_eq!(w.rendered.text, "@1: €");
+    }
+
+    #[test]
+    fn end_past_file_is_clamped() {
+        let w = range(b"hello", "utf-8", 1, 500, 1000);
+        assert_eq!(w.actual, [1, 5]);
+        assert!(!w.cap_hit);
+    }
+
+    #[test]
+    fn an_end_inside_a_character_with_no_certain_boundary_before_it_moves_back_to_the_characters_start() {
+        // Shift_JIS prose with no ASCII byte for more than the boundary search looks back: the end (byte 2,001, the
+        // second byte of a character) cannot be placed by context alone, so the decode leaves the cut character out.
+        let prose = "晴天なりました本日は".repeat(200);
+        let (bytes, _, _) = encoding_rs::SHIFT_JIS.encode(&prose);
+        let w = range(&bytes, "shift_jis", 0, 2001, 100_000);
+        assert_eq!(w.actual, [0, 2000]);
+        assert!(!w.cap_hit && w.rendered.invalid == 0, "{w:?}");
+        let next = range(&bytes, "shift_jis", 2000, 4000, 100_000);
+        assert_eq!(next.rendered.invalid, 0, "the next range starts on the character the first one left out");
+        assert!(next.rendered.text.starts_with("@2000: 晴"), "{}", next.rendered.text);
+        // A range inside one character is shown cut rather than empty, so that paging moves on.
+        let inside = range(&bytes, "shift_jis", 2000, 2001, 100_000);
+        assert!(inside.actual[1] > inside.actual[0], "{inside:?}");
+    }
+
+    #[test]
+    fn cap_ends_range_early_at_a_boundary() {
+        let text = "€".repeat(100);
+        let w = range(text.as_bytes(), "utf-8", 0, 1000, 14);
+        assert_eq!(w.actual, [0, 9]);
+        assert!(w.cap_hit);
+        assert_eq!(w.rendered.text, "@0: €€€");
     }
 }

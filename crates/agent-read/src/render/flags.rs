@@ -1,8 +1,8 @@
-//! What a window's footer and `meta` say about the characters [`escape`](super::escape) met: NUL characters,
+//! What a window's footer and `meta` say about the characters [`escape`](crate::escape) met: NUL characters,
 //! control characters, and bidirectional or invisible ones, each with a count and where the first one is.
 
 use super::Footer;
-use super::escape::Counts;
+use crate::escape::Counts;
 use crate::result::{Flagged, TextMeta};
 
 /// How a window names a place: by line number (line and block windows), by byte offset (byte ranges), by page
@@ -116,7 +116,7 @@ impl Flags {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::escape::push_shown;
+    use crate::escape::push_shown;
 
     #[test]
     fn notices_count_and_place_the_first() {

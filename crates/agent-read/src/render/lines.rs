@@ -1,13 +1,14 @@
 //! Renders captured lines into the model's text as the scan hands them over, within the per-line limit and the
-//! output byte cap. Every line is `N: ` and its content [shown](super::escape) so that nothing in it starts a line
+//! output byte cap. Every line is `N: ` and its content [shown](crate::escape) so that nothing in it starts a line
 //! of its own; a cut line ends with the tool's `⟨line truncated: …⟩` marker, which content cannot imitate (a file's
 //! own `⟨` is shown escaped).
 
 use super::FOOTER_RESERVE;
-use super::escape::{self, Shown};
+use super::decoded::{Shown, decode_shown};
 use super::flags::{Flags, Place};
 use crate::classify::Codec;
 use crate::classify::codec::DecodeLimit;
+use crate::escape;
 use crate::window::scan::{CapturedLine, Flow};
 
 /// Room kept for a truncation marker when a line must be cut to fit the cap (markers are far shorter).
@@ -70,14 +71,25 @@ impl LineRenderer {
 
     /// Renders one line, or refuses it when the cap is reached (then the window ends before it).
     pub fn push(&mut self, line: CapturedLine<'_>) -> Flow {
+        self.push_marked(line, ": ", "")
+    }
+
+    /// [`LineRenderer::push`] with `separator` after the number (`: ` for a line of a window or a match, `- ` for a
+    /// line of context around a match), and `lead`, a marker of the tool's own, before the text (where a long line
+    /// is shown from a later byte).
+    pub fn push_marked(&mut self, line: CapturedLine<'_>, separator: &str, lead: &str) -> Flow {
         let content_len = line.content_end - line.start;
         let whole = line.kept.len() as u64 == content_len;
-        if whole && let Some(flow) = self.push_plain_utf8(&line) {
+        if whole
+            && separator == ": "
+            && lead.is_empty()
+            && let Some(flow) = self.push_plain_utf8(&line)
+        {
             return flow;
         }
-        let prefix = format!("{}: ", line.number);
+        let prefix = format!("{}{separator}{lead}", line.number);
         let limit = DecodeLimit { max_chars: self.max_line_chars, max_bytes: usize::MAX };
-        let mut shown = escape::decode_shown(self.codec, line.kept, limit, whole);
+        let mut shown = decode_shown(self.codec, line.kept, limit, whole);
         let mut marker = truncation_marker(&line, shown.consumed, &self.call_prefix);
         let needed = prefix.len() + shown.text.len() + marker.len() + 1;
         if self.out.len() + needed > self.budget {
@@ -87,7 +99,7 @@ impl LineRenderer {
             }
             // The first line alone is over the cap: cut it further, so that paging still makes progress.
             let room = self.budget.saturating_sub(prefix.len() + MARKER_RESERVE + 1);
-            shown = escape::decode_shown(self.codec, line.kept, DecodeLimit { max_bytes: room, ..limit }, whole);
+            shown = decode_shown(self.codec, line.kept, DecodeLimit { max_bytes: room, ..limit }, whole);
             marker = truncation_marker(&line, shown.consumed, &self.call_prefix);
         }
         if !marker.is_empty() {
@@ -102,6 +114,13 @@ impl LineRenderer {
         self.last = Some(line.number);
         self.returned += 1;
         if self.cap_hit { Flow::Done } else { Flow::More }
+    }
+
+    /// Adds a line of the tool's own (unnumbered) between rendered lines, when it fits the cap.
+    pub fn push_separator(&mut self, line: &str) {
+        if self.out.len() + line.len() <= self.budget {
+            self.out.push_str(line);
+        }
     }
 
     /// Counts what a shown line met.

@@ -1,7 +1,8 @@
 //! A directory listing as the model sees it: one line per entry, and a footer saying which entries it shows, why it
 //! stopped, and the next call.
 
-use super::{Footer, human_size, one_line_name};
+use super::{Footer, human_size};
+use crate::escape::one_line_name;
 use crate::result::{DirEntry, EntryKind};
 
 /// The whole answer for a directory without entries.
@@ -43,6 +44,9 @@ pub struct ListingFooter {
     pub cap_reached: Option<usize>,
     /// The call that lists the next entries.
     pub next_call: Option<String>,
+    /// The other roots in force, named in the listing of the first root (relative paths are looked for beneath
+    /// them too).
+    pub other_roots: Option<String>,
 }
 
 impl ListingFooter {
@@ -58,6 +62,9 @@ impl ListingFooter {
         }
         if let Some(cap) = self.cap_reached {
             footer.notice(format!("output cap {} reached", human_size(cap as u64)));
+        }
+        if let Some(roots) = &self.other_roots {
+            footer.notice(format!("other roots: {roots}"));
         }
         footer.finish(self.next_call.clone(), "end of directory")
     }

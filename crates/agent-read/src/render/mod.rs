@@ -4,16 +4,21 @@
 //! the rest; the whole output, prefixes and footer included, stays within the byte cap. The footer is always the
 //! last line: what the window shows, the total, brief notices, and the exact next call — or `end of file`.
 
+pub mod attachment;
 pub mod bytes;
-pub mod escape;
+pub mod decoded;
+#[cfg(feature = "documents")]
+pub mod document;
 pub mod flags;
 pub mod lines;
 pub mod listing;
+pub mod many;
+pub mod notebook;
 #[cfg(feature = "pdf")]
 pub mod pdf;
+pub mod session;
 pub mod text;
 
-pub use escape::one_line_name;
 pub use lines::LineRenderer;
 
 /// Bytes of the output cap kept free for the footer. Footers are short; this bounds even the longest one (a block

@@ -27,15 +27,21 @@ pub struct Document<'a> {
     pub complete: bool,
 }
 
-use super::escape::{self, Counts};
 use super::flags::Flags;
 use super::{Footer, human_size, push_gutter_block};
+use crate::escape::{self, Counts};
+
+/// The whole text of a PDF without pages.
+pub const NO_PAGES: &str = "(PDF with no pages)";
+
+/// How a page's header line starts; no line of a page's text can (it stands behind the gutter).
+pub const PAGE_HEADER_START: &str = "── page ";
 
 /// One page as rendered (before its text is shown escaped): its header, then its text behind the gutter; one whose
 /// text stops at the per-page limit says so where it stops, outside the gutter (the tool's words, not the page's).
 pub fn render_page(page: &Page<'_>, total: u32) -> String {
     let number = page.number;
-    let mut piece = format!("── page {number} of {total} ──\n");
+    let mut piece = format!("{PAGE_HEADER_START}{number} of {total} ──\n");
     if page.text.trim().is_empty() {
         piece.push_str("(no text on this page)\n");
     } else {
@@ -95,13 +101,16 @@ pub fn cut_page(piece: &str, number: u32, room: usize) -> (String, Counts) {
 pub use crate::media::pages::spec_of;
 
 /// The notices of the pages' text read as lines: how many pages, which were cut short, and where extraction stopped;
-/// `by_bytes` when the window is a byte range, whose offsets count the text rather than the file.
-pub fn line_mode_notices(extracted: &Document<'_>, by_bytes: bool) -> Vec<String> {
+/// `by_bytes` when the window is a byte range, whose offsets count the text rather than the file; `goes_on`, the
+/// pages after the chosen ones (as `pages` reads them), when the document has more.
+pub fn line_mode_notices(extracted: &Document<'_>, by_bytes: bool, goes_on: Option<&str>) -> Vec<String> {
     let mut notices = vec![format!("PDF: {} page(s)", extracted.page_count)];
     notices.extend(limit_notices(extracted.pages.iter()));
     if !extracted.complete {
         let last = extracted.pages.last().map_or(0, |p| p.number);
         notices.push(format!("text stops at page {last} (extraction limit); choose later pages with pages="));
+    } else if let Some(later) = goes_on {
+        notices.push(format!("later pages: pages={later}"));
     }
     if by_bytes {
         notices.push("byte offsets count the extracted text".to_string());

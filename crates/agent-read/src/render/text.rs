@@ -27,6 +27,65 @@ pub struct WindowFacts<'a> {
     pub at_end: bool,
 }
 
+/// What a search found, as facts; [`find_footer`] chooses the words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FindFacts {
+    /// The pattern, quoted as calls quote it.
+    pub quoted_pattern: String,
+    /// The line the search started at.
+    pub from_line: u64,
+    /// Matching lines shown.
+    pub shown: u64,
+    /// Matching lines found in all, as far as the search went.
+    pub found: u64,
+    /// The last line searched: the end of the content, or where the time budget stopped the search.
+    pub searched_to: u64,
+    /// Whether the search reached the end of the content (else `found` is a lower bound).
+    pub complete: bool,
+    /// The first and last lines shown, matches and context.
+    pub lines: Option<[u64; 2]>,
+}
+
+/// `(find "fn main" from line 1: 3 of 3 matches, lines 12-80 · notices · end of file)`; with no match, where it looked.
+pub fn find_footer(find: &FindFacts, facts: &WindowFacts<'_>, next_call: Option<String>) -> String {
+    let quoted = &find.quoted_pattern;
+    let from = find.from_line;
+    let headline = match (find.shown, find.complete) {
+        (0, true) => format!("find {quoted} from line {from}: no match in lines {from}-{}", find.searched_to),
+        (0, false) => format!("find {quoted} from line {from}: no match in lines {from}-{} so far", find.searched_to),
+        (shown, true) => format!("find {quoted} from line {from}: {shown} of {} match(es)", find.found),
+        (shown, false) => format!(
+            "find {quoted} from line {from}: {shown} of at least {} match(es) in lines {from}-{} so far",
+            find.found, find.searched_to
+        ),
+    };
+    let mut footer = Footer::new(headline);
+    if let Some([first, last]) = find.lines {
+        footer.notice(format!("lines {first}-{last} shown"));
+    }
+    window_notices(&mut footer, facts);
+    if !find.complete {
+        footer.notice("the time budget stopped the search");
+    }
+    footer.finish(next_call, "end of file")
+}
+
+/// The line between two groups of a search's lines that are not adjacent: unnumbered, so never a file's own.
+pub const FIND_GROUP_SEPARATOR: &str = "--\n";
+
+/// The marker before a match in a rendering with pages: the page it is on.
+pub fn page_marker(page: &str) -> String {
+    format!("⟨page {page}⟩ ")
+}
+
+/// The marker before a long line shown from a later byte so that its match is in view: where the part left out is.
+pub fn shown_from_marker(line_start: u64, from: u64, call_prefix: &str) -> String {
+    format!(
+        "⟨from byte {} of the line; before it: {call_prefix}start_byte={line_start} end_byte={from}⟩ ",
+        from - line_start
+    )
+}
+
 /// `(lines 1-20 of 300 · notices · next: offset=21)`.
 pub fn lines_footer(first: u64, last: u64, total: u64, facts: &WindowFacts<'_>, next_call: Option<String>) -> String {
     let mut footer = Footer::new(format!("lines {first}-{last} of {total}"));
@@ -39,20 +98,46 @@ pub fn lines_footer(first: u64, last: u64, total: u64, facts: &WindowFacts<'_>, 
 pub fn block_footer(
     block: &Block,
     total: u64,
-    shown: Option<[u64; 2]>,
+    shown: Option<Shown>,
     facts: &WindowFacts<'_>,
     next_call: Option<String>,
     widen: Option<&str>,
 ) -> String {
     let mut footer = Footer::new(describe_block(block, total));
-    if let Some([first, last]) = shown {
-        footer.notice(format!("showing lines {first}-{last}"));
-    }
+    match shown {
+        Some(Shown { head: Some(head), window: [first, last] }) => {
+            footer.notice(format!("showing lines {} and {first}-{last}", span(head)))
+        }
+        Some(Shown { head: None, window: [first, last] }) => footer.notice(format!("showing lines {first}-{last}")),
+        None => &mut footer,
+    };
     window_notices(&mut footer, facts);
     if let Some(call) = next_call {
         footer.notice(format!("next: {call}"));
     }
     footer.finish(None, &widen.map_or("whole file".to_string(), |call| format!("widen: {call}")))
+}
+
+/// Which lines of a block longer than its window are shown: its head (header and annotations) when the window
+/// around the anchor does not start with it, and that window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shown {
+    /// The head's first and last lines, shown apart from the window.
+    pub head: Option<[u64; 2]>,
+    /// The window's first and last lines.
+    pub window: [u64; 2],
+}
+
+/// `12` or `10-12`.
+fn span([first, last]: [u64; 2]) -> String {
+    if first == last { first.to_string() } else { format!("{first}-{last}") }
+}
+
+/// The line standing for lines `first` to `last` of a block, left out between its head and the window around the
+/// anchor: unnumbered, so never taken for the file's own, with the call that reads them.
+pub fn elision_line(first: u64, last: u64, call_prefix: &str) -> String {
+    let count = last - first + 1;
+    format!("⋮ (lines {} left out: {call_prefix}offset={first} limit={count})\n", span([first, last]))
 }
 
 /// `block: lines 120-168 of 2300 around line 131`.

@@ -66,7 +66,12 @@ pub struct BlockWindow {
     pub clamped_from: Option<u64>,
     /// Whether the request named a limit (then the calls the result suggests repeat it).
     pub explicit_limit: bool,
+    /// Which definition around the anchor: 1 the nearest.
+    pub levels: u32,
 }
+
+/// The most `levels` a request may ask for: deeper than any real nesting.
+pub const MAX_LEVELS: i64 = 64;
 
 impl BlockWindow {
     /// The limit applied, when the requested one was clamped to it.
@@ -118,12 +123,23 @@ impl ReadRequest {
                 "remove {field} (`limit` may stay, to cap the lines shown), or remove `mode` and `anchor_line` for a line or byte window"
             )));
         }
+        let levels = match self.levels {
+            None => 1,
+            Some(levels @ 1..=MAX_LEVELS) => levels as u32,
+            Some(levels) => {
+                return Err(ReadError::invalid_param(format!("`levels` must be from 1 to {MAX_LEVELS}, not {levels}"))
+                    .with_hint(
+                        "send \"levels\": 1 for the nearest definition around the line, 2 for the one around that",
+                    ));
+            }
+        };
         let lines = line_window(None, self.limit, limits)?;
         Ok(Window::Block(BlockWindow {
             anchor_line: anchor.unsigned_abs(),
             limit: lines.limit,
             clamped_from: lines.clamped_from,
             explicit_limit: lines.explicit_limit,
+            levels,
         }))
     }
 }
@@ -146,7 +162,8 @@ mod tests {
     #[test]
     fn a_block_request_becomes_a_block_window() {
         let plain = window(json!({"path": "a.py", "mode": "block", "anchor_line": 812})).unwrap();
-        let expected = BlockWindow { anchor_line: 812, limit: 2000, clamped_from: None, explicit_limit: false };
+        let expected =
+            BlockWindow { anchor_line: 812, limit: 2000, clamped_from: None, explicit_limit: false, levels: 1 };
         assert_eq!(plain, Window::Block(expected));
         let capped = window(json!({"path": "a.py", "mode": "block", "anchor_line": 3, "limit": 50_000})).unwrap();
         let Window::Block(capped) = capped else { panic!("not a block window: {capped:?}") };
@@ -157,7 +174,7 @@ mod tests {
 
     #[test]
     fn the_window_of_a_block_starts_at_it_and_shows_at_most_the_limit() {
-        let block = BlockWindow { anchor_line: 9, limit: 20, clamped_from: None, explicit_limit: false };
+        let block = BlockWindow { anchor_line: 9, limit: 20, clamped_from: None, explicit_limit: false, levels: 1 };
         assert_eq!((block.lines_of(5, 8).offset, block.lines_of(5, 8).limit), (5, 8));
         assert_eq!(block.lines_of(5, 300).limit, 20);
     }
@@ -203,13 +220,5 @@ mod tests {
         assert!(typed.message.contains("`mode` must be a string, not a number"), "{typed}");
         let fraction = message(json!({"path": "a", "mode": "block", "anchor_line": 2.5}));
         assert!(fraction.message.contains("`anchor_line` must be an integer, not the fraction 2.5"), "{fraction}");
-    }
-
-    #[test]
-    fn the_schema_offers_the_modes_inline() {
-        let schema = crate::tool::parameters_schema();
-        assert_eq!(schema["properties"]["mode"]["enum"], json!(["lines", "block"]));
-        assert_eq!(schema["properties"]["anchor_line"]["minimum"], 1);
-        assert!(schema.get("$defs").is_none(), "no references for model APIs to trip on: {schema}");
     }
 }

@@ -80,6 +80,9 @@ pub struct Resolved {
     pub beneath: PathBuf,
     /// The same path with `.` and `..` resolved lexically: how it is shown and what policy sees as asked.
     pub relative: PathBuf,
+    /// Whether the request spelled a relative path that stays beneath a root: such a path is looked for beneath
+    /// each root in turn, the first root first (see [`Roots::beneath_later_roots`]).
+    pub in_any_root: bool,
 }
 
 /// An opened path: a regular file or a directory, with where it really is.
@@ -149,7 +152,7 @@ impl Roots {
         if asked.is_relative() {
             if let Some(relative) = normalize(&Path::new("/").join(asked)) {
                 let relative = relative.strip_prefix("/").unwrap_or(&relative).to_path_buf();
-                return Ok(Resolved { root: 0, beneath: asked.to_path_buf(), relative });
+                return Ok(Resolved { root: 0, beneath: asked.to_path_buf(), relative, in_any_root: true });
             }
             let first = self.roots.first().ok_or_else(|| self.outside_root(path))?;
             return self.resolve_absolute(&first.real.join(asked), path);
@@ -165,7 +168,7 @@ impl Roots {
                 if let Some(relative) = strip_base(&normalized, base) {
                     // Keep the request's own `..` for the kernel when the spelling allows it.
                     let beneath = strip_base(asked, base).unwrap_or_else(|| relative.clone());
-                    return Ok(Resolved { root: index, beneath, relative });
+                    return Ok(Resolved { root: index, beneath, relative, in_any_root: false });
                 }
             }
         }
@@ -256,22 +259,54 @@ impl Roots {
         self.roots.iter().enumerate().find_map(|(i, root)| strip_base(real, &root.real).map(|relative| (i, relative)))
     }
 
+    /// Where else a relative request path may be: the same path beneath each root after the one it resolved to, in
+    /// order. Empty for a path the request spelled absolute, or whose `..` climbed out of the first root.
+    pub fn beneath_later_roots(&self, resolved: &Resolved) -> Vec<Resolved> {
+        if !resolved.in_any_root {
+            return Vec::new();
+        }
+        (resolved.root + 1..self.roots.len()).map(|root| Resolved { root, ..resolved.clone() }).collect()
+    }
+
+    /// Whether more than one root is in force.
+    pub fn several(&self) -> bool {
+        self.roots.len() > 1
+    }
+
+    /// The roots in force as the model may pass them back: the first few real paths, then how many more.
+    pub fn named(&self) -> String {
+        self.named_from(0)
+    }
+
+    /// The same from root `first` on.
+    pub fn named_from(&self, first: usize) -> String {
+        const NAMED: usize = 5;
+        let roots = self.roots.get(first..).unwrap_or_default();
+        let mut named: Vec<String> = roots.iter().take(NAMED).map(|r| r.real.display().to_string()).collect();
+        if roots.len() > NAMED {
+            named.push(format!("and {} more", roots.len() - NAMED));
+        }
+        named.join(", ")
+    }
+
     /// `OUTSIDE_ROOT` for `path`; beneath narrowed roots, naming the roots in force (they lie within the configured
     /// roots, so naming them tells nothing beyond those).
     fn outside_root(&self, path: &str) -> ReadError {
         let error = outside_root(path);
-        if !self.narrowed {
-            return error;
+        if self.narrowed {
+            error.with_hint(format!(
+                "the roots in force (the client's, within the configured roots) are {}; relative paths are looked \
+                 for beneath each in turn",
+                self.named()
+            ))
+        } else if self.several() {
+            error.with_hint(format!(
+                "read only paths inside the roots: {}; relative paths are looked for beneath each in turn",
+                self.named()
+            ))
+        } else {
+            error
         }
-        const NAMED: usize = 5;
-        let mut named: Vec<String> = self.roots.iter().take(NAMED).map(|r| r.real.display().to_string()).collect();
-        if self.roots.len() > NAMED {
-            named.push(format!("and {} more", self.roots.len() - NAMED));
-        }
-        error.with_hint(format!(
-            "the roots in force (the client's, within the configured roots) are {}; relative paths start at the first",
-            named.join(", ")
-        ))
     }
 
     fn open_error(&self, err: &io::Error, resolved: &Resolved, shown: &str) -> ReadError {
@@ -592,5 +627,16 @@ mod tests {
     fn missing_root_is_a_config_error() {
         let err = Roots::new(&[PathBuf::from("/definitely/not/here")]).unwrap_err();
         assert!(err.to_string().contains("/definitely/not/here"));
+    }
+
+    #[cfg(all(target_os = "linux", feature = "portable-resolver"))]
+    #[test]
+    fn openat2_is_refused_once_roots_are_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        Roots::new(&[dir.path().to_path_buf()]).unwrap();
+        let how = rustix::fs::ResolveFlags::BENEATH;
+        let tried =
+            rustix::fs::openat2(rustix::fs::CWD, ".", rustix::fs::OFlags::RDONLY, rustix::fs::Mode::empty(), how);
+        assert_eq!(tried.err(), Some(rustix::io::Errno::NOSYS));
     }
 }

@@ -55,7 +55,7 @@ impl Session {
     fn account_many(&self, result: ReadManyResult, shrunk_to: Option<usize>, reader: &Arc<Reader>) -> ReadManyResult {
         let result = match (self.charge(&result.output(), shrunk_to, reader), result) {
             (Some(note), ReadManyResult::Many(mut many)) => {
-                many.output = super::notes::add_note(&many.output, &note);
+                many.output = crate::render::session::add_note(&many.output, &note);
                 many.meta.bytes = many.output.len();
                 ReadManyResult::Many(many)
             }

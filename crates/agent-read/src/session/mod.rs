@@ -18,13 +18,12 @@
 
 mod ledger;
 mod many;
-mod notes;
 
 use crate::config::SessionConfig;
 use crate::engine::observe::ContentHash;
 use crate::engine::{ReadOptions, Reader, Seen};
-use crate::error::ErrorCode;
 use crate::panics;
+use crate::render::session as notes;
 use crate::request::ReadRequest;
 use crate::result::ReadResult;
 pub use crate::tokens::TokenCounting;
@@ -248,7 +247,10 @@ impl Session {
                 if record.seen.same_content_as(&now) {
                     Freshness::Fresh { read_at: record.read_at, basis }
                 } else {
-                    Freshness::Changed { read_at: record.read_at, reason: notes::change_reason(&record.seen, &now) }
+                    Freshness::Changed {
+                        read_at: record.read_at,
+                        reason: notes::change_reason(record.seen.change_to(&now)),
+                    }
                 }
             }
             Err(error) => {
@@ -256,7 +258,9 @@ impl Session {
                 let state = self.lock();
                 let record = state.ledger.file(&lexical).or_else(|| state.ledger.file_by_alias(&lexical));
                 match record {
-                    Some(record) => Freshness::Changed { read_at: record.read_at, reason: gone_reason(error.code) },
+                    Some(record) => {
+                        Freshness::Changed { read_at: record.read_at, reason: notes::gone_reason(error.code) }
+                    }
                     None => Freshness::Unread,
                 }
             }
@@ -354,7 +358,7 @@ impl Session {
             |notice: &Notice| notice.for_reader.as_ref().is_none_or(|for_reader| Arc::ptr_eq(for_reader, reader));
         let notice = state.notice.take_if(|notice| ours(notice)).map(|notice| notice.text);
         let with_notice = |note: String| match &notice {
-            Some(notice) => format!("{notice} · {note}"),
+            Some(notice) => notes::notice_then(notice, &note),
             None => note,
         };
         let (note, tokens) = match state.usage.budget_tokens {
@@ -423,14 +427,6 @@ fn cap_hit(result: &ReadResult) -> bool {
         ReadResult::Text(text) => text.meta.byte_cap_hit,
         ReadResult::Directory(listing) => listing.meta.byte_cap_hit,
         _ => false,
-    }
-}
-
-fn gone_reason(code: ErrorCode) -> String {
-    match code {
-        ErrorCode::NotFound => "deleted (or moved): it no longer exists at this path".to_string(),
-        ErrorCode::Denied | ErrorCode::OutsideRoot => "no longer readable here (policy or roots changed)".to_string(),
-        other => format!("cannot be read now ({other})"),
     }
 }
 

@@ -2,30 +2,45 @@
 //!
 //! A range never splits a character: its start moves back to the character's first byte, its end back to the last
 //! boundary before it. Output is bounded by the byte cap: a range too big for it ends early, at a boundary, and the
-//! next range starts exactly there. What the model sees of it is [rendered](crate::render::bytes) line by line.
+//! next range starts exactly there. What the model sees of it is rendered line by line by a [`RangeRendering`] the
+//! caller passes (`crate::render::bytes`), so that this stage knows how far the text went, never how it is shown.
 
 use super::Source;
 use crate::classify::Codec;
 use crate::classify::boundary::{CONTEXT_AFTER, CONTEXT_BEFORE, last_boundary, may_miss_boundaries};
-use crate::render::bytes::{RangeText, render_range};
 use std::io;
+
+/// What a range's rendering tells the window: how far it went and whether the output cap stopped it.
+pub trait RangeRendering {
+    /// Source bytes rendered, from the start of the range: where the next range starts.
+    fn consumed(&self) -> usize;
+    /// Whether the output cap stopped the rendering before the end of the range.
+    fn cut(&self) -> bool;
+}
 
 /// A decoded byte range and how it differs from what was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ByteWindow {
+pub struct ByteWindow<R> {
     /// The range asked for, `[start, end)` (open ends filled in).
     pub requested: [u64; 2],
     /// The range returned, `[start, end)`.
     pub actual: [u64; 2],
     /// The returned range as rendered.
-    pub rendered: RangeText,
+    pub rendered: R,
     /// Whether the output cap ended the range before its (adjusted) end.
     pub cap_hit: bool,
 }
 
-/// Reads `requested` (`[start, end)`, with `start` inside the file) of `source`, rendering at most `max_out` bytes
-/// of text.
-pub fn read_range(source: &Source<'_>, codec: Codec, requested: [u64; 2], max_out: usize) -> io::Result<ByteWindow> {
+/// Reads `requested` (`[start, end)`, with `start` inside the file) of `source`, for at most `max_out` bytes of text:
+/// `render(bytes, start, last)` renders the bytes read from file offset `start` (a character boundary), `last`
+/// saying they end where the content ends or on a certain character boundary.
+pub fn read_range<R: RangeRendering>(
+    source: &Source<'_>,
+    codec: Codec,
+    requested: [u64; 2],
+    max_out: usize,
+    render: impl Fn(&[u8], u64, bool) -> R,
+) -> io::Result<ByteWindow<R>> {
     let size = source.end;
     let start = boundary_at_or_before(source, codec, requested[0].max(source.data_start))?;
     // Neither end may fall inside the byte order mark.
@@ -47,15 +62,15 @@ pub fn read_range(source: &Source<'_>, codec: Codec, requested: [u64; 2], max_ou
     // Shift_JIS prose without an ASCII byte). There only the content's end ends the last character: a character the
     // range cuts is left out, measured by decoding from `start` (a boundary), and the next range starts on it.
     let last = reaches_end && (end >= size || !may_miss_boundaries(codec));
-    let mut rendered = render_range(codec, &buf, start, last, max_out);
-    if rendered.consumed == 0 && reaches_end {
+    let mut rendered = render(&buf, start, last);
+    if rendered.consumed() == 0 && reaches_end {
         // Not one whole character in the range: it is shown cut, so that paging always moves on.
-        rendered = render_range(codec, &buf, start, true, max_out);
+        rendered = render(&buf, start, true);
     }
-    let actual_end = start + rendered.consumed as u64;
+    let actual_end = start + rendered.consumed() as u64;
     // Short of `end` because of the output cap (the read or the rendering stopped at it), not because of a character
     // the range cut.
-    let cap_hit = actual_end < end && (rendered.cut || !reaches_end);
+    let cap_hit = actual_end < end && (rendered.cut() || !reaches_end);
     Ok(ByteWindow { requested, actual: [start, actual_end], rendered, cap_hit })
 }
 
@@ -82,68 +97,4 @@ fn next_boundary(source: &Source<'_>, codec: Codec, start: u64, at_least: u64) -
         candidate += 1;
     }
     Ok(source.end)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Write;
-
-    fn range(bytes: &[u8], codec: &str, start: u64, end: u64, max_out: usize) -> ByteWindow {
-        let mut file = tempfile::tempfile().unwrap();
-        file.write_all(bytes).unwrap();
-        let codec = Codec::for_label(codec).unwrap();
-        let source = Source::new(&file, 0, bytes.len() as u64, codec.newline_layout());
-        read_range(&source, codec, [start, end], max_out).unwrap()
-    }
-
-    #[test]
-    fn ends_move_to_character_boundaries() {
-        let text = "ab€cd"; // € is bytes 2..5
-        let w = range(text.as_bytes(), "utf-8", 3, 6, 1000);
-        assert_eq!(w.actual, [2, 6]);
-        assert_eq!(w.rendered.text, "@2: €c");
-        let w = range(text.as_bytes(), "utf-8", 0, 4, 1000);
-        assert_eq!(w.actual, [0, 2]);
-    }
-
-    #[test]
-    fn range_inside_one_character_widens_to_it() {
-        let w = range("a€".as_bytes(), "utf-8", 2, 3, 1000);
-        assert_eq!(w.actual, [1, 4]);
-        assert_eq!(w.rendered.text, "@1: €");
-    }
-
-    #[test]
-    fn end_past_file_is_clamped() {
-        let w = range(b"hello", "utf-8", 1, 500, 1000);
-        assert_eq!(w.actual, [1, 5]);
-        assert!(!w.cap_hit);
-    }
-
-    #[test]
-    fn an_end_inside_a_character_with_no_certain_boundary_before_it_moves_back_to_the_characters_start() {
-        // Shift_JIS prose with no ASCII byte for more than the boundary search looks back: the end (byte 2,001, the
-        // second byte of a character) cannot be placed by context alone, so the decode leaves the cut character out.
-        let prose = "晴天なりました本日は".repeat(200);
-        let (bytes, _, _) = encoding_rs::SHIFT_JIS.encode(&prose);
-        let w = range(&bytes, "shift_jis", 0, 2001, 100_000);
-        assert_eq!(w.actual, [0, 2000]);
-        assert!(!w.cap_hit && w.rendered.invalid == 0, "{w:?}");
-        let next = range(&bytes, "shift_jis", 2000, 4000, 100_000);
-        assert_eq!(next.rendered.invalid, 0, "the next range starts on the character the first one left out");
-        assert!(next.rendered.text.starts_with("@2000: 晴"), "{}", next.rendered.text);
-        // A range inside one character is shown cut rather than empty, so that paging moves on.
-        let inside = range(&bytes, "shift_jis", 2000, 2001, 100_000);
-        assert!(inside.actual[1] > inside.actual[0], "{inside:?}");
-    }
-
-    #[test]
-    fn cap_ends_range_early_at_a_boundary() {
-        let text = "€".repeat(100);
-        let w = range(text.as_bytes(), "utf-8", 0, 1000, 14);
-        assert_eq!(w.actual, [0, 9]);
-        assert!(w.cap_hit);
-        assert_eq!(w.rendered.text, "@0: €€€");
-    }
 }

@@ -119,7 +119,11 @@ mod tests {
 
     fn indexing<'a>(indexes: &'a LineIndexes, file: &std::fs::File) -> Indexing<'a> {
         let metadata = file.metadata().unwrap();
-        Indexing { indexes, identity: FileIdentity::of(&metadata, 0, utf8()), version: FileVersion::of(&metadata) }
+        Indexing {
+            indexes,
+            identity: FileIdentity::of(file, &metadata, 0, utf8()),
+            version: FileVersion::of(&metadata),
+        }
     }
 
     fn big_file() -> std::fs::File {

@@ -1,4 +1,7 @@
-//! PDF fixtures made with lopdf, shared by the PDF test files.
+//! PDF fixtures made with lopdf (or written by hand), shared by every test binary that needs PDFs: the integration
+//! tests of both crates, and the library's unit tests, which mount this file in `src/media/pdf/fixtures.rs` (it uses
+//! nothing but lopdf and flate2, so it compiles in both places).
+#![allow(dead_code)] // Each test binary uses its own share of these.
 
 use lopdf::{Dictionary, Document, Object, ObjectId, Stream, StringFormat, dictionary};
 
@@ -35,10 +38,23 @@ impl Fixture {
         page
     }
 
-    /// Adds a page showing `text`.
+    /// Adds a page of these content bytes, with extra resources beside the font.
+    pub fn page_with(&mut self, content: Vec<u8>, mut resources: Dictionary) -> ObjectId {
+        resources.set("Font", dictionary! { "F1" => self.font });
+        let content = self.doc.add_object(Stream::new(dictionary! {}, content));
+        let page = self.doc.add_object(dictionary! {
+            "Type" => "Page",
+            "Parent" => self.pages_id,
+            "Contents" => content,
+            "Resources" => resources,
+        });
+        self.kids.push(page);
+        page
+    }
+
+    /// Adds a page showing `text`, one line per line.
     pub fn text_page(&mut self, text: &str) -> ObjectId {
-        let content = self.doc.add_object(Stream::new(Dictionary::new(), show(text)));
-        self.page(content.into())
+        self.page_with(show(text), Dictionary::new())
     }
 
     /// The saved PDF.
@@ -62,11 +78,12 @@ impl Fixture {
     }
 }
 
-/// Content that shows `text` in `/F1`, a line per line (no parentheses or backslashes in `text`).
+/// Content that shows `text` in `/F1`, a line per line.
 pub fn show(text: &str) -> Vec<u8> {
-    let mut ops = String::from("BT /F1 10 Tf 12 TL 50 760 Td");
+    let mut ops = String::from("BT /F1 12 Tf 14 TL 72 720 Td");
     for line in text.lines() {
-        ops.push_str(&format!(" ({line}) Tj T*"));
+        let escaped = line.replace('\\', "\\\\").replace('(', "\\(").replace(')', "\\)");
+        ops.push_str(&format!(" ({escaped}) Tj T*"));
     }
     ops.push_str(" ET");
     ops.into_bytes()
@@ -159,13 +176,13 @@ pub fn encrypted(user_password: &str) -> Vec<u8> {
 
 /// A PDF written by hand, with a classic cross-reference table, from the bodies of objects 1, 2, … (object 1 is the
 /// catalog).
-pub fn handmade(objects: &[Vec<u8>]) -> Vec<u8> {
+pub fn handmade<B: AsRef<[u8]>>(objects: &[B]) -> Vec<u8> {
     let mut pdf = b"%PDF-1.5\n".to_vec();
     let mut offsets = Vec::with_capacity(objects.len());
     for (index, body) in objects.iter().enumerate() {
         offsets.push(pdf.len());
         pdf.extend_from_slice(format!("{} 0 obj\n", index + 1).as_bytes());
-        pdf.extend_from_slice(body);
+        pdf.extend_from_slice(body.as_ref());
         pdf.extend_from_slice(b"\nendobj\n");
     }
     let xref = pdf.len();

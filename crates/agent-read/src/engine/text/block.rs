@@ -6,7 +6,7 @@ use super::{self as text, Rendering};
 use crate::classify::TextFormat;
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
-use crate::render::text::block_footer;
+use crate::render::text::{Shown, block_footer, elision_line};
 use crate::request::BlockWindow;
 use crate::result::{TextMeta, TextResult};
 use crate::window::Source;
@@ -29,13 +29,16 @@ pub fn read(
     let anchor = request.anchor_line;
     // A rendering (a notebook) puts its document's lines behind the gutter: their indentation is measured after it.
     let gutter = source.is_in_memory().then_some(crate::render::GUTTER);
-    let block = match block::find_in(source, format.codec, anchor, gutter) {
+    let block = match block::find_in(source, format.codec, anchor, request.levels, gutter) {
         Ok(Found::Block(block)) => block,
         Ok(Found::PastEnd(0)) => return Ok(empty(meta)),
         Ok(Found::PastEnd(total)) => return Err(past_end(&meta.path, anchor, total)),
         Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Err(timed_out(anchor, limits)),
         Err(e) => return Err(ReadError::from_io(&e, &meta.path)),
     };
+    if let Some(split) = Split::of(&block, request.limit) {
+        return read_split(source, indexing, format, (&block, &request, split), meta, limits, rendering);
+    }
     let window = request.lines_of(block.start, block.end - block.start + 1);
     let Some(scanned) = text::scan_window(source, indexing, format, window, &meta.path, limits, rendering)? else {
         return Ok(empty(meta));
@@ -47,15 +50,97 @@ pub fn read(
         .map(|n| format!("{}offset={n} limit={}", rendering.call_prefix, (block.end - last).min(request.limit)));
     let widen = widen_call(&block, total, &request, rendering);
     let facts = scanned.facts(&meta, format, rendering, request.clamped_from.map(|_| limits.max_lines), limits);
-    let shown = next_offset.map(|_| [first, last]);
+    let shown = next_offset.map(|_| Shown { head: None, window: [first, last] });
     let footer = block_footer(&block, total, shown, &facts, next_call, widen.as_deref());
+    fill_block_meta(&mut meta, &block, widen);
+    let output = scanned.finish(&mut meta, next_offset, request.clamped_to(), &footer);
+    Ok(TextResult { output, meta })
+}
+
+fn fill_block_meta(meta: &mut TextMeta, block: &Block, widen: Option<String>) {
     meta.block_kind = Some(if block.header.is_some() { "block" } else { "paragraph" });
     meta.block_start_line = Some(block.start);
     meta.block_end_line = Some(block.end);
     meta.block_header_line = block.header;
-    meta.anchor_line = Some(anchor);
+    meta.anchor_line = Some(block.anchor);
     meta.widen = widen;
-    let output = scanned.finish(&mut meta, next_offset, request.clamped_to(), &footer);
+}
+
+/// How a block longer than the window is shown so that its anchor is in view: its head (the header, with the
+/// annotations above it when they leave room), then, after the lines left out, a window of the rest of the limit
+/// around the anchor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Split {
+    /// The head's first and last lines; `None` for a paragraph, which has no header.
+    head: Option<[u64; 2]>,
+    /// The window around the anchor.
+    window: [u64; 2],
+}
+
+impl Split {
+    /// The split of `block` for a window of `limit` lines; `None` when the block fits, or when the window from the
+    /// block's first line already holds the anchor.
+    fn of(block: &Block, limit: u64) -> Option<Split> {
+        let anchor = block.resolved;
+        if block.end - block.start < limit || anchor < block.start + limit {
+            return None;
+        }
+        // A window of one or two lines is all anchor.
+        let head = block.header.filter(|_| limit > 2).map(|header| {
+            let with_annotations = header - block.start + 1;
+            if with_annotations <= limit / 3 { [block.start, header] } else { [header, header] }
+        });
+        let head_lines = head.map_or(0, |[first, last]| last - first + 1);
+        let room = limit.saturating_sub(head_lines).max(1);
+        let after_head = head.map_or(block.start, |[_, last]| last + 1);
+        let end = (anchor + room / 2).min(block.end);
+        let start = end.saturating_sub(room - 1).max(after_head);
+        Some(Split { head, window: [start, (start + room - 1).min(block.end)] })
+    }
+}
+
+/// A block longer than its window: the head, the line that says which lines were left out and how to read them, and
+/// the window around the anchor (see [`Split`]); the footer continues within the block after that window.
+fn read_split(
+    source: &Source<'_>,
+    indexing: Option<Indexing<'_>>,
+    format: &TextFormat,
+    (block, request, split): (&Block, &BlockWindow, Split),
+    mut meta: TextMeta,
+    limits: &Limits,
+    rendering: &Rendering,
+) -> Result<TextResult, ReadError> {
+    let mut output = String::new();
+    let mut head_lines = 0;
+    if let Some([first, last]) = split.head {
+        let window = request.lines_of(first, last - first + 1);
+        if let Some(head) = text::scan_window(source, None, format, window, &meta.path, limits, rendering)? {
+            head_lines = head.renderer.returned;
+            output = head.renderer.into_output();
+        }
+    }
+    let after_head = split.head.map_or(block.start, |[_, last]| last + 1);
+    let [first, last] = split.window;
+    if first > after_head {
+        output.push_str(&elision_line(after_head, first - 1, &rendering.call_prefix));
+    }
+    let room = Limits { max_output_bytes: limits.max_output_bytes.saturating_sub(output.len()), ..limits.clone() };
+    let window = request.lines_of(first, last - first + 1);
+    let Some(scanned) = text::scan_window(source, indexing, format, window, &meta.path, &room, rendering)? else {
+        return Ok(empty(meta));
+    };
+    let (shown_last, total) = (scanned.last, scanned.total());
+    let next_offset = (shown_last < block.end).then_some(shown_last + 1);
+    let next_call = next_offset
+        .map(|n| format!("{}offset={n} limit={}", rendering.call_prefix, (block.end - shown_last).min(request.limit)));
+    let widen = widen_call(block, total, request, rendering);
+    let facts = scanned.facts(&meta, format, rendering, request.clamped_from.map(|_| limits.max_lines), limits);
+    let shown = Some(Shown { head: split.head.filter(|_| head_lines > 0), window: [scanned.first, shown_last] });
+    let footer = block_footer(block, total, shown, &facts, next_call, widen.as_deref());
+    fill_block_meta(&mut meta, block, widen);
+    let lines = scanned.finish(&mut meta, next_offset, request.clamped_to(), &footer);
+    meta.returned_lines = meta.returned_lines.map(|n| n + head_lines);
+    output.push_str(&lines);
     Ok(TextResult { output, meta })
 }
 
@@ -113,6 +198,7 @@ mod tests {
             limit: limit.unwrap_or(2000),
             clamped_from: None,
             explicit_limit: limit.is_some(),
+            levels: 1,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Text through window → render: a file's lines or bytes, or text rendered in memory (notebooks, PDF pages).
 
 mod block;
+mod find;
 
 use super::target::Target;
 use crate::budget::Budget;
@@ -23,6 +24,9 @@ pub struct Rendering {
     pub notices: Vec<String>,
     /// Prepended to the footer's next call.
     pub call_prefix: String,
+    /// The header line that starts each page of the rendering (a PDF's `── page 3 of 40 ──`), which `find` names
+    /// beside each match.
+    pub page_header: Option<&'static str>,
 }
 
 impl Rendering {
@@ -56,7 +60,7 @@ pub fn read(
         .with_budget(target.budget.clone());
     let indexing = (size >= MIN_INDEXED_BYTES).then(|| Indexing {
         indexes: target.indexes,
-        identity: FileIdentity::of(target.metadata, source.data_start, layout),
+        identity: FileIdentity::of(target.file, target.metadata, source.data_start, layout),
         version: FileVersion::of(target.metadata),
     });
     read_source(&source, indexing, format, window, meta, limits, rendering)
@@ -92,6 +96,7 @@ fn read_source(
             read_bytes(source, format, [start, end_byte], meta, limits, rendering)
         }
         Window::Block(block) => block::read(source, indexing, format, block, meta, limits, rendering),
+        Window::Find(find) => find::read(source, indexing, format, &find, meta, limits, rendering),
     }
 }
 
@@ -262,7 +267,9 @@ fn read_bytes(
     }
     let default_len = (max_out * source.layout.unit) as u64;
     let requested = [requested_start, range[1].unwrap_or(requested_start.saturating_add(default_len))];
-    let window = bytes::read_range(source, format.codec, requested, max_out).map_err(io_error(&meta.path))?;
+    let codec = format.codec;
+    let render = |buf: &[u8], at: u64, last: bool| render::bytes::render_range(codec, buf, at, last, max_out);
+    let window = bytes::read_range(source, codec, requested, max_out, render).map_err(io_error(&meta.path))?;
     let [start, end] = window.actual;
     let adjusted = window.actual != requested;
     let next_start = (end < size).then_some(end);
@@ -330,7 +337,7 @@ pub fn io_error(path: &str) -> impl Fn(std::io::Error) -> ReadError + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::render_error;
+    use crate::error::render_error;
     use crate::window::scan::CapturedLine;
 
     #[test]

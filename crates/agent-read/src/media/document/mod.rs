@@ -159,8 +159,3 @@ impl Budgeted {
         (text, complete)
     }
 }
-
-/// A name on one line: runs of whitespace (line breaks included) as one space.
-pub fn one_line(name: &str) -> String {
-    name.split_whitespace().collect::<Vec<_>>().join(" ")
-}

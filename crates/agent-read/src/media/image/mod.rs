@@ -76,7 +76,7 @@ fn read_with(image: ImageFile<'_>, limits: &Limits, pool: &MemoryPool) -> Result
     // A file small enough to go out as its own bytes is read whole first, so that what is attached is what was
     // decoded; a larger one is decoded from the file as it is read.
     let held = if meta.size_bytes <= limits.max_image_bytes {
-        Some(read_all(file, meta.size_bytes).map_err(|e| ReadError::from_io(&e, &path))?)
+        Some(read_all(file, meta.size_bytes).map_err(|e| stopped(&e, &path))?)
     } else {
         None
     };
@@ -89,9 +89,9 @@ fn read_with(image: ImageFile<'_>, limits: &Limits, pool: &MemoryPool) -> Result
     let held_bytes = held.as_ref().map_or(0, |bytes| bytes.len() as u64);
     let needed = decoder.peak_bytes(out) + encode_bytes(out, decoder.channels(), limits) + held_bytes;
     let _reservation = pool.reserve(needed, budget).map_err(|refusal| refused(&path, size, refusal))?;
-    budget.check().map_err(|e| ReadError::from_io(&e, &path))?;
+    budget.check().map_err(|e| stopped(&e, &path))?;
     let decoded = guarded(|| decoder.decode(out, budget)).map_err(|f| failure(&path, kind, f))?;
-    budget.check().map_err(|e| ReadError::from_io(&e, &path))?;
+    budget.check().map_err(|e| stopped(&e, &path))?;
     let (attachment, scale) = match held {
         Some(bytes) if out == size => (attachment(kind.mime(), &bytes, size.width, size.height), None),
         _ => {
@@ -102,7 +102,7 @@ fn read_with(image: ImageFile<'_>, limits: &Limits, pool: &MemoryPool) -> Result
         }
     };
     meta.scale = scale.map(|s| (s * 10_000.0).round() / 10_000.0);
-    let output = describe(kind, &meta, &attachment);
+    let output = crate::render::attachment::image(kind, &meta, &attachment);
     Ok(AttachmentResult { output, attachments: vec![attachment], meta })
 }
 
@@ -166,15 +166,25 @@ fn refused(path: &str, size: Size, refusal: Refusal) -> ReadError {
             ),
         )
         .with_hint("the image alone fits: read it again once the other image reads have finished"),
-        Refusal::Stopped(error) => ReadError::from_io(&error, path),
+        Refusal::Stopped(error) => stopped(&error, path),
     }
+}
+
+/// A read of the image that stopped: past the time budget (a byte range, which a text read would be pointed to,
+/// shows nothing of an image), cancelled, or failed reading the file.
+fn stopped(error: &std::io::Error, path: &str) -> ReadError {
+    let mapped = ReadError::from_io(error, path);
+    if mapped.code != ErrorCode::Timeout {
+        return mapped;
+    }
+    mapped.with_hint("decoding the image did not finish within the time budget; retry once when the server is less busy, and if it stops again the image is too large to show")
 }
 
 fn failure(path: &str, kind: ImageType, failure: Failure) -> ReadError {
     match failure {
         Failure::Corrupt(reason) => corrupt(path, kind, &reason),
         Failure::TooLarge(why) => too_large(path, why),
-        Failure::Stopped(error) => ReadError::from_io(&error, path),
+        Failure::Stopped(error) => stopped(&error, path),
     }
 }
 
@@ -189,7 +199,7 @@ fn shrink(
     let longest = decoded.width().max(decoded.height());
     let mut side = longest;
     for _ in 0..8 {
-        budget.check().map_err(|e| ReadError::from_io(&e, path))?;
+        budget.check().map_err(|e| stopped(&e, path))?;
         let scaled = if side < longest { Cow::Owned(decoded.thumbnail(side, side)) } else { Cow::Borrowed(&decoded) };
         for format in encodings(kind, &scaled) {
             let (encoded, mime) = encode(&scaled, format).map_err(|e| corrupt(path, kind, &e))?;
@@ -232,26 +242,6 @@ fn attachment(mime: &str, bytes: &[u8], width: u32, height: u32) -> Attachment {
         height: Some(height),
         size_bytes: bytes.len() as u64,
     }
-}
-
-/// `PNG image · 9600×6000 · 12.3 MB → downscaled to 2000×1250 (scale 0.2083; …) · PNG 1.9 MB`.
-fn describe(kind: ImageType, meta: &AttachmentMeta, attachment: &Attachment) -> String {
-    let (w, h) = (meta.original_width.unwrap_or(0), meta.original_height.unwrap_or(0));
-    let mut text = format!("{} image · {w}×{h} · {}", kind.name(), human_size(meta.size_bytes));
-    let (aw, ah) = (attachment.width.unwrap_or(0), attachment.height.unwrap_or(0));
-    let sent = human_size(attachment.size_bytes);
-    let sent_type = if attachment.mime == "image/jpeg" { "JPEG" } else { "PNG" };
-    match meta.scale {
-        Some(scale) => text.push_str(&format!(
-            " → downscaled to {aw}×{ah}, {sent_type} {sent} (scale {scale}: divide coordinates in it by {scale} to map them to the original)"
-        )),
-        None if meta.reencoded => text.push_str(&format!(" → re-encoded as {sent_type} {sent} to fit the size limit")),
-        None => {}
-    }
-    if kind == ImageType::Gif {
-        text.push_str(" · animated GIFs show their first frame");
-    }
-    text
 }
 
 fn corrupt(path: &str, kind: ImageType, reason: &str) -> ReadError {

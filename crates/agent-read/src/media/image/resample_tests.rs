@@ -1,18 +1,6 @@
 use super::*;
+use crate::media::image::tests::noise;
 use image::{DynamicImage, GenericImageView, ImageBuffer, Luma, Rgb, Rgba};
-
-/// A deterministic pseudo-random byte stream (xorshift64*).
-fn noise(seed: u64, n: usize) -> Vec<u8> {
-    let mut state = seed;
-    (0..n)
-        .map(|_| {
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8
-        })
-        .collect()
-}
 
 /// Feeds every row of `pixels` (`size`, `channels` a pixel) top to bottom; returns the output.
 fn streamed(pixels: &[u8], size: Size, out: Size, channels: usize, order: RowOrder) -> Vec<u8> {

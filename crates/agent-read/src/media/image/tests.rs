@@ -20,8 +20,8 @@ fn budget(seconds: f64) -> Budget {
     Budget::new(Instant::now() + Duration::from_secs_f64(seconds), Cancel::new())
 }
 
-/// A deterministic pseudo-random byte stream (xorshift64*).
-fn noise(seed: u64, n: usize) -> Vec<u8> {
+/// A deterministic pseudo-random byte stream (xorshift64*); the resampler's tests use it too.
+pub(super) fn noise(seed: u64, n: usize) -> Vec<u8> {
     let mut state = seed | 1;
     (0..n)
         .map(|_| {
@@ -454,6 +454,20 @@ fn a_read_that_needs_more_than_the_whole_budget_is_refused_as_too_large() {
         error.message
     );
     assert!(error.message.ends_with(", more than the 1.0 MiB all image reads share"), "{}", error.message);
+}
+
+/// An image read past its time budget is TIMEOUT with a hint that fits an image: a byte range, which a text read past
+/// its budget is pointed to, shows nothing of one.
+#[test]
+fn an_image_past_its_time_budget_is_a_timeout_whose_hint_fits_an_image() {
+    let size = Size::new(400, 300);
+    let bytes =
+        png_file(size, png::ColorType::Rgb, png::BitDepth::Eight, &picture(400, 300, 3, 1), PngExtra::default());
+    let error = read_png(&bytes, &MemoryPool::new(1 << 30), 0.0).err().unwrap();
+    assert_eq!(error.code, ErrorCode::Timeout, "{error:?}");
+    let hint = error.hint.unwrap_or_default();
+    assert!(hint.starts_with("decoding the image did not finish within the time budget"), "{hint}");
+    assert!(!hint.contains("byte"), "{hint}");
 }
 
 #[test]

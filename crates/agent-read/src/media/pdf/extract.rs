@@ -203,9 +203,9 @@ fn name_is(dict: &Dictionary, key: &[u8], name: &[u8]) -> bool {
 mod tests {
     use super::*;
     use crate::budget::Cancel;
-    use crate::media::pdf::fixtures::{Fixture, as_file, numbered, run_bytes, show, texts, zeros_zlib};
+    use crate::media::pdf::fixtures::{Fixture, as_file, encrypted, numbered, run_bytes, show, texts, zeros_zlib};
     use crate::media::pdf::{Isolation, extract};
-    use lopdf::{Stream, StringFormat, dictionary};
+    use lopdf::{Stream, dictionary};
     use std::time::{Duration, Instant};
 
     #[test]
@@ -244,32 +244,11 @@ mod tests {
         assert!(matches!(empty, PdfError::Malformed(_)), "{empty:?}");
     }
 
-    fn encrypted_pdf(user_password: &str) -> Vec<u8> {
-        let mut fixture = Fixture::new();
-        fixture.text_page("Secret page");
-        let id = Object::String(b"0123456789abcdef".to_vec(), StringFormat::Hexadecimal);
-        fixture.doc.trailer.set("ID", vec![id.clone(), id]);
-        let bytes = fixture.bytes();
-        let mut doc = Document::load_mem(&bytes).unwrap();
-        let version = lopdf::EncryptionVersion::V2 {
-            document: &doc,
-            owner_password: "owner",
-            user_password,
-            key_length: 128,
-            permissions: lopdf::Permissions::all(),
-        };
-        let state = lopdf::EncryptionState::try_from(version).unwrap();
-        doc.encrypt(&state).unwrap();
-        let mut out = Vec::new();
-        doc.save_to(&mut out).unwrap();
-        out
-    }
-
     #[test]
     fn an_encrypted_pdf_is_refused_unless_the_empty_password_opens_it() {
-        let locked = run_bytes(&encrypted_pdf("secret"), "1", 100).unwrap_err();
+        let locked = run_bytes(&encrypted("secret"), "1", 100).unwrap_err();
         assert!(matches!(locked, PdfError::Encrypted), "{locked:?}");
-        let open = run_bytes(&encrypted_pdf(""), "1", 100).unwrap();
+        let open = run_bytes(&encrypted(""), "1", 100).unwrap();
         assert_eq!(texts(&open), [(1, "Secret page")]);
     }
 

@@ -137,16 +137,11 @@ fn probe(data: &[u8], depth: usize, stop: &Stop) -> Result<(), PdfError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::pdf::fixtures::{bomb_pdf, run_thread, sample, texts, zeros_zlib, zlib};
+    use crate::media::pdf::fixtures::{
+        bomb_pdf, handmade, peak_rss_bytes, run_thread, sample, stream_object, texts, zeros_zlib, zlib,
+    };
     use lopdf::dictionary;
     use std::time::{Duration, Instant};
-
-    /// The most memory this process has held, in bytes (0 where unknown).
-    fn peak_rss_bytes() -> u64 {
-        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-        let line = status.lines().find(|line| line.starts_with("VmHWM:")).unwrap_or("VmHWM: 0 kB");
-        line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).unwrap_or(0) * 1024
-    }
 
     #[test]
     fn a_decompression_bomb_fails_cleanly_with_bounded_memory_in_a_thread() {
@@ -160,33 +155,6 @@ mod tests {
         assert!(matches!(&err, PdfError::TooLarge(reason) if reason.contains("64 MiB")), "{err:?}");
         assert!(took < Duration::from_secs(20), "{took:?}");
         assert!(peak_rss_bytes() < 1 << 30, "peak RSS {} bytes", peak_rss_bytes());
-    }
-
-    /// A PDF written by hand, with a classic cross-reference table, from the bodies of objects 1, 2, ….
-    fn handmade(objects: &[Vec<u8>]) -> Vec<u8> {
-        let mut pdf = b"%PDF-1.5\n".to_vec();
-        let mut offsets = Vec::new();
-        for (index, body) in objects.iter().enumerate() {
-            offsets.push(pdf.len());
-            pdf.extend_from_slice(format!("{} 0 obj\n", index + 1).as_bytes());
-            pdf.extend_from_slice(body);
-            pdf.extend_from_slice(b"\nendobj\n");
-        }
-        let xref = pdf.len();
-        pdf.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
-        for offset in offsets {
-            pdf.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
-        }
-        let trailer = format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1);
-        pdf.extend_from_slice(trailer.as_bytes());
-        pdf
-    }
-
-    fn stream_object(dict: &str, data: &[u8]) -> Vec<u8> {
-        let mut body = format!("<< {dict} /Length {} >>\nstream\n", data.len()).into_bytes();
-        body.extend_from_slice(data);
-        body.extend_from_slice(b"\nendstream");
-        body
     }
 
     /// One page of text, and an object stream that lopdf unpacks while loading: 2 GiB of zeros.

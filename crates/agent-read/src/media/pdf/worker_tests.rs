@@ -3,18 +3,15 @@
 //! The worker is the real binary, `agent-read` (crate agent-read-cli), started through its hidden `__pdf-worker`
 //! argument: it is found beside this test binary's directory, so the workspace's `cargo test` (which builds every
 //! crate before it runs a test) has built it. A few cases put a shell in its place to play a worker that hangs,
-//! crashes or answers garbage. Fixtures are made with lopdf, by the helpers the integration tests use too.
+//! crashes or answers garbage. Fixtures are made with lopdf, by the helpers the integration tests use too (`super::fixtures`).
 
-#[path = "../../../tests/common/pdf.rs"]
-#[allow(dead_code)] // The integration tests use the rest.
-mod common_pdf;
-
+use super::fixtures::{
+    Fixture, as_file, encrypted, handmade, numbered, pdf_of, peak_rss_bytes, show, stream_object, texts, zeros_zlib,
+};
 use crate::budget::Cancel;
 use crate::media::pdf::{self, Extracted, Isolation, PageSelection, PdfError};
-use common_pdf::{Fixture, encrypted, handmade, pdf_of, show, stream_object, zeros_zlib};
 use lopdf::{Dictionary, Stream, dictionary};
-use std::fs::File;
-use std::io::{Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::thread;
@@ -39,24 +36,10 @@ fn fake_worker(script: &str) -> Isolation {
     Isolation::Process { program: PathBuf::from("/bin/sh"), args: vec!["-c".into(), script.into(), "sh".into()] }
 }
 
-fn numbered(count: u32) -> Vec<u8> {
-    pdf_of(&(1..=count).map(|n| format!("Page {n} text")).collect::<Vec<_>>())
-}
-
-fn as_file(bytes: &[u8]) -> File {
-    let mut file = tempfile::tempfile().expect("a temporary file");
-    file.write_all(bytes).expect("the fixture is written");
-    file
-}
-
 fn run(bytes: &[u8], pages: &str, max_chars: usize, isolation: &Isolation) -> Result<Extracted, PdfError> {
     let selection = PageSelection::parse(pages).expect("a valid selection");
     let deadline = Instant::now() + Duration::from_secs(30);
     pdf::extract(&as_file(bytes), &selection, max_chars, deadline, &Cancel::new(), isolation)
-}
-
-fn texts(extracted: &Extracted) -> Vec<(u32, &str)> {
-    extracted.pages.iter().map(|page| (page.number, page.text.as_str())).collect()
 }
 
 /// Children of this process that ended but were not reaped, ignoring any that is reaped within two seconds (other
@@ -85,12 +68,6 @@ fn lasting_zombies() -> Vec<String> {
         lasting.retain(|pid| now.contains(pid));
     }
     lasting
-}
-
-fn peak_rss_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let line = status.lines().find(|line| line.starts_with("VmHWM:")).unwrap_or("VmHWM: 0 kB");
-    line.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()).unwrap_or(0) * 1024
 }
 
 #[test]

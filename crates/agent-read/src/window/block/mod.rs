@@ -12,6 +12,11 @@
 //!   a header at its indentation gives that header's block.
 //! - **Otherwise** the header is the nearest line above with less indentation than the anchor; with none, the
 //!   anchor is at top level and its paragraph (the lines between blank lines) is returned.
+//! - **Definitions first**: the header those rules find is the *innermost* one. Of it and the headers enclosing it,
+//!   the block is opened by the nearest that reads as a definition (a function, method, class, impl…: see
+//!   [`LineShape::definition`]), so a line inside an `if` inside a function gives the function; `levels` = 2 gives
+//!   the definition around that one, and so on (the outermost when there are fewer). Where no definition encloses
+//!   the line (data, a script's top level), the innermost header is taken, and `levels` counts headers instead.
 //!
 //! A block runs from its header through every line more indented than the header, plus one closing line at the
 //! header's indentation when it starts with a closer; annotations directly above the header at its indentation
@@ -62,13 +67,13 @@ pub enum Found {
 /// block's end, holding one chunk and the open headers; stops with an error when the source's budget runs out.
 #[cfg(test)]
 pub fn find(source: &Source<'_>, codec: Codec, anchor: u64) -> io::Result<Found> {
-    find_in(source, codec, anchor, None)
+    find_in(source, codec, anchor, 1, None)
 }
 
 /// [`find`] in a rendering whose document lines stand behind `gutter` (a UTF-8 prefix such as `│ `; the gutter
 /// without its trailing space stands for an empty line): the indentation measured is the document's own, after it.
-pub fn find_in(source: &Source<'_>, codec: Codec, anchor: u64, gutter: Option<&str>) -> io::Result<Found> {
-    let mut finder = Finder::new(anchor);
+pub fn find_in(source: &Source<'_>, codec: Codec, anchor: u64, levels: u32, gutter: Option<&str>) -> io::Result<Found> {
+    let mut finder = Finder::new(anchor, levels);
     let pass = Pass { stop_when_done: true, ..Pass::whole(source) };
     scan::scan_pass(source, pass, Start::Line(1), u64::MAX, KEEP_BYTES, |line| {
         let whole = line.kept.len() as u64 == line.content_end - line.start;
@@ -93,6 +98,7 @@ struct Entry {
     paragraph: u64,
     closer: bool,
     annotation: bool,
+    definition: bool,
 }
 
 /// Where the search stands.
@@ -120,6 +126,8 @@ enum State {
 #[derive(Debug)]
 struct Finder {
     anchor: u64,
+    /// Which enclosing definition to give: 1 the nearest.
+    levels: u32,
     /// Non-blank lines before `prev` that may still open a block around what follows: each entry is the nearest line
     /// above the next one with less indentation, so indentation strictly increases.
     stack: Vec<Entry>,
@@ -133,8 +141,9 @@ struct Finder {
 }
 
 impl Finder {
-    fn new(anchor: u64) -> Finder {
-        Finder { anchor, stack: Vec::new(), prev: None, lines: 0, resolved: None, state: State::Seeking }
+    fn new(anchor: u64, levels: u32) -> Finder {
+        let levels = levels.max(1);
+        Finder { anchor, levels, stack: Vec::new(), prev: None, lines: 0, resolved: None, state: State::Seeking }
     }
 
     /// Takes line `number`; `Flow::Done` once the block is known.
@@ -193,6 +202,7 @@ impl Finder {
             paragraph: above.map_or(number, |p| p.paragraph),
             closer: shape.closer,
             annotation: shape.annotation,
+            definition: shape.definition,
         }
     }
 
@@ -219,7 +229,12 @@ impl Finder {
         if opener.indent != closer.indent || opener.line == before.line {
             return None;
         }
-        Some(State::Done(self.block(opener.first, closer.line, Some(*opener))))
+        let (header, parent) = self.choose(*opener);
+        if header.line == opener.line {
+            return Some(State::Done(self.block(opener.first, closer.line, Some(header), parent)));
+        }
+        // A definition around the closed block: its body goes on past the closer.
+        Some(State::Body { header, parent, body_end: closer.line })
     }
 
     fn follow_annotations(&self, target: Entry, entry: Entry) -> State {
@@ -236,27 +251,46 @@ impl Finder {
     fn enclosing(&self, target: Entry) -> State {
         let last = self.prev.map_or(target.line, |p| p.line.max(target.line));
         match self.stack.iter().rev().find(|e| e.indent < target.indent) {
-            Some(header) => State::Body { header: *header, parent: self.parent_of(header), body_end: last },
+            Some(innermost) => {
+                let (header, parent) = self.choose(*innermost);
+                State::Body { header, parent, body_end: last }
+            }
             None => State::Paragraph { start: target.paragraph, end: last },
         }
     }
 
-    fn body(&self, header: Entry) -> State {
-        State::Body { header, parent: self.parent_of(&header), body_end: header.line }
+    /// The block opened by the innermost header `innermost`, or by a definition around it (see the module's rules).
+    fn body(&self, innermost: Entry) -> State {
+        let (header, parent) = self.choose(innermost);
+        // Every line since a header around `innermost` is in that header's body (it is still on the stack).
+        let body_end = self.prev.map_or(innermost.line, |p| p.line.max(innermost.line));
+        State::Body { header, parent, body_end: if header.line == innermost.line { innermost.line } else { body_end } }
     }
 
-    fn parent_of(&self, header: &Entry) -> Option<u64> {
-        self.stack.iter().rev().find(|e| e.line < header.line && e.indent < header.indent).map(|e| e.line)
+    /// The header the block is opened by, given the innermost one: the `levels`-th definition among it and the headers
+    /// around it (nearest first), or the `levels`-th header when none is a definition; and the anchor that widens
+    /// the block: the nearest definition around the chosen header, else the nearest header around it.
+    fn choose(&self, innermost: Entry) -> (Entry, Option<u64>) {
+        let around = |inner: Entry| {
+            self.stack.iter().rev().filter(move |e| e.line < inner.line && e.indent < inner.indent).copied()
+        };
+        let level = self.levels as usize - 1;
+        let chain: Vec<Entry> = std::iter::once(innermost).chain(around(innermost)).collect();
+        let definitions: Vec<Entry> = chain.iter().filter(|e| e.definition).copied().collect();
+        let candidates = if definitions.is_empty() { &chain } else { &definitions };
+        let header = candidates[level.min(candidates.len() - 1)];
+        let parent = around(header).find(|e| e.definition).or_else(|| around(header).next()).map(|e| e.line);
+        (header, parent)
     }
 
-    fn block(&self, start: u64, end: u64, header: Option<Entry>) -> Block {
+    fn block(&self, start: u64, end: u64, header: Option<Entry>, parent: Option<u64>) -> Block {
         Block {
             start,
             end,
             anchor: self.anchor,
             resolved: self.resolved.unwrap_or(self.anchor),
             header: header.map(|h| h.line),
-            parent: header.and_then(|h| self.parent_of(&h)),
+            parent,
         }
     }
 
@@ -285,10 +319,10 @@ impl Finder {
     /// The block of the current state, ending at `end`.
     fn finished(&self, end: u64) -> Block {
         match self.state {
-            State::Body { header, parent, .. } => Block { parent, ..self.block(header.first, end, Some(header)) },
-            State::Paragraph { start, .. } => self.block(start, end, None),
+            State::Body { header, parent, .. } => self.block(header.first, end, Some(header), parent),
+            State::Paragraph { start, .. } => self.block(start, end, None, None),
             State::Done(block) => block,
-            _ => self.block(self.anchor, end, None),
+            _ => self.block(self.anchor, end, None, None),
         }
     }
 
@@ -306,7 +340,7 @@ impl Finder {
                         self.resolve(above, None)
                     }
                     // Nothing but blank lines: the anchor alone.
-                    None => State::Done(self.block(self.anchor, self.anchor, None)),
+                    None => State::Done(self.block(self.anchor, self.anchor, None, None)),
                 },
                 State::Resolving(target) => self.resolve(target, None),
                 State::Annotations(target) | State::Annotated { target, .. } => self.enclosing(target),

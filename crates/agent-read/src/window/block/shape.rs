@@ -11,8 +11,9 @@ use crate::classify::codec::DecodeLimit;
 /// Columns a tab advances to: the next multiple of this.
 pub const TAB_WIDTH: u32 = 4;
 
-/// Characters of a line looked at after its indentation: enough for the longest marker and the character after it.
-const LEAD_CHARS: usize = 6;
+/// Characters of a line looked at after its indentation: enough for a definition's modifiers, name and parameters
+/// on most lines (and for every marker).
+const LEAD_CHARS: usize = 160;
 
 /// The start of one line, as block finding sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -27,6 +28,9 @@ pub struct LineShape {
     /// Whether the text after the indentation starts an attribute, decorator or comment: `@`, `#` (so `#[…]`
     /// too), `//` (so `///` too), `/*`, or `*` alone or before a space or `/` (a block comment's middle or end).
     pub annotation: bool,
+    /// Whether the line reads as the start of a definition (see [`is_definition`]): a function, method, class,
+    /// type, impl or module, as opposed to a statement (`if`, `for`, a call) or data.
+    pub definition: bool,
 }
 
 impl LineShape {
@@ -70,7 +74,10 @@ impl LineShape {
             len += 1;
         }
         let lead = &lead[..len];
-        LineShape { indent, blank: false, closer: is_closer(lead), annotation: is_annotation(lead) }
+        let closer = is_closer(lead);
+        let annotation = is_annotation(lead);
+        let definition = !closer && !annotation && is_definition(lead, whole && len < LEAD_CHARS);
+        LineShape { indent, blank: false, closer, annotation, definition }
     }
 }
 
@@ -94,6 +101,181 @@ fn is_closer(lead: &[char]) -> bool {
 
 fn is_annotation(lead: &[char]) -> bool {
     matches!(lead, ['@' | '#', ..] | ['/', '/' | '*', ..] | ['*'] | ['*', ' ' | '\t' | '/', ..])
+}
+
+/// Words that may come before what a definition is (`pub async fn`, `export default class`, `public static void`).
+const MODIFIERS: &[&str] = &[
+    "pub",
+    "export",
+    "default",
+    "async",
+    "static",
+    "public",
+    "private",
+    "protected",
+    "internal",
+    "final",
+    "abstract",
+    "override",
+    "unsafe",
+    "extern",
+    "inline",
+    "virtual",
+    "sealed",
+    "open",
+    "data",
+    "suspend",
+    "declare",
+    "fileprivate",
+    "mutating",
+    "partial",
+    "local",
+    "typedef",
+    "const",
+    "constexpr",
+    "friend",
+    "impure",
+    "pure",
+];
+
+/// Words that start a definition in common languages.
+const DEFINERS: &[&str] = &[
+    "fn",
+    "def",
+    "class",
+    "struct",
+    "enum",
+    "trait",
+    "impl",
+    "mod",
+    "interface",
+    "function",
+    "func",
+    "fun",
+    "module",
+    "namespace",
+    "object",
+    "record",
+    "union",
+    "type",
+    "macro_rules",
+    "sub",
+    "proc",
+    "procedure",
+    "protocol",
+    "extension",
+    "actor",
+    "defmodule",
+    "defp",
+    "defn",
+    "defun",
+    "defmacro",
+    "constructor",
+    "template",
+];
+
+/// Words that start a statement: a line starting with one is never a definition.
+const STATEMENTS: &[&str] = &[
+    "if",
+    "else",
+    "elif",
+    "elsif",
+    "for",
+    "foreach",
+    "while",
+    "until",
+    "do",
+    "loop",
+    "switch",
+    "match",
+    "case",
+    "when",
+    "try",
+    "catch",
+    "except",
+    "finally",
+    "with",
+    "unless",
+    "return",
+    "select",
+    "synchronized",
+    "lock",
+    "using",
+    "defer",
+    "go",
+    "await",
+    "yield",
+    "throw",
+    "raise",
+    "new",
+    "begin",
+    "then",
+    "repeat",
+    "guard",
+    "let",
+    "var",
+    "val",
+    "assert",
+    "print",
+    "echo",
+    "import",
+    "from",
+    "require",
+    "include",
+    "use",
+];
+
+/// Whether a line (`lead`: its text after the indentation; `complete` when that is the whole line) reads as the start
+/// of a definition: after any [`MODIFIERS`], a [`DEFINERS`] word (`pub(crate) async fn`, `export default class`); or,
+/// for languages without such a word, a signature that opens a body — a name then parameters, ending with `{`
+/// (`int main(void) {`, `public static void main(String[] args) {`, `it('works', () => {`), or an arrow function
+/// bound to a name (`const handler = async (req) => {`). A line starting with a [`STATEMENTS`] word, a call on an
+/// object (`items.forEach(x => {`) or plain data is not one.
+fn is_definition(lead: &[char], complete: bool) -> bool {
+    let mut buffer = [0u8; LEAD_CHARS * 4];
+    let mut used = 0;
+    for c in lead {
+        used += c.encode_utf8(&mut buffer[used..]).len();
+    }
+    let Ok(text) = std::str::from_utf8(&buffer[..used]) else { return false };
+    let mut rest = text;
+    loop {
+        let word_len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let (word, after) = rest.split_at(word_len);
+        if word.is_empty() {
+            return false;
+        }
+        if DEFINERS.contains(&word) {
+            return true;
+        }
+        if STATEMENTS.contains(&word) {
+            return false;
+        }
+        if MODIFIERS.contains(&word) {
+            // `pub(crate)`, `extern "C"`: the modifier's argument, then the next word.
+            let after = after.trim_start();
+            let after = match after.chars().next() {
+                Some('(') => after.find(')').map_or("", |end| &after[end + 1..]),
+                Some('"') => after[1..].find('"').map_or("", |end| &after[end + 2..]),
+                _ => after,
+            };
+            rest = after.trim_start();
+            continue;
+        }
+        return complete && is_signature(word, after);
+    }
+}
+
+/// Whether `after`, the rest of a line starting with the word `first` (no keyword), is a signature opening a body.
+fn is_signature(first: &str, after: &str) -> bool {
+    let line = after.trim_end();
+    if after.starts_with('.') || first.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+        return false;
+    }
+    let Some(paren) = line.find('(') else { return false };
+    let opens_body = line.ends_with('{');
+    let assigned = line[..paren].contains('=');
+    opens_body && (!assigned || line.contains("=>") || line.contains("function"))
 }
 
 #[cfg(test)]
@@ -147,10 +329,59 @@ mod tests {
     }
 
     #[test]
+    fn definitions_are_told_from_statements_and_data() {
+        for line in [
+            "fn main() {",
+            "pub(crate) async fn load(&self) -> Result<()> {",
+            "pub unsafe extern \"C\" fn f() {",
+            "impl<T: Debug> Display for Wrapper<T> {",
+            "def f(x):",
+            "async def handler(request):",
+            "class Server(Base):",
+            "export default function App() {",
+            "export const handler = async (event) => {",
+            "const f = function (x) {",
+            "func (s *Server) Run() error {",
+            "public static void main(String[] args) {",
+            "int main(int argc, char **argv) {",
+            "it('works', () => {",
+            "type Props = {",
+            "interface Shape {",
+            "module Parser",
+            "typedef struct {",
+            "defmodule App.Web do",
+        ] {
+            assert!(shape(line).definition, "{line:?}");
+        }
+        for line in [
+            "if (x) {",
+            "} else {",
+            "for item in items:",
+            "while (true) {",
+            "match value {",
+            "items.forEach((x) => {",
+            "let x = compute(y);",
+            "x = f(y) {",
+            "return foo(bar) {",
+            "server:",
+            "\"key\": {",
+            "# def commented():",
+            "@decorator(x)",
+            "f(x)",
+            "42(x) {",
+        ] {
+            assert!(!shape(line).definition, "{line:?}");
+        }
+        let long = format!("foo({}) {{", "a, ".repeat(100));
+        assert!(!shape(&long).definition, "a signature longer than the lead is judged by its keyword only");
+        assert!(shape(&format!("fn f({}) {{", "a: u8, ".repeat(40))).definition);
+    }
+
+    #[test]
     fn wide_encodings_are_decoded_first() {
         let utf16: Vec<u8> = "\t  @decorator".encode_utf16().flat_map(u16::to_le_bytes).collect();
         let s = LineShape::of(Codec::Whatwg(encoding_rs::UTF_16LE), &utf16, true);
-        assert_eq!(s, LineShape { indent: 6, blank: false, closer: false, annotation: true });
+        assert_eq!(s, LineShape { indent: 6, blank: false, closer: false, annotation: true, definition: false });
         let utf32: Vec<u8> = "  }".chars().flat_map(|c| u32::from(c).to_be_bytes()).collect();
         assert!(LineShape::of(Codec::Utf32Be, &utf32, true).closer);
     }

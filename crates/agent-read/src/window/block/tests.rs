@@ -32,8 +32,9 @@ const PYTHON: &str = include_str!("../../../tests/fixtures/block_server.py");
 #[test]
 fn python_blocks_nest_by_indentation_and_take_their_decorators() {
     assert_eq!(span(PYTHON, 12), (10, 15, Some(11), Some(4)), "the method around a statement, decorator first");
-    assert_eq!(span(PYTHON, 14), (13, 14, Some(13), Some(11)));
-    assert_eq!(span(PYTHON, 13), (13, 14, Some(13), Some(11)), "a header anchor gives the block it opens");
+    assert_eq!(span(PYTHON, 14), (10, 15, Some(11), Some(4)), "inside an `if` inside a method: the method");
+    assert_eq!(span(PYTHON, 13), (10, 15, Some(11), Some(4)), "an `if` header: the method around it");
+    assert_eq!(span(PYTHON, 11), (10, 15, Some(11), Some(4)), "a definition's header gives the block it opens");
     assert_eq!(span(PYTHON, 8), (7, 8, Some(7), Some(4)));
     assert_eq!(span(PYTHON, 5), (4, 15, Some(4), None), "the class, blank lines inside it included");
     assert_eq!(span(PYTHON, 4), (4, 15, Some(4), None));
@@ -68,7 +69,7 @@ const RUST: &str = include_str!("../../../tests/fixtures/block_parse.rs");
 #[test]
 fn rust_blocks_end_with_their_closing_brace_and_start_with_their_attributes() {
     assert_eq!(span(RUST, 6), (3, 8, Some(5), None), "doc comment and attribute above the header");
-    assert_eq!(span(RUST, 13), (12, 14, Some(12), Some(11)));
+    assert_eq!(span(RUST, 13), (11, 16, Some(11), Some(10)), "inside an `if`: the method around it");
     assert_eq!(span(RUST, 15), (11, 16, Some(11), Some(10)), "the closer at the header's indentation ends it");
     assert_eq!(span(RUST, 3), (3, 8, Some(5), None), "a doc comment anchor gives what it documents");
     assert_eq!(span(RUST, 4), (3, 8, Some(5), None));
@@ -76,8 +77,10 @@ fn rust_blocks_end_with_their_closing_brace_and_start_with_their_attributes() {
 
 #[test]
 fn a_closing_anchor_gives_the_block_it_closes() {
-    assert_eq!(span(RUST, 14), (12, 14, Some(12), Some(11)));
+    assert_eq!(span(RUST, 14), (11, 16, Some(11), Some(10)), "the `if`'s closer: the method around it");
     assert_eq!(span(RUST, 16), (11, 16, Some(11), Some(10)));
+    let data = "config {\n    items [\n        1,\n    ]\n    x\n}\n";
+    assert_eq!(span(data, 4), (2, 4, Some(2), Some(1)), "no definition around: the block the closer closes");
     assert_eq!(span(RUST, 17), (10, 17, Some(10), None));
     assert_eq!(span(RUST, 8), (3, 8, Some(5), None));
     // A closer right under its opener has no body to close: it is an ordinary line.
@@ -86,7 +89,8 @@ fn a_closing_anchor_gives_the_block_it_closes() {
 
 #[test]
 fn else_branches_are_blocks_of_their_own() {
-    let text = "fn f() {\n    if a {\n        x();\n    } else {\n        y();\n    }\n}\n";
+    // In a loop, not a definition, so the innermost blocks show.
+    let text = "loop {\n    if a {\n        x();\n    } else {\n        y();\n    }\n}\n";
     assert_eq!(span(text, 3), (2, 4, Some(2), Some(1)), "the if branch ends at `}} else {{`");
     assert_eq!(span(text, 5), (4, 6, Some(4), Some(1)));
     assert_eq!(span(text, 4), (4, 6, Some(4), Some(1)), "`}} else {{` opens the else branch");
@@ -94,9 +98,11 @@ fn else_branches_are_blocks_of_their_own() {
 
 #[test]
 fn closing_words_and_tags_end_blocks() {
-    let ruby = "def greet(name)\n  if name\n    puts name\n  end\nend\n";
+    let ruby = "items.each do |name|\n  if name\n    puts name\n  end\nend\n";
     assert_eq!(span(ruby, 3), (2, 4, Some(2), Some(1)));
     assert_eq!(span(ruby, 5), (1, 5, Some(1), None));
+    let method = ruby.replace("items.each do |name|", "def greet(names)");
+    assert_eq!(span(&method, 3), (1, 5, Some(1), None), "in a method: the method");
     let shell = "case \"$1\" in\n  start)\n    run\n    ;;\nesac\n";
     assert_eq!(span(shell, 3), (2, 4, Some(2), Some(1)), "`esac` is less indented than `start)`");
     assert_eq!(span(shell, 5), (1, 5, Some(1), None));
@@ -140,7 +146,7 @@ fn top_level_paragraphs_are_bounded_by_blank_lines() {
 
 #[test]
 fn tabs_advance_to_the_next_multiple_of_four() {
-    let text = "def f():\n\tif x:\n\t\treturn 1\n    return 2\n  \tdone()\n";
+    let text = "for f in x:\n\tif x:\n\t\tbreak\n    continue\n  \tdone()\n";
     assert_eq!(span(text, 3), (2, 3, Some(2), Some(1)));
     assert_eq!(span(text, 4), (1, 5, Some(1), None), "four spaces, a tab and two spaces then a tab: all column 4");
     assert_eq!(span(text, 5), (1, 5, Some(1), None));
@@ -164,7 +170,7 @@ fn utf16(text: &str, little: bool) -> Vec<u8> {
 fn utf16_indentation_is_decoded() {
     let codec = Codec::Whatwg(encoding_rs::UTF_16BE);
     let Found::Block(b) = find_in(codec, &utf16(RUST, false), 13) else { panic!("no block") };
-    assert_eq!((b.start, b.end, b.parent), (12, 14, Some(11)));
+    assert_eq!((b.start, b.end, b.parent), (11, 16, Some(10)));
     // A file with its byte order mark, read past it.
     let mut file = tempfile::tempfile().unwrap();
     file.write_all(&[0xFF, 0xFE]).unwrap();
@@ -205,7 +211,7 @@ fn anchors_past_the_end_report_the_line_count() {
 #[test]
 fn the_search_stops_at_the_first_line_after_the_block() {
     let shape = |line: &str| LineShape::of_chars(line.chars(), true);
-    let mut finder = Finder::new(2);
+    let mut finder = Finder::new(2, 1);
     assert_eq!(finder.feed(1, shape("def f():")), Flow::More);
     assert_eq!(finder.feed(2, shape("    x")), Flow::More);
     assert_eq!(finder.feed(3, shape("")), Flow::More, "a blank line decides nothing");
@@ -260,4 +266,83 @@ mod properties {
             }
         }
     }
+}
+
+/// `(start, end, header, parent)` of the block `levels` definitions out around `anchor`.
+fn span_at(text: &str, anchor: u64, levels: u32) -> (u64, u64, Option<u64>, Option<u64>) {
+    let source = Source::in_memory(text.as_bytes(), utf8().newline_layout());
+    match super::find_in(&source, utf8(), anchor, levels, None).unwrap() {
+        Found::Block(b) => (b.start, b.end, b.header, b.parent),
+        other => panic!("no block around line {anchor}: {other:?}"),
+    }
+}
+
+#[test]
+fn a_line_deep_in_statements_gives_the_definition_around_it_in_every_common_language() {
+    // (language, text, anchor: the innermost statement, expected span of the definition)
+    let cases: [(&str, &str, u64, (u64, u64)); 9] = [
+        (
+            "python",
+            "class A:\n    def f(self):\n        for x in y:\n            if x:\n                go(x)\n",
+            5,
+            (2, 5),
+        ),
+        (
+            "javascript",
+            "export async function load(url) {\n  try {\n    if (url) {\n      fetch(url);\n    }\n  } catch (e) {}\n}\n",
+            4,
+            (1, 7),
+        ),
+        ("arrow", "const handler = async (req) => {\n  if (req) {\n    send(req);\n  }\n};\n", 3, (1, 5)),
+        (
+            "go",
+            "func (s *Server) Run() error {\n\tfor {\n\t\tif s.done {\n\t\t\treturn nil\n\t\t}\n\t}\n}\n",
+            4,
+            (1, 7),
+        ),
+        (
+            "java",
+            "class A {\n    public static void main(String[] args) {\n        while (true) {\n            step();\n        }\n    }\n}\n",
+            4,
+            (2, 6),
+        ),
+        ("c", "int main(int argc, char **argv) {\n    if (argc) {\n        return 1;\n    }\n}\n", 3, (1, 5)),
+        ("ruby", "module M\n  def f\n    if x\n      y\n    end\n  end\nend\n", 4, (2, 6)),
+        (
+            "rust",
+            "pub(crate) async fn f() {\n    match x {\n        A => {\n            b();\n        }\n    }\n}\n",
+            4,
+            (1, 7),
+        ),
+        ("test", "describe('a', () => {\n  it('b', () => {\n    if (x) {\n      y();\n    }\n  });\n});\n", 4, (2, 6)),
+    ];
+    for (language, text, anchor, (start, end)) in cases {
+        let (s, e, header, _) = span_at(text, anchor, 1);
+        assert_eq!((s, e), (start, end), "{language}: {text}");
+        assert_eq!(header, Some(start), "{language}");
+    }
+}
+
+#[test]
+fn levels_go_out_one_definition_at_a_time_and_stop_at_the_outermost() {
+    let text = "class Outer:\n    class Inner:\n        def f(self):\n            if x:\n                y()\n";
+    assert_eq!(span_at(text, 5, 1), (3, 5, Some(3), Some(2)), "the method");
+    assert_eq!(span_at(text, 5, 2), (2, 5, Some(2), Some(1)), "its class");
+    assert_eq!(span_at(text, 5, 3), (1, 5, Some(1), None), "the class around that");
+    assert_eq!(span_at(text, 5, 9), (1, 5, Some(1), None), "no further out than the outermost");
+    // The widen call anchors at the parent, which gives the next definition out.
+    assert_eq!(span_at(text, 2, 1), span_at(text, 5, 2));
+    // Without a definition around the line, levels count the headers around it.
+    let yaml = "server:\n  tls:\n    cert:\n      path: x\n";
+    assert_eq!(span_at(yaml, 4, 1), (3, 4, Some(3), Some(2)));
+    assert_eq!(span_at(yaml, 4, 2), (2, 4, Some(2), Some(1)));
+    assert_eq!(span_at(yaml, 4, 5), (1, 4, Some(1), None));
+}
+
+#[test]
+fn a_definition_inside_a_plain_block_widens_to_that_block() {
+    // `if TYPE_CHECKING:` is no definition: the function is the block; widening goes to the `if`.
+    let text = "if TYPE_CHECKING:\n    def f():\n        if x:\n            y()\n";
+    assert_eq!(span_at(text, 4, 1), (2, 4, Some(2), Some(1)));
+    assert_eq!(span_at(text, 1, 1), (1, 4, Some(1), None));
 }

@@ -108,7 +108,7 @@ mod tests {
         let mut builder = IndexBuilder::new(0);
         let pass = Pass { observer: Some(&mut builder), ..Pass::whole(&source) };
         scan::scan_pass(&source, pass, Start::Line(1), 1, 10, |_| Flow::Done).unwrap();
-        let identity = FileIdentity::of(&metadata, 0, layout);
+        let identity = FileIdentity::of(file.as_file(), &metadata, 0, layout);
         let index = builder.build(identity, FileVersion::of(&metadata), &source).unwrap().unwrap();
         (file, index)
     }

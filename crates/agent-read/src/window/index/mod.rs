@@ -19,7 +19,7 @@ use super::scan::{self, Checkpoint, Flow, Pass, PassObserver, ScanSummary, Start
 use super::{EndingCounter, Source, count_newlines, newlines};
 use crate::classify::codec::NewlineLayout;
 use serde::{Deserialize, Serialize};
-use std::fs::Metadata;
+use std::fs::{File, Metadata};
 use std::io;
 
 /// Files smaller than this are not indexed: a full pass over them costs less than keeping an index.
@@ -47,9 +47,10 @@ pub struct FileIdentity {
 }
 
 impl FileIdentity {
-    /// The identity of the text of the file with `metadata`, starting at `data_start`, laid out as `layout`.
-    pub fn of(metadata: &Metadata, data_start: u64, layout: NewlineLayout) -> Self {
-        let (device, inode) = crate::platform::identity(metadata);
+    /// The identity of the text of the open `file` (whose metadata is `metadata`), starting at `data_start`, laid
+    /// out as `layout`.
+    pub fn of(file: &File, metadata: &Metadata, data_start: u64, layout: NewlineLayout) -> Self {
+        let (device, inode) = crate::platform::identity(file, metadata);
         FileIdentity { device, inode, data_start, layout }
     }
 }
@@ -322,7 +323,7 @@ pub(crate) mod tests {
         let mut builder = IndexBuilder::new(0);
         let pass = Pass { observer: Some(&mut builder), ..Pass::whole(&source) };
         scan::scan_pass(&source, pass, Start::Line(1), 1, 100, |_| Flow::Done).unwrap();
-        let identity = FileIdentity::of(&metadata, 0, utf8());
+        let identity = FileIdentity::of(file, &metadata, 0, utf8());
         builder.build(identity, FileVersion::of(&metadata), &source).unwrap().expect("a whole pass builds an index")
     }
 
@@ -431,7 +432,7 @@ pub(crate) mod tests {
         let pass = Pass { observer: Some(&mut builder), ..Pass::whole(&source) };
         scan::scan_pass(&source, pass, Start::Line(1), 1, 100, |_| Flow::Done).unwrap();
         let metadata = file.metadata().unwrap();
-        let identity = FileIdentity::of(&metadata, 2, layout);
+        let identity = FileIdentity::of(&file, &metadata, 2, layout);
         let index = builder.build(identity, FileVersion::of(&metadata), &source).unwrap().unwrap();
         assert!(!index.is_empty());
         assert_eq!(index.total_lines(), 40_000);
@@ -455,7 +456,7 @@ pub(crate) mod tests {
         let mut builder = IndexBuilder::new(0);
         let pass = Pass { observer: Some(&mut builder), ..Pass::whole(&source) };
         scan::scan_pass(&source, pass, Start::Line(1), 1, 100, |_| Flow::Done).unwrap();
-        let identity = FileIdentity::of(&metadata, 0, layout);
+        let identity = FileIdentity::of(&file, &metadata, 0, layout);
         let index = builder.build(identity, FileVersion::of(&metadata), &source).unwrap().unwrap();
         file.write_all(&[0, b'\n', 0]).unwrap();
         let metadata = file.metadata().unwrap();

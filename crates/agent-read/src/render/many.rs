@@ -12,8 +12,8 @@
 //! (read_many: 1 shown · 1 skipped · 61 B of the 50.0 KiB cap)
 //! ```
 
-use super::result::Skipped;
-use crate::render::{escape, human_size, one_line_name};
+use super::human_size;
+use crate::escape::{self, one_line_name};
 
 /// The title of the skipped list.
 pub const SKIPPED_TITLE: &str = "--- skipped ---";
@@ -30,10 +30,21 @@ pub fn header(path: &str) -> String {
     format!("==> {} <==\n", one_line_name(path))
 }
 
+/// A skipped entry, as its line in the skipped list states it.
+#[derive(Debug, Clone, Copy)]
+pub struct Skip<'a> {
+    /// The path, or the pattern that matched nothing.
+    pub what: &'a str,
+    /// Why it was skipped.
+    pub reason: &'a str,
+    /// The call that gets it, as JSON.
+    pub next: Option<&'a str>,
+}
+
 /// One line of the skipped list: what, why, and the call that gets it (JSON, with nothing in it shown raw).
-pub fn skip_line(entry: &Skipped) -> String {
+pub fn skip_line(entry: Skip<'_>) -> String {
     let mut line = skip_line_without_next(entry);
-    if let Some(next) = &entry.next {
+    if let Some(next) = entry.next {
         line.push_str(" · next: ");
         line.push_str(&escape::json_shown(next));
     }
@@ -42,9 +53,8 @@ pub fn skip_line(entry: &Skipped) -> String {
 
 /// One line of the skipped list without its next call (when the call would not fit its share). The path or pattern
 /// is quoted when it must be; the reason, which may quote an error naming a path, is shown escaped.
-pub fn skip_line_without_next(entry: &Skipped) -> String {
-    let what = entry.path.as_deref().or(entry.pattern.as_deref()).unwrap_or_default();
-    format!("{}: {}", one_line_name(what), escape::shown(&entry.reason))
+pub fn skip_line_without_next(entry: Skip<'_>) -> String {
+    format!("{}: {}", one_line_name(entry.what), escape::shown(entry.reason))
 }
 
 /// The line standing for skipped entries not spelled out.
@@ -137,17 +147,10 @@ mod tests {
     fn headers_and_lines_keep_to_one_line() {
         assert_eq!(header("a\nb.txt"), "==> \"a\\nb.txt\" <==\n");
         assert_eq!(header("a\u{2028}==> b <=="), "==> \"a\\u2028==> b <==\" <==\n");
-        let entry = Skipped {
-            path: None,
-            pattern: Some("*.png".into()),
-            reason: "the glob matched no file".into(),
-            error_code: None,
-            count: 0,
-            next: None,
-        };
-        assert_eq!(skip_line(&entry), "*.png: the glob matched no file");
-        let next = Skipped { next: Some("read {\"path\":\"a\"}".into()), ..entry };
-        assert_eq!(skip_line(&next), "*.png: the glob matched no file · next: read {\"path\":\"a\"}");
+        let entry = Skip { what: "*.png", reason: "the glob matched no file", next: None };
+        assert_eq!(skip_line(entry), "*.png: the glob matched no file");
+        let next = Skip { next: Some("read {\"path\":\"a\"}"), ..entry };
+        assert_eq!(skip_line(next), "*.png: the glob matched no file · next: read {\"path\":\"a\"}");
     }
 
     #[test]

@@ -1,8 +1,8 @@
-//! What a session adds to the model's text: the "unchanged" stub, the budget note in the footer, and the reason a
-//! file counts as changed.
+//! What a session adds to the model's text: the "unchanged" stub, the budget note and notices in the footer, and the
+//! reason a file counts as changed (from facts the session gathers: `crate::engine::observe`).
 
-use crate::engine::Seen;
-use crate::render::human_size;
+use super::human_size;
+use crate::error::ErrorCode;
 use crate::result::{ReadResult, UnchangedMeta, UnchangedResult};
 use std::time::SystemTime;
 
@@ -37,6 +37,11 @@ pub fn budget_note(left: u64, budget: u64, shrunk_to: Option<usize>) -> String {
         note.push_str(&format!(", window shrunk to {} to fit it", human_size(cap as u64)));
     }
     note
+}
+
+/// A pending notice and the note that follows it in one footer.
+pub fn notice_then(notice: &str, note: &str) -> String {
+    format!("{notice} · {note}")
 }
 
 /// `text` cut to at most `max` bytes at a character boundary, ending in `…` when cut.
@@ -77,21 +82,42 @@ pub fn with_note(result: ReadResult, note: String) -> ReadResult {
     }
 }
 
+/// How a file differs from when it was read: the facts a reason is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Change {
+    /// Whether it is a directory now, when it was the other kind before.
+    pub now_a_directory: Option<bool>,
+    /// Its size before and now, when they differ.
+    pub sizes: Option<(u64, u64)>,
+    /// Whether another file stands at the path (another device or inode).
+    pub replaced: bool,
+    /// Whether both reads hashed the content (so the content is known to differ).
+    pub by_content: bool,
+}
+
 /// How a file differs from when it was read, in a few words.
-pub fn change_reason(before: &Seen, now: &Seen) -> String {
-    if before.is_dir != now.is_dir {
-        return if now.is_dir { "replaced by a directory" } else { "replaced by a file" }.to_string();
+pub fn change_reason(change: Change) -> String {
+    if let Some(now_a_directory) = change.now_a_directory {
+        return if now_a_directory { "replaced by a directory" } else { "replaced by a file" }.to_string();
     }
-    let size = (before.version.size != now.version.size)
-        .then(|| format!("size {} → {} bytes", before.version.size, now.version.size));
-    let replaced = before.device != now.device || before.inode != now.inode;
-    match (before.content.is_some() && now.content.is_some(), size) {
+    let size = change.sizes.map(|(before, now)| format!("size {before} → {now} bytes"));
+    let replaced = change.replaced;
+    match (change.by_content, size) {
         (true, Some(size)) => format!("content changed ({size})"),
         (true, None) if replaced => "replaced by a file with different content (same size)".to_string(),
         (true, None) => "content changed (same size)".to_string(),
         (false, Some(size)) => format!("modified ({size})"),
         (false, None) if replaced => "replaced by another file".to_string(),
         (false, None) => "modified (times changed; too big to compare by content, so counted as changed)".to_string(),
+    }
+}
+
+/// Why a file read before cannot be read now, from the error its read met.
+pub fn gone_reason(code: ErrorCode) -> String {
+    match code {
+        ErrorCode::NotFound => "deleted (or moved): it no longer exists at this path".to_string(),
+        ErrorCode::Denied | ErrorCode::OutsideRoot => "no longer readable here (policy or roots changed)".to_string(),
+        other => format!("cannot be read now ({other})"),
     }
 }
 
@@ -136,7 +162,6 @@ fn path_of(result: &ReadResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::window::index::FileVersion;
 
     #[test]
     fn the_note_goes_inside_the_footer() {
@@ -156,21 +181,5 @@ mod tests {
         assert_eq!(stub.meta.window, "lines 1-2 of 2 · 4 B · end of file");
         assert_eq!(stub.meta.saved_bytes, output.len() as u64);
         assert!(!stub.output.contains('\n'));
-    }
-
-    #[test]
-    fn reasons_say_how_the_file_changed() {
-        let seen = |size: u64, content: Option<u128>, inode: u64| Seen {
-            real_path: "/r/a".into(),
-            is_dir: false,
-            device: 1,
-            inode,
-            version: FileVersion { size, modified_ns: 0, changed_ns: 0 },
-            content: content.map(crate::engine::observe::ContentHash),
-        };
-        assert_eq!(change_reason(&seen(3, Some(1), 1), &seen(4, Some(2), 1)), "content changed (size 3 → 4 bytes)");
-        assert_eq!(change_reason(&seen(3, Some(1), 1), &seen(3, Some(2), 1)), "content changed (same size)");
-        assert!(change_reason(&seen(3, Some(1), 1), &seen(3, Some(2), 9)).starts_with("replaced"));
-        assert!(change_reason(&seen(3, None, 1), &seen(3, None, 1)).contains("too big to compare"));
     }
 }

@@ -1,0 +1,199 @@
+//! `find` through the `agent-read` binary: the matching lines of a file with their numbers and context, the exact
+//! call for the next matches, every kind of text (encodings, notebooks, PDFs), and the errors that name the fix.
+
+use crate::common::{Bin, Ws, output, parse_one_json, pdf};
+use serde_json::{Map, Value, json};
+
+/// Sends one JSON request on standard input; returns the JSON result.
+fn request(ws: &Ws, request: &Value) -> Value {
+    let out = ws.cmd().write_stdin(request.to_string()).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{request}: {}", String::from_utf8_lossy(&out.stderr));
+    parse_one_json(&out.stdout)
+}
+
+/// A search of `path` for `pattern`, with extra request fields.
+fn find(ws: &Ws, path: &str, pattern: &str, extra: Value) -> Value {
+    let mut fields = json!({"path": path, "find": pattern});
+    if let (Some(fields), Value::Object(extra)) = (fields.as_object_mut(), extra) {
+        fields.extend(extra);
+    }
+    request(ws, &fields)
+}
+
+fn footer(v: &Value) -> &str {
+    output(v).lines().last().unwrap_or_default()
+}
+
+/// The numbers of the matching lines shown (`N: `), in order.
+fn matches(v: &Value) -> Vec<u64> {
+    output(v).lines().filter_map(|l| l.split_once(": ")?.0.parse().ok()).collect()
+}
+
+/// The next call a footer gives (`find="x" offset=9 limit=3`), as a JSON request for `path`.
+fn next_call(path: &str, footer: &str) -> Option<Value> {
+    let call = footer.split(" · next: ").nth(1)?.strip_suffix(')')?;
+    let mut fields = Map::new();
+    fields.insert("path".into(), json!(path));
+    let (find, rest) = call.strip_prefix("find=")?.split_at(call.find("\" ")? + 1 - "find=".len());
+    fields.insert("find".into(), serde_json::from_str(find).ok()?);
+    for pair in rest.split_whitespace() {
+        let (key, value) = pair.split_once('=')?;
+        fields.insert(key.into(), value.parse::<i64>().map_or_else(|_| json!(value), |n| json!(n)));
+    }
+    Some(Value::Object(fields))
+}
+
+fn log(lines: u64) -> String {
+    (1..=lines).map(|n| if n % 100 == 0 { format!("{n} ERROR disk full\n") } else { format!("{n} ok\n") }).collect()
+}
+
+#[test]
+fn matching_lines_come_with_their_numbers_and_context_and_groups_are_separated() {
+    let ws = Ws::new();
+    ws.file("app.log", log(1000));
+    let v = find(&ws, "app.log", "ERROR", json!({"limit": 2}));
+    assert_eq!(
+        output(&v),
+        "98- 98 ok\n99- 99 ok\n100: 100 ERROR disk full\n101- 101 ok\n102- 102 ok\n--\n198- 198 ok\n199- 199 ok\n\
+         200: 200 ERROR disk full\n201- 201 ok\n202- 202 ok\n(find \"ERROR\" from line 1: 2 of 10 match(es) · lines \
+         98-202 shown · 6.9 KiB · next: find=\"ERROR\" offset=201 limit=2)"
+    );
+    assert_eq!((v["meta"]["find_matches"].as_u64(), v["meta"]["find_total"].as_u64()), (Some(2), Some(10)));
+    let bare = find(&ws, "app.log", "(?i)error", json!({"context": 0, "limit": 1}));
+    assert_eq!(output(&bare).lines().next(), Some("100: 100 ERROR disk full"), "`(?i)` ignores case");
+    assert!(footer(&bare).ends_with("next: find=\"(?i)error\" context=0 offset=101 limit=1)"), "{}", footer(&bare));
+}
+
+#[test]
+fn following_the_next_call_shows_every_match_once_in_order() {
+    let ws = Ws::new();
+    ws.file("app.log", log(1000));
+    let mut v = find(&ws, "app.log", "ERROR", json!({"limit": 3, "context": 1}));
+    let mut seen = matches(&v);
+    let mut calls = 1;
+    while let Some(call) = next_call("app.log", footer(&v)) {
+        calls += 1;
+        assert!(calls < 10, "the walk does not end");
+        v = request(&ws, &call);
+        seen.extend(matches(&v));
+    }
+    assert_eq!(seen, (1..=10).map(|k| k * 100).collect::<Vec<_>>());
+    assert!(footer(&v).ends_with("end of file)"), "{}", footer(&v));
+}
+
+#[test]
+fn a_negative_offset_searches_the_end_and_a_positive_one_starts_there() {
+    let ws = Ws::new();
+    ws.file("app.log", log(1000));
+    let tail = find(&ws, "app.log", "ERROR", json!({"offset": -250, "context": 0}));
+    assert_eq!(matches(&tail), [800, 900, 1000]);
+    assert!(footer(&tail).starts_with("(find \"ERROR\" from line 751: 3 of 3 match(es)"), "{}", footer(&tail));
+    let from = find(&ws, "app.log", "ERROR", json!({"offset": 901, "context": 0}));
+    assert_eq!(matches(&from), [1000]);
+}
+
+#[test]
+fn no_match_is_said_plainly_and_bad_requests_name_the_fix() {
+    let ws = Ws::new();
+    ws.file("app.log", log(300)).file("img.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").dir("src");
+    let none = find(&ws, "app.log", "panic", json!({}));
+    assert_eq!(none["ok"], true);
+    assert_eq!(output(&none), "(find \"panic\" from line 1: no match in lines 1-300 · 2.0 KiB · end of file)");
+    assert_eq!(none["meta"]["find_total"], 0);
+    let cases = [
+        (json!({"path": "app.log", "find": "a("}), "`find` \"a(\" is not a valid pattern: unclosed group"),
+        (json!({"path": "app.log", "find": ""}), "`find` is empty"),
+        (json!({"path": "app.log", "find": "x", "context": 21}), "`context` must be from 0 to 20, not 21"),
+        (json!({"path": "app.log", "context": 2}), "`context` applies only with `find`"),
+        (json!({"path": "app.log", "find": "x", "mode": "block", "anchor_line": 3}), "cannot be combined with `find`"),
+        (json!({"path": "app.log", "find": "x", "start_byte": 3}), "cannot be combined with `find`"),
+        (json!({"path": "app.log", "find": "a{1000}{1000}"}), "more than 4 MiB"),
+        (json!({"path": "src", "find": "x"}), "is a directory; `find` searches one file's text"),
+        (json!({"path": "img.png", "find": "x"}), "`find` searches text, and this is not text"),
+    ];
+    for (req, problem) in cases {
+        let v = request(&ws, &req);
+        assert_eq!(v["error_code"], "INVALID_PARAM", "{req}: {v}");
+        assert!(output(&v).contains(problem), "{req}: {}", output(&v));
+        assert!(output(&v).contains("\nNext: "), "a fix is given: {}", output(&v));
+    }
+}
+
+#[test]
+fn other_encodings_are_searched_as_their_text() {
+    let ws = Ws::new();
+    let latin1: Vec<u8> = b"caf\xe9 ouvert\nferm\xe9\nd\xe9j\xe0 vu\n".to_vec();
+    ws.file("menu.txt", latin1);
+    let mut utf16 = vec![0xFF, 0xFE];
+    utf16.extend("alpha\nbéta\ngamma\n".encode_utf16().flat_map(u16::to_le_bytes));
+    ws.file("wide.txt", utf16);
+    let v = find(&ws, "menu.txt", "é$", json!({"context": 0, "encoding": "windows-1252"}));
+    assert_eq!(matches(&v), [2], "{}", output(&v));
+    assert!(output(&v).starts_with("2: fermé\n"), "{}", output(&v));
+    let v = find(&ws, "wide.txt", "béta", json!({"context": 0}));
+    assert_eq!(output(&v).lines().next(), Some("2: béta"), "{}", output(&v));
+}
+
+#[test]
+fn a_match_far_along_a_long_line_is_shown_in_view_with_the_bytes_before_it() {
+    let ws = Ws::new();
+    let line = format!("{}NEEDLE{}", "a".repeat(30_000), "b".repeat(30_000));
+    ws.file("min.js", format!("start\n{line}\nend\n"));
+    let v = find(&ws, "min.js", "NEEDLE", json!({"context": 0}));
+    let shown = output(&v).lines().next().unwrap();
+    assert!(shown.starts_with("2: ⟨from byte "), "{shown}");
+    assert!(shown.contains("NEEDLE"), "the match is in view: {}", &shown[..200.min(shown.len())]);
+    assert!(shown.contains("; before it: start_byte=6 end_byte="), "{}", &shown[..200.min(shown.len())]);
+}
+
+#[test]
+fn pdfs_and_notebooks_are_searched_in_their_text() {
+    let ws = Ws::new();
+    ws.file("guide.pdf", pdf::pdf_of(&["Install the tool.", "Configure the roots.", "Read the roots again."]));
+    let v = find(&ws, "guide.pdf", "roots", json!({"context": 0}));
+    let lines: Vec<&str> = output(&v).lines().collect();
+    assert!(lines[0].ends_with(": ⟨page 2⟩ │ Configure the roots."), "{}", output(&v));
+    assert!(lines.iter().any(|l| l.ends_with(": ⟨page 3⟩ │ Read the roots again.")), "{}", output(&v));
+    assert!(footer(&v).contains("2 of 2 match(es)") && footer(&v).contains("PDF: 3 page(s)"), "{}", footer(&v));
+    let cell = json!({"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [],
+                      "source": "import os\nprint(os.getcwd())"});
+    ws.file("nb.ipynb", json!({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [cell]}).to_string());
+    let v = find(&ws, "nb.ipynb", "getcwd", json!({"context": 0}));
+    assert_eq!(v["meta"]["rendered_from"], "notebook");
+    assert!(output(&v).lines().next().unwrap().ends_with("│ print(os.getcwd())"), "{}", output(&v));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_search_stopped_by_the_time_budget_keeps_its_matches_and_says_how_far_it_went() {
+    let ws = Ws::new();
+    // Text first (so it reads as text), then a 64 GiB hole the search would go on through.
+    let text = format!("{}{}", "needle at the start\n".repeat(3), "plain line\n".repeat(20_000));
+    let path = ws.file("huge.log", text).root.join("huge.log");
+    std::fs::File::options().write(true).open(&path).unwrap().set_len(64 << 30).unwrap();
+    let out = ws
+        .cmd()
+        .args(["--timeout-ms", "300", "--json"])
+        .write_stdin(json!({"path": "huge.log", "find": "needle", "context": 0}).to_string())
+        .output()
+        .unwrap();
+    let v = parse_one_json(&out.stdout);
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(matches(&v), [1, 2, 3]);
+    assert!(footer(&v).contains("3 of at least 3 match(es) in lines 1-"), "{}", footer(&v));
+    assert!(footer(&v).contains("the time budget stopped the search"), "{}", footer(&v));
+    assert!(v["meta"].get("find_total").is_none(), "{v}");
+}
+
+#[test]
+fn the_command_line_takes_find_and_context_flags() {
+    let ws = Ws::new();
+    ws.file("app.log", log(300));
+    let out = ws.cmd().args(["app.log", "--find", "ERROR", "--context", "0", "--limit", "1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("100: 100 ERROR disk full\n(find \"ERROR\" from line 1: 1 of 3 match(es)"), "{text}");
+    let bad = ws.cmd().args(["app.log", "--find", "("]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("`--find` \"(\" is not a valid pattern"));
+}

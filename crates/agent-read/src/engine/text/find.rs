@@ -1,0 +1,276 @@
+//! `find`: the lines of a text that match a pattern, each with its number and `context` lines around it, in one
+//! forward pass from the line the search starts at.
+//!
+//! The pass goes through the same line scan as any window (the line index places a start counted from the end), and
+//! every kind of content read as text takes it: files in any encoding (other encodings are decoded before the
+//! pattern runs), notebooks and PDFs (their renderings). Memory is one chunk, one line, and the `context` lines
+//! before the current one. Once `limit` matches and their context are shown, the pass goes on counting matches to
+//! give the total, until the end or the time budget; a budget that runs out after a match was shown leaves a lower
+//! bound, not an error.
+
+use super::{Rendering, Scanned, empty_file};
+use crate::classify::TextFormat;
+use crate::classify::codec::DecodeLimit;
+use crate::error::{ErrorCode, ReadError};
+use crate::limits::Limits;
+use crate::render::LineRenderer;
+use crate::render::text::{FIND_GROUP_SEPARATOR, FindFacts, find_footer, page_marker, shown_from_marker};
+use crate::request::FindWindow;
+use crate::result::{TextMeta, TextResult};
+use crate::window::Source;
+use crate::window::lines::{self, Indexing};
+use crate::window::scan::{CapturedLine, Flow};
+use std::collections::VecDeque;
+
+/// Bytes of each line the pattern runs on: a longer line is searched in its first this many bytes.
+const SEARCHED_LINE_BYTES: usize = 1 << 20;
+
+/// Searches `source` as `request` asks and renders the matches with their context.
+pub fn read(
+    source: &Source<'_>,
+    indexing: Option<Indexing<'_>>,
+    format: &TextFormat,
+    request: &FindWindow,
+    mut meta: TextMeta,
+    limits: &Limits,
+    rendering: &Rendering,
+) -> Result<TextResult, ReadError> {
+    let renderer = LineRenderer::new(format.codec, limits.max_line_chars, limits.max_output_bytes)
+        .with_call_prefix(&rendering.call_prefix);
+    let keep_max = renderer.keep_max().max(SEARCHED_LINE_BYTES);
+    let mut search = Search::new(request, format, renderer, limits);
+    search.page_header = rendering.page_header;
+    let outcome = lines::scan_lines(source, indexing, request.offset, u64::MAX, keep_max, |line| search.take(line));
+    let summary = match outcome {
+        Ok(summary) => Some(summary),
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut && search.shown > 0 => None,
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Err(timed_out(&search, limits)),
+        Err(e) => return Err(ReadError::from_io(&e, &meta.path)),
+    };
+    let Some(from_line) = search.from_line else {
+        if summary.as_ref().is_some_and(|s| s.total_lines == 0) {
+            let size = meta.size_bytes;
+            return Ok(empty_file(meta, size));
+        }
+        return Err(past_end(&meta.path, request.offset, summary.map_or(0, |s| s.total_lines)));
+    };
+    let complete = summary.is_some();
+    let facts = FindFacts {
+        quoted_pattern: request.quoted(),
+        from_line,
+        shown: search.shown,
+        found: search.found,
+        searched_to: search.last_seen,
+        complete,
+        lines: search.renderer.first.zip(search.renderer.last).map(|(first, last)| [first, last]),
+    };
+    // More to show: the limit was reached, and the search did not end having found no more than it showed.
+    let more = search.shown == request.limit && !(complete && search.found == search.shown);
+    let next_offset = search.next_offset.filter(|_| more);
+    let next_call =
+        next_offset.map(|n| format!("{}{}{}", rendering.call_prefix, request.call_fields(), request.next_window(n)));
+    let summary = summary.unwrap_or_else(|| search.partial_summary());
+    let first = search.renderer.first.unwrap_or(from_line);
+    let last = search.renderer.last.unwrap_or(first);
+    let scanned = Scanned { renderer: search.renderer, summary, first, last };
+    let window_facts = scanned.facts(&meta, format, rendering, request.clamped_from.map(|_| limits.max_lines), limits);
+    let footer = find_footer(&facts, &window_facts, next_call);
+    meta.find_matches = Some(facts.shown);
+    meta.find_total = complete.then_some(facts.found);
+    let clamped_to = request.clamped_from.map(|_| request.limit);
+    let mut output = scanned.finish(&mut meta, next_offset, clamped_to, &footer);
+    if facts.shown == 0 {
+        // No line is shown: the window fields would name lines that are not there.
+        (meta.start_line, meta.end_line, meta.returned_lines) = (None, None, Some(0));
+        output = footer;
+    }
+    Ok(TextResult { output, meta })
+}
+
+/// A line kept as context before a match: its place and its first bytes.
+struct Kept {
+    number: u64,
+    start: u64,
+    content_end: u64,
+    bytes: Vec<u8>,
+}
+
+/// The search as the pass feeds it lines.
+struct Search<'r> {
+    request: &'r FindWindow,
+    format: &'r TextFormat,
+    renderer: LineRenderer,
+    max_line_chars: usize,
+    /// The last `context` lines before the current one that were not shown.
+    before: VecDeque<Kept>,
+    /// Lines of context still to show after the last match.
+    after_left: u64,
+    /// The last line shown, to tell when the next group needs a separator.
+    last_shown: Option<u64>,
+    /// The first line searched.
+    from_line: Option<u64>,
+    /// The last line searched.
+    last_seen: u64,
+    shown: u64,
+    found: u64,
+    /// Where the next search starts: the line after the last match shown.
+    next_offset: Option<u64>,
+    /// Whether the output cap stopped the showing (the count goes on).
+    full: bool,
+    /// How a page's header line starts, in a rendering with pages; and the page the current line is on.
+    page_header: Option<&'static str>,
+    page: Option<String>,
+}
+
+impl<'r> Search<'r> {
+    fn new(request: &'r FindWindow, format: &'r TextFormat, renderer: LineRenderer, limits: &Limits) -> Self {
+        Search {
+            request,
+            format,
+            renderer,
+            max_line_chars: limits.max_line_chars,
+            before: VecDeque::new(),
+            after_left: 0,
+            last_shown: None,
+            from_line: None,
+            last_seen: 0,
+            shown: 0,
+            found: 0,
+            next_offset: None,
+            full: false,
+            page_header: None,
+            page: None,
+        }
+    }
+
+    /// Takes one line of the pass; the pass never stops early (the total is counted to the end).
+    fn take(&mut self, line: CapturedLine<'_>) -> Flow {
+        self.from_line.get_or_insert(line.number);
+        self.last_seen = line.number;
+        if let Some(header) = self.page_header
+            && let Some(rest) = line.kept.strip_prefix(header.as_bytes())
+        {
+            self.page = std::str::from_utf8(rest).ok().and_then(|rest| rest.split(' ').next()).map(str::to_string);
+        }
+        let found = self.find_in(&line);
+        if found.is_some() {
+            self.found += 1;
+        }
+        if self.full || self.shown == self.request.limit && self.after_left == 0 {
+            return Flow::More;
+        }
+        match found {
+            Some(at) if self.shown < self.request.limit => self.show_match(line, at),
+            _ if self.after_left > 0 => {
+                self.after_left -= 1;
+                self.show(line, "- ", "");
+            }
+            _ => self.keep_before(&line),
+        }
+        Flow::More
+    }
+
+    /// Where the pattern matches the line (the byte it starts at in the line's text as kept), if it does.
+    fn find_in(&self, line: &CapturedLine<'_>) -> Option<usize> {
+        let codec = self.format.codec;
+        if codec.is_utf8() {
+            return self.request.regex.find(line.kept).map(|m| m.start());
+        }
+        let whole = line.kept.len() as u64 == line.content_end - line.start;
+        let decoded = codec.decode(line.kept, DecodeLimit::NONE, whole);
+        // The position counts decoded text, not the file's bytes: such lines are shown from their start.
+        self.request.regex.is_match(decoded.text.as_bytes()).then_some(0)
+    }
+
+    fn show_match(&mut self, line: CapturedLine<'_>, at: usize) {
+        let before: Vec<Kept> = self.before.drain(..).collect();
+        for kept in &before {
+            let line = CapturedLine {
+                number: kept.number,
+                start: kept.start,
+                content_end: kept.content_end,
+                kept: &kept.bytes,
+            };
+            self.show(line, "- ", "");
+        }
+        self.shown += 1;
+        self.next_offset = Some(line.number + 1);
+        self.after_left = self.request.context;
+        // A match past what a line shows is brought into view: the line is shown from a little before it.
+        let page = self.page.as_deref().map(page_marker).unwrap_or_default();
+        let cut = self.max_line_chars / 4;
+        if at > self.max_line_chars.saturating_sub(cut) && self.format.codec.is_utf8() {
+            let from = char_start(line.kept, at - cut.min(at));
+            let marker = shown_from_marker(line.start, line.start + from as u64, "");
+            let shifted = CapturedLine { start: line.start + from as u64, kept: &line.kept[from..], ..line };
+            self.show(shifted, ": ", &format!("{page}{marker}"));
+        } else {
+            self.show(line, ": ", &page);
+        }
+    }
+
+    /// Renders a line, after a separator when it does not follow the last one shown.
+    fn show(&mut self, line: CapturedLine<'_>, separator: &str, lead: &str) {
+        if self.last_shown.is_some_and(|last| line.number > last + 1) {
+            self.renderer.push_separator(FIND_GROUP_SEPARATOR);
+        }
+        if self.renderer.push_marked(line, separator, lead) == Flow::Done && self.renderer.cap_hit {
+            self.full = true;
+        }
+        self.last_shown = Some(line.number);
+    }
+
+    fn keep_before(&mut self, line: &CapturedLine<'_>) {
+        if self.request.context == 0 {
+            return;
+        }
+        if self.before.len() as u64 == self.request.context {
+            self.before.pop_front();
+        }
+        let keep = line.kept.len().min(self.max_line_chars.saturating_mul(4).saturating_add(4));
+        self.before.push_back(Kept {
+            number: line.number,
+            start: line.start,
+            content_end: line.content_end,
+            bytes: line.kept[..keep].to_vec(),
+        });
+    }
+
+    /// What the footer says of the content when the time budget stopped the pass: what is known so far.
+    fn partial_summary(&self) -> crate::window::scan::ScanSummary {
+        crate::window::scan::ScanSummary {
+            total_lines: self.last_seen,
+            endings: crate::window::LineEndings::default(),
+            trailing_newline: false,
+            end: 0,
+            reached_end: false,
+        }
+    }
+}
+
+/// The start of the character at or before byte `at` of UTF-8 text.
+fn char_start(text: &[u8], mut at: usize) -> usize {
+    while at > 0 && at < text.len() && (text[at] & 0xC0) == 0x80 {
+        at -= 1;
+    }
+    at
+}
+
+/// The budget ran out before any match was shown.
+fn timed_out(search: &Search<'_>, limits: &Limits) -> ReadError {
+    let seconds = limits.timeout_ms as f64 / 1000.0;
+    let place = match search.from_line {
+        Some(from) => format!("lines {from}-{} held no match", search.last_seen),
+        None => "no line was reached".to_string(),
+    };
+    ReadError::new(ErrorCode::Timeout, format!("the search stopped at the {seconds} s time budget; {place}")).with_hint(
+        format!("search on from where it stopped: {}offset={}", search.request.call_fields(), search.last_seen + 1),
+    )
+}
+
+fn past_end(path: &str, offset: i64, total: u64) -> ReadError {
+    ReadError::invalid_range(format!(
+        "offset {offset} is past the end: {path} has {total} line(s), so the search can start at line {total} at the latest"
+    ))
+    .with_hint("search from the start: remove `offset`")
+}
