@@ -100,6 +100,11 @@ fn a_pptx_has_a_unit_per_slide_with_title_text_tables_and_notes() {
     let all = read(&ws, json!({"path": "deck.pptx"}));
     assert!(output(&all).contains("│ Welcome everyone; introduce the team."), "{all}");
     assert_eq!(all["meta"]["page_count"], 3);
+    // `find` searches the converted text and names the slide of each match.
+    let found = read(&ws, json!({"path": "deck.pptx", "find": "June", "context": 0}));
+    let out = output(&found);
+    assert!(out.contains(": ⟨slide 2⟩ │ | GA | June |\n"), "{out}");
+    assert!(out.contains(": ⟨slide 2⟩ │ Stress the June date.\n"), "{out}");
 }
 
 const PAGE: &str = r#"<!doctype html><html><head><title>Shop</title><style>body { color: red }</style>

@@ -90,9 +90,11 @@ pub fn classify(target: &Target<'_>, request: &FileRequest<'_>) -> Result<Conten
     if matches!(request.window, Window::Block(_)) && !matches!(content, Content::Text(_)) {
         return Err(block_needs_text(target, &content));
     }
-    if matches!(request.window, Window::Find(_)) && !matches!(content, Content::Text(_) | Content::Pdf) {
+    if matches!(request.window, Window::Find(_))
+        && !matches!(content, Content::Text(_) | Content::Pdf | Content::Document(_))
+    {
         return Err(ReadError::invalid_param(format!("{}: `find` searches text, and this is not text", target.shown))
-            .with_hint("remove `find`; it applies to text files, notebooks and PDFs"));
+            .with_hint("remove `find`; it applies to text files, notebooks, PDFs and documents"));
     }
     Ok(content)
 }
