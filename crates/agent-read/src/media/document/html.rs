@@ -162,7 +162,7 @@ impl Walk {
             "img" => {
                 if let Some(alt) = element.attr("alt").filter(|alt| !alt.trim().is_empty()) {
                     let src = element.attr("src").unwrap_or_default();
-                    self.inline.push_str(&format!(" ![{}]({src}) ", alt.trim()));
+                    self.inline.push_str(&format!("![{}]({src})", alt.trim()));
                 }
             }
             "code" if self.pre == 0 => self.inline.push('`'),
@@ -278,8 +278,13 @@ impl Walk {
         if label.is_empty() {
             return;
         }
+        // The spaces around the link's text stay outside the brackets, as many as the page had (none glued on).
+        let raw = &self.inline[start..];
+        let before = if raw.starts_with(char::is_whitespace) { " " } else { "" };
+        let after = if raw.ends_with(char::is_whitespace) { " " } else { "" };
+        let link = format!("{before}[{label}]({}){after}", url.replace(' ', "%20"));
         self.inline.truncate(start);
-        self.inline.push_str(&format!(" [{label}]({}) ", url.replace(' ', "%20")));
+        self.inline.push_str(&link);
     }
 
     fn close_table(&mut self) {
@@ -368,7 +373,7 @@ mod tests {
             assert!(!text.contains(secret), "{secret} in {text}");
         }
         assert!(text.contains("## Intro"), "{text}");
-        assert!(text.contains("Hello [the site](https://x.test/a) ."), "{text}");
+        assert!(text.contains("Hello [the site](https://x.test/a)."), "{text}");
         assert!(text.contains("- one\n- two\n  1. deep"), "{text}");
         assert!(text.contains("| k | v |\n| --- | --- |\n| a | 1 |"), "{text}");
     }
