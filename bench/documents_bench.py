@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """agent-read beside markitdown on the same documents: the fixtures of crates/agent-read-cli/tests/fixtures/documents
-(made by python-docx, openpyxl, python-pptx), a hand-written HTML page, and a 20,000-row workbook made here with
-openpyxl. Each tool runs as its own process, as an agent harness runs it (RUNS times after a warm-up; medians):
+(made by python-docx, openpyxl, python-pptx), a hand-written HTML page, and a workbook of ROWS rows (20,000) made here
+with openpyxl. Each tool runs as its own process, as an agent harness runs it (RUNS times after a warm-up; medians):
 agent-read reads the whole converted text (limits raised so every line comes back in one answer), markitdown
 converts the file.
 
@@ -18,6 +18,7 @@ import tempfile
 import time
 
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+ROWS = int(os.environ.get("ROWS", "20000"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
 FIXTURES = os.path.join(ROOT, "crates", "agent-read-cli", "tests", "fixtures", "documents")
@@ -31,7 +32,7 @@ PAGE = """<!doctype html><html><head><title>Shop</title><style>p { color: red }<
 </body></html>"""
 
 
-def big_workbook(path, rows=20000):
+def big_workbook(path, rows=ROWS):
     from openpyxl import Workbook
 
     wb = Workbook(write_only=True)
