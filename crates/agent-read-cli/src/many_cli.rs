@@ -26,9 +26,15 @@ pub struct ManyArgs {
     /// Lines (or directory entries) per file.
     #[arg(long, allow_negative_numbers = true)]
     limit: Option<i64>,
-    /// Files read at most, glob matches included (default 50, at most 200).
+    /// Files read at most, glob matches included (default 50, 200 with --find, at most 200).
     #[arg(long, allow_negative_numbers = true)]
     max_files: Option<i64>,
+    /// Search every file for this regular expression: only matching lines (with --context lines around) are shown.
+    #[arg(long, value_name = "REGEX", allow_hyphen_values = true)]
+    find: Option<String>,
+    /// With --find: lines shown before and after each match (0 to 20, default 2).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    context: Option<i64>,
     /// Print the JSON result instead of the model text.
     #[arg(long)]
     json: bool,
@@ -65,8 +71,8 @@ pub fn run(cli: &Cli, args: &ManyArgs) -> ExitCode {
         Err(message) => return usage_error(&message),
     };
     if args.paths.is_empty() {
-        if args.limit.is_some() || args.max_files.is_some() {
-            return usage_error("--limit and --max-files need at least one PATH_OR_GLOB");
+        if args.limit.is_some() || args.max_files.is_some() || args.find.is_some() || args.context.is_some() {
+            return usage_error("--limit, --max-files, --find and --context need at least one PATH_OR_GLOB");
         }
         let Some(request) = stdin_request() else {
             return usage_error("give PATH_OR_GLOB..., or pipe one JSON request to standard input (see --help)");
@@ -80,7 +86,13 @@ pub fn run(cli: &Cli, args: &ManyArgs) -> ExitCode {
         };
         return print_json(&result);
     }
-    let request = ReadManyRequest { paths: args.paths.clone(), limit: args.limit, max_files: args.max_files };
+    let request = ReadManyRequest {
+        paths: args.paths.clone(),
+        limit: args.limit,
+        find: args.find.clone(),
+        context: args.context,
+        max_files: args.max_files,
+    };
     agent_read::test_point("cli", request.paths.first().map_or("", String::as_str));
     let result = reader.read_many(&request, &ReadOptions::default());
     if args.json {

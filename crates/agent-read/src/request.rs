@@ -79,7 +79,7 @@ pub struct ReadRequest {
 }
 
 /// Each field's JSON, checked (see [`json::field`]): its refusal names the field, what came and the valid form.
-mod fields {
+pub(crate) mod fields {
     use super::{ReadMode, json};
     use serde::Deserializer;
 
@@ -368,6 +368,11 @@ mod tests {
 
     #[test]
     fn field_errors_name_the_field_and_the_valid_form() {
+        let null_typo = message(json!({"PATH": null, "path": ".env"}));
+        assert!(
+            null_typo.starts_with("unknown field `PATH`;"),
+            "a key no field has is refused even when null: {null_typo}"
+        );
         let unknown = message(json!({"path": "a", "bogus": 1}));
         assert!(unknown.contains("unknown field `bogus`; valid fields: path, offset"), "{unknown}");
         assert!(unknown.contains("anchor_line, levels (and reread, in a session)"), "{unknown}");

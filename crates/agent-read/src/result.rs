@@ -67,6 +67,21 @@ pub struct TextResult {
     pub meta: TextMeta,
 }
 
+/// What a CSV or TSV file's first record says (see `docs/formats.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct TableMeta {
+    /// The field delimiter: `,`, `;`, `|` or a tab.
+    pub delimiter: String,
+    /// Fields in the first record.
+    pub columns: usize,
+    /// The physical lines the header row (the first record) spans, when it is plausible as one (no empty name, not
+    /// all numbers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header_lines: Option<[u64; 2]>,
+    /// Whether the header row was repeated above this window (it starts below the header).
+    pub header_shown: bool,
+}
+
 /// The envelope of a text window. Line-mode and byte-mode fields are present only in their mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TextMeta {
@@ -83,6 +98,16 @@ pub struct TextMeta {
     /// extracted text). Line numbers and byte offsets then count the rendering.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rendered_from: Option<&'static str>,
+    /// The compression the text was decompressed from (`gzip`, `zstd`, `xz`, `bzip2`); `size_bytes` is then the
+    /// compressed size, line numbers count the decompressed text, and byte ranges address the compressed file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compression: Option<&'static str>,
+    /// The decompressed text's size in bytes, when the read decoded it to its end (absent otherwise: never guessed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decompressed_bytes: Option<u64>,
+    /// A CSV or TSV file's delimiter, column count and header row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table: Option<TableMeta>,
     /// Pages in the document (PDFs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page_count: Option<u32>,

@@ -39,7 +39,9 @@ Images (PNG, JPEG, GIF, WebP) come back as an image attachment, downscaled when 
 to map coordinates back). PDFs come back as text, page by page. Word, Excel and PowerPoint files (DOCX, XLSX, PPTX) \
 and HTML pages come back as Markdown-like text (headings, lists, pipe tables, links; a unit per sheet or slide; no \
 script or hidden content). Jupyter notebooks come back as their cells (source, then text outputs), paged like any \
-text.
+text. Compressed files (gzip, zstd, xz, bzip2) come back as the text they hold, paged by lines (byte ranges address \
+the compressed bytes). A CSV or TSV window that starts below the header repeats it first, marked \
+`⟨header row, line 1⟩`.
 
 Does not: modify anything, read outside the workspace roots, or show other binary files as text (it names their \
 type instead, e.g. \"BINARY: ELF executable\"). Files of any size are fine: only the window is read into the answer.
@@ -243,7 +245,9 @@ Read several files at once: a list of paths and globs (e.g. `src/**/*.rs`), one 
 Requires: `paths`, 1 to 200 entries, each a file, a directory or a glob, relative to the workspace root (or absolute \
 inside it). Globs: `*` within a name, `**` across directories, `?`, `[abc]`, `{a,b}`; they match files only, sorted \
 by path, follow .gitignore/.ignore files, and skip hidden names unless the pattern names them (`.github/*.yml`). \
-Optional: `limit` (lines per file, default 2000) and `max_files` (files read at most, default 50, up to 200).
+Optional: `limit` (lines per file, default 2000) and `max_files` (files read at most, default 50, up to 200). \
+With `find` (a regular expression) and `context`, it searches every file like grep: only files with matches are \
+shown, each with its matching lines, numbered, and the rest are counted.
 
 Does not: modify anything, read outside the workspace roots, name files the read policy protects (a glob's \
 protected matches are only counted as withheld), or inline images and PDF documents (they are listed as skipped, \

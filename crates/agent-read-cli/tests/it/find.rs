@@ -197,3 +197,39 @@ fn the_command_line_takes_find_and_context_flags() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("`--find` \"(\" is not a valid pattern"));
 }
+
+/// `read_many` with `find` is grep across files: sections of the files that match, the rest counted in one line,
+/// and the deny policy and ignore files holding as for any read.
+#[test]
+fn read_many_with_find_shows_the_files_that_match_and_counts_the_rest() {
+    let ws = Ws::new();
+    ws.file("src/main.rs", "fn helper() {}\nfn main() {\n    helper();\n}\n")
+        .file("src/lib.rs", "pub fn lib() {}\n")
+        .file("src/notes.txt", "main ideas\n")
+        .file("src/blob.bin", b"\0\x01\x02 main \x03\x04")
+        .file("src/.env", "MAIN_SECRET=fn main\n")
+        .file("src/generated.rs", "fn main() { generated(); }\n")
+        .file(".gitignore", "src/generated.rs\n");
+    let out = ws
+        .cmd()
+        .args(["--respect-ignore", "many", "src/*", "src/.e*", "--find", "fn main", "--context", "0", "--json"])
+        .output()
+        .unwrap();
+    let v = parse_one_json(&out.stdout);
+    let text = output(&v);
+    assert!(text.starts_with("==> src/main.rs <==\n2: fn main() {\n(find \"fn main\""), "{text}");
+    assert!(!text.contains("lib.rs") && !text.contains("notes.txt"), "files without a match are not shown: {text}");
+    assert!(!text.contains("SECRET") && !text.contains("generated"), "denied and ignored files are never read: {text}");
+    let summary = text.lines().last().unwrap();
+    assert!(
+        summary.starts_with("(read_many: 3 searched, 2 without a match, 1 not text · 1 shown · 0 skipped · 1 withheld"),
+        "{summary}"
+    );
+    assert_eq!(v["meta"]["files_searched"], 3, "{}", v["meta"]);
+    assert_eq!(v["meta"]["files_without_match"], 2);
+    assert_eq!(v["meta"]["files_not_text"], 1);
+    let bad = ws.cmd().arg("many").write_stdin(json!({"paths": ["src/*.rs"], "find": "("}).to_string()).output();
+    let bad = parse_one_json(&bad.unwrap().stdout);
+    assert_eq!(bad["error_code"], "INVALID_PARAM", "{bad}");
+    assert!(bad["error"].as_str().unwrap().contains("`find` \"(\" is not a valid pattern"), "{bad}");
+}

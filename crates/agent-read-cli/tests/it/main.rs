@@ -8,6 +8,7 @@ mod common;
 mod adversarial;
 mod block;
 mod cli;
+mod compressed;
 mod docs;
 mod documents;
 mod envelope;

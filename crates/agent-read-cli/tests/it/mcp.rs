@@ -118,6 +118,24 @@ async fn reads_and_pages_with_the_footers_next_offset() {
     client.cancel().await.unwrap();
 }
 
+#[tokio::test]
+async fn find_works_over_mcp_in_one_file_and_across_files() {
+    let dir = workspace();
+    let client = connect(dir.path()).await;
+    let found = call(&client, json!({"path": "notes.txt", "find": "line 2[05]$", "context": 0})).await;
+    assert_eq!(found.is_error, Some(false));
+    assert_eq!(
+        text_of(&found),
+        "20: line 20\n--\n25: line 25\n(find \"line 2[05]$\" from line 1: 2 of 2 match(es) · lines 20-25 shown · 231 B · end of file)"
+    );
+    assert_eq!(found.structured_content.expect("structuredContent")["meta"]["find_total"], 2);
+    let many = call_tool(&client, "read_many", json!({"paths": ["*.txt"], "find": "line 3$", "context": 0})).await;
+    assert!(text_of(&many).contains("==> notes.txt <==\n3: line 3\n"), "{}", text_of(&many));
+    let bad = call(&client, json!({"path": "notes.txt", "find": "("})).await;
+    assert_eq!(bad.is_error, Some(true));
+    client.cancel().await.unwrap();
+}
+
 /// CPU time (user and system, in clock ticks) process `pid` has used so far.
 #[cfg(target_os = "linux")]
 fn cpu_ticks(pid: u32) -> u64 {

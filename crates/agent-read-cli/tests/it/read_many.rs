@@ -196,7 +196,7 @@ fn json_on_standard_input_and_request_errors_naming_the_field() {
     assert_eq!((bad["ok"].as_bool(), bad["error_code"].as_str()), (Some(false), Some("INVALID_PARAM")));
     assert_eq!(bad["error"], "`paths` must be an array of strings, not a string");
     let unknown = ws.many_stdin(r#"{"paths": ["a.txt"], "offset": 3}"#);
-    assert_eq!(unknown["error"], "unknown field `offset`; valid fields: paths, limit, max_files");
+    assert_eq!(unknown["error"], "unknown field `offset`; valid fields: paths, limit, find, context, max_files");
     // Plain mode: a request refused for its flags goes to standard error, in flags, as a usage error.
     let out = ws.cmd().args(["many", "a.txt", "--limit", "0"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -83,6 +83,7 @@ pub fn read(
         notices: render::document::notices(&conversion),
         call_prefix: request.pages.map(|_| format!("pages={spec} ")).unwrap_or_default(),
         page_header: kind.unit().map(render::document::unit_header_start),
+        streamed: false,
     };
     let text = render::document::render(&conversion);
     text::read_rendered(&text, request.window, meta, limits, &target.budget, &rendering).map(ReadResult::Text)

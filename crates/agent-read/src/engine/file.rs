@@ -111,9 +111,7 @@ pub fn read_classified(
         Content::Text(format) if is_rendered_notebook(target, &request) => {
             read_notebook(target, &format, request.window, limits)
         }
-        Content::Text(format) => {
-            text::read(target, &format, request.window, limits, &Rendering::for_text(&format)).map(ReadResult::Text)
-        }
+        Content::Text(format) => read_text(target, &format, request.window, limits).map(ReadResult::Text),
         Content::Image(kind) if !request.attachments && cfg!(feature = "images") => {
             Ok(not_attached(target, kind.mime(), &format!("{} image", kind.name())))
         }
@@ -124,6 +122,22 @@ pub fn read_classified(
         Content::Document(kind) => read_document(target, kind, request, limits),
         Content::Binary { description, hint } => Err(binary_error(target, &description, hint)),
     }
+}
+
+/// A text file's window; a CSV or TSV file's also names its table and repeats its header row when the window starts
+/// below it (within the output cap: the row's bytes are kept out of the lines' share).
+fn read_text(
+    target: &Target<'_>,
+    format: &TextFormat,
+    window: Window,
+    limits: &Limits,
+) -> Result<crate::result::TextResult, ReadError> {
+    let rendering = Rendering::for_text(format);
+    let whole = target.head.len() as u64 == target.metadata.len();
+    let table = (format.codec.is_utf8() && matches!(window, Window::Lines(_)))
+        .then(|| super::table::sniff(&target.shown, target.head.get(format.bom_len..).unwrap_or_default(), whole))
+        .flatten();
+    super::table::read_with(table, limits, |limits| text::read(target, format, window, limits, &rendering))
 }
 
 /// Whether a text file is rendered as a notebook: its name says so and no encoding was forced (which asks for text).

@@ -3,12 +3,15 @@
 //!
 //! The engine knows nothing of the faces (command line, MCP): they hand it a request and print what it returns.
 
+#[cfg(feature = "compressed")]
+mod compressed;
 mod directory;
 #[cfg(feature = "documents")]
 mod document;
 mod file;
 mod narrow;
 pub mod observe;
+mod table;
 
 #[cfg(feature = "pdf")]
 pub use file::PDF_WORKER_ARG;
@@ -317,6 +320,10 @@ impl Reader {
         limits: &Limits,
     ) -> Result<ReadResult, ReadError> {
         panics::test_point("read", &target.shown);
+        #[cfg(feature = "compressed")]
+        if let Some(compression) = crate::media::compressed::Compression::sniff(target.head) {
+            return compressed::read(target, compression, request, limits);
+        }
         let content = file::classify(target, &request)?;
         file::read_classified(target, content, request, limits, &self.media)
     }

@@ -63,7 +63,8 @@ pub fn read(
         let by_bytes = matches!(window, Window::Bytes { .. });
         let notices = line_mode_notices(&document(&extracted), by_bytes, goes_on.as_deref());
         let call_prefix = format!("pages={} ", spec_of(&chosen));
-        let rendering = Rendering { notices, call_prefix, page_header: Some(PAGE_HEADER_START) };
+        let rendering =
+            Rendering { notices, call_prefix, page_header: Some(PAGE_HEADER_START), ..Rendering::default() };
         let text = format!("{}\n", render_pages(&document(&extracted)).trim_end());
         return text::read_rendered(&text, window, meta, limits, budget, &rendering).map(ReadResult::Text);
     }

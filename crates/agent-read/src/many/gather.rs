@@ -14,7 +14,7 @@ use crate::engine::{Bounds, Reader, Seen};
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
 use crate::render::FOOTER_RESERVE;
-use crate::render::many::{self as render, MORE_RESERVE, SKIPPED_TITLE, SUMMARY_RESERVE};
+use crate::render::many::{self as render, MORE_RESERVE, SEARCHED_RESERVE, SKIPPED_TITLE, SUMMARY_RESERVE};
 use crate::result::ReadResult;
 use std::time::Instant;
 
@@ -45,6 +45,8 @@ pub struct Gathered {
     pub unlisted: usize,
     /// Glob matches the read itself refused (the policy saw more than the walk could).
     pub withheld_late: u64,
+    /// With `find`: what was searched.
+    pub searched: Option<render::Searched>,
 }
 
 /// One file shown.
@@ -69,6 +71,10 @@ enum Outcome {
     Shown(ReadResult, String, Option<Seen>),
     Skipped(Skipped, String),
     Withheld,
+    /// Searched (`find`), without a match: counted, not shown.
+    NoMatch,
+    /// A glob match that is not text, which `find` does not search: counted, not shown.
+    NotText,
 }
 
 impl Call<'_> {
@@ -79,11 +85,13 @@ impl Call<'_> {
         let claims: Vec<Claim> =
             candidates.iter().map(|c| Claim { size: c.size, header: render::header(&c.path).len() }).collect();
         let known = |k: usize| self.known_skips(&expansion.skipped, &candidates[k..]);
-        let room = |k: usize| cap.saturating_sub(fixed_cost(&known(k), cap));
+        let searched = if self.request.find.is_some() { SEARCHED_RESERVE } else { 0 };
+        let room = |k: usize| cap.saturating_sub(fixed_cost(&known(k), cap) + searched);
         let fit = share::files_that_fit(&claims, room);
         let skips = known(fit);
         let listed = share::listed_prefix(&line_lengths(&skips), cap / 4, MORE_RESERVE);
-        let mut gathered = Gathered { unlisted: skips.len() - listed, ..Gathered::default() };
+        let searched = self.request.find.as_ref().map(|_| render::Searched::default());
+        let mut gathered = Gathered { unlisted: skips.len() - listed, searched, ..Gathered::default() };
         for (position, skip) in skips.into_iter().enumerate() {
             let line = (position < listed).then(|| render::skip_line(skip.entry.as_skip()));
             gathered.skipped.push((skip.order, skip.entry, line));
@@ -93,7 +101,13 @@ impl Call<'_> {
         by_size.sort_by_key(|(c, _)| (c.size, c.order));
         for (candidate, claim) in by_size {
             let share = shares.next();
-            let used = match self.read_one(candidate, claim, share)? {
+            let outcome = self.read_one(candidate, claim, share)?;
+            if let Some(searched) = gathered.searched.as_mut() {
+                searched.files += u64::from(matches!(outcome, Outcome::Shown(..) | Outcome::NoMatch));
+                searched.without_match += u64::from(matches!(outcome, Outcome::NoMatch));
+                searched.not_text += u64::from(matches!(outcome, Outcome::NotText));
+            }
+            let used = match outcome {
                 Outcome::Shown(result, text, seen) => {
                     let used = text.len() + SEPARATOR;
                     let (order, path) = (candidate.order, candidate.path.clone());
@@ -109,6 +123,7 @@ impl Call<'_> {
                     gathered.withheld_late += 1;
                     0
                 }
+                Outcome::NoMatch | Outcome::NotText => 0,
             };
             shares.spend(used);
         }
@@ -172,6 +187,14 @@ impl Call<'_> {
                     && matches!(e.code, ErrorCode::Denied | ErrorCode::OutsideRoot | ErrorCode::NotFound) =>
             {
                 Outcome::Withheld
+            }
+            // A search leaves out what holds no match, and the glob matches it cannot search; a file the request
+            // named keeps its section, error or not.
+            ReadResult::Text(text) if text.meta.find_matches == Some(0) => Outcome::NoMatch,
+            ReadResult::Error(e)
+                if self.request.find.is_some() && candidate.from_glob && e.code == ErrorCode::InvalidParam =>
+            {
+                Outcome::NotText
             }
             result => {
                 let text = format!("{header}{}", result.output());

@@ -114,6 +114,11 @@ fn finish(gathered: Gathered, mut meta: ManyMeta) -> ManyResult {
     let counted: u64 = gathered.skipped.iter().map(|(_, entry, _)| entry.count).sum();
     meta.files_skipped = counted.saturating_sub(meta.withheld);
     meta.withheld += gathered.withheld_late;
+    if let Some(searched) = gathered.searched {
+        meta.files_searched = Some(searched.files);
+        meta.files_without_match = Some(searched.without_match);
+        meta.files_not_text = Some(searched.not_text);
+    }
     let texts: Vec<String> = gathered.sections.iter().map(|section| section.text.clone()).collect();
     let mut lines: Vec<String> = gathered.skipped.iter().filter_map(|(_, _, line)| line.clone()).collect();
     if gathered.unlisted > 0 {
@@ -123,7 +128,8 @@ fn finish(gathered: Gathered, mut meta: ManyMeta) -> ManyResult {
         let (shown, failed, skipped, withheld) =
             (meta.files_read, meta.files_failed, meta.files_skipped, meta.withheld);
         let clamped_max_files = meta.max_files_clamped_from.map(|_| meta.max_files);
-        Summary { shown, failed, skipped, withheld, bytes, cap: meta.cap, clamped_max_files }.line()
+        let searched = gathered.searched;
+        Summary { shown, failed, skipped, withheld, bytes, cap: meta.cap, clamped_max_files, searched }.line()
     };
     let output = assemble(&texts, &lines, summary);
     meta.bytes = output.len();

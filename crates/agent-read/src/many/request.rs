@@ -37,7 +37,17 @@ pub struct ReadManyRequest {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "limit")]
     #[schemars(range(min = 1))]
     pub limit: Option<i64>,
-    /// Files read at most, glob matches included. Default 50; at most 200 (larger values are clamped).
+    /// A regular expression to search every file for (as `read`'s `find`): each file's section shows only its
+    /// matching lines with their numbers and context, files without a match are counted in the summary, and `limit`
+    /// is the matches shown per file (default 50).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "find")]
+    pub find: Option<String>,
+    /// With `find`: lines shown before and after each match, 0 to 20. Default 2.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "context")]
+    #[schemars(range(min = 0, max = 20))]
+    pub context: Option<i64>,
+    /// Files read at most, glob matches included. Default 50 (200 with `find`); at most 200 (larger values are
+    /// clamped).
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "max_files")]
     #[schemars(range(min = 1))]
     pub max_files: Option<i64>,
@@ -76,6 +86,14 @@ fn paths<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
 
 fn limit<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     json::field(d, |value| json::integer("limit", value).map(Some))
+}
+
+fn find<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    crate::request::fields::find(d)
+}
+
+fn context<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    crate::request::fields::context(d)
 }
 
 fn max_files<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
@@ -125,9 +143,10 @@ impl ReadManyRequest {
         for (index, path) in self.paths.iter().enumerate() {
             check_entry(index, path)?;
         }
-        // The per-file limit is checked once here rather than failing every file alike.
-        ReadRequest { limit: self.limit, ..ReadRequest::new(".") }.window(limits)?;
+        // The per-file fields are checked once here rather than failing every file alike.
+        self.file_request(".").window(limits)?;
         let (max_files, clamped_from) = match self.max_files {
+            None if self.find.is_some() => (MAX_FILES, None),
             None => (DEFAULT_MAX_FILES, None),
             Some(n) if n < 1 => {
                 return Err(ReadError::invalid_param(format!("`max_files` must be at least 1, not {n}"))
@@ -141,9 +160,9 @@ impl ReadManyRequest {
         Ok(Checked { max_files, clamped_from })
     }
 
-    /// The `read` request for one file of this call: its path with this call's per-file `limit`.
+    /// The `read` request for one file of this call: its path with this call's per-file `limit`, and its search.
     pub fn file_request(&self, path: &str) -> ReadRequest {
-        ReadRequest { limit: self.limit, ..ReadRequest::new(path) }
+        ReadRequest { limit: self.limit, find: self.find.clone(), context: self.context, ..ReadRequest::new(path) }
     }
 }
 
@@ -210,7 +229,7 @@ mod tests {
     fn errors_name_the_field_or_the_entry() {
         assert_eq!(
             message(json!({"paths": ["a"], "bogus": 1})),
-            "unknown field `bogus`; valid fields: paths, limit, max_files"
+            "unknown field `bogus`; valid fields: paths, limit, find, context, max_files"
         );
         let single = parse(json!({"path": "a"})).unwrap_err();
         assert!(single.hint.unwrap().contains("`paths`, a list"));

@@ -120,6 +120,15 @@ pub struct ManyMeta {
     /// Whether a glob walk stopped early (at its entry or time bound) or could not enter part of the tree (a path
     /// beyond `PATH_MAX`, a folder it may not list), so that matches may be missing; the skipped list says why.
     pub walk_stopped_early: bool,
+    /// With `find`: files searched; their sections show only when they match.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_searched: Option<u64>,
+    /// With `find`: files searched without a match (not shown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_without_match: Option<u64>,
+    /// With `find`: glob matches that are not text (binary data, images), not searched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_not_text: Option<u64>,
 }
 
 impl Serialize for ManyFile {

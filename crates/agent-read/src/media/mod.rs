@@ -5,6 +5,8 @@
 //! `documents`; the binary has all three). A build without one still recognises the format by its magic bytes and
 //! says the build cannot show it.
 
+#[cfg(feature = "compressed")]
+pub mod compressed;
 #[cfg(feature = "documents")]
 pub mod document;
 #[cfg(feature = "images")]

@@ -297,6 +297,12 @@ mod tests {
             "vpn/client.ppk",
             ".my.cnf",
             "home/.ssh.bak/id_ed25519",
+            "server.key.gz",
+            "certs/tls.pem.zst",
+            ".envrc.xz",
+            "vault.kdbx.bz2",
+            ".env.bak.gz",
+            "id_ed25519.gz~",
         ];
         for path in secrets {
             assert!(denied(&p, path).is_some(), "{path}");

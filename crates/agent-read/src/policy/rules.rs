@@ -101,8 +101,10 @@ fn is_absolute_glob(glob: &str) -> bool {
 }
 
 /// Suffixes editors and tools give copies of a file: backups (`~`, `.bak`, `.orig` from merges, `.save` from nano,
-/// `.old`, `.backup`) and vim's swap files (`.swp`, then `.swo`, `.swn` for a second and third).
-const COPY_SUFFIXES: [&str; 9] = ["~", ".bak", ".backup", ".old", ".orig", ".save", ".swp", ".swo", ".swn"];
+/// `.old`, `.backup`), vim's swap files (`.swp`, then `.swo`, `.swn` for a second and third), and compressed copies
+/// (`.gz`, `.zst`, `.xz`, `.bz2`), which a read decompresses: `server.key.gz` shows the key.
+const COPY_SUFFIXES: [&str; 13] =
+    ["~", ".bak", ".backup", ".old", ".orig", ".save", ".swp", ".swo", ".swn", ".gz", ".zst", ".xz", ".bz2"];
 
 /// The names `name` may be a copy of: without a copy suffix (`server.key~`, `tls.pem.bak`), without Emacs's
 /// auto-save `#…#` (`#.env#`), without vim's swap dot (`.server.key.swp`), repeatedly (`.env.bak~`). Empty when

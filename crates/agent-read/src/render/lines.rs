@@ -20,6 +20,8 @@ pub struct LineRenderer {
     codec: Codec,
     /// What a cut line's marker puts before its byte range (the fields that select a rendering).
     call_prefix: String,
+    /// Whether a cut line's marker may name a byte range (not in decompressed text: ranges address the raw file).
+    byte_ranges: bool,
     max_line_chars: usize,
     budget: usize,
     out: String,
@@ -45,6 +47,7 @@ impl LineRenderer {
         LineRenderer {
             codec,
             call_prefix: String::new(),
+            byte_ranges: true,
             max_line_chars,
             budget: max_output_bytes.saturating_sub(FOOTER_RESERVE),
             out: String::new(),
@@ -62,6 +65,13 @@ impl LineRenderer {
     /// they name is in the rendering those fields select.
     pub fn with_call_prefix(self, prefix: &str) -> Self {
         LineRenderer { call_prefix: prefix.to_string(), ..self }
+    }
+
+    /// The same renderer, whose cut-line markers say how much is left but name no byte range: the text is
+    /// decompressed, and byte ranges address the compressed file.
+    #[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+    pub fn without_byte_ranges(self) -> Self {
+        LineRenderer { byte_ranges: false, ..self }
     }
 
     /// Bytes of each line the scan must keep: enough for `max_line_chars` characters in any encoding.
@@ -90,7 +100,7 @@ impl LineRenderer {
         let prefix = format!("{}{separator}{lead}", line.number);
         let limit = DecodeLimit { max_chars: self.max_line_chars, max_bytes: usize::MAX };
         let mut shown = decode_shown(self.codec, line.kept, limit, whole);
-        let mut marker = truncation_marker(&line, shown.consumed, &self.call_prefix);
+        let mut marker = self.marker(&line, shown.consumed);
         let needed = prefix.len() + shown.text.len() + marker.len() + 1;
         if self.out.len() + needed > self.budget {
             self.cap_hit = true;
@@ -100,7 +110,7 @@ impl LineRenderer {
             // The first line alone is over the cap: cut it further, so that paging still makes progress.
             let room = self.budget.saturating_sub(prefix.len() + MARKER_RESERVE + 1);
             shown = decode_shown(self.codec, line.kept, DecodeLimit { max_bytes: room, ..limit }, whole);
-            marker = truncation_marker(&line, shown.consumed, &self.call_prefix);
+            marker = self.marker(&line, shown.consumed);
         }
         if !marker.is_empty() {
             self.truncated += 1;
@@ -114,6 +124,15 @@ impl LineRenderer {
         self.last = Some(line.number);
         self.returned += 1;
         if self.cap_hit { Flow::Done } else { Flow::More }
+    }
+
+    fn marker(&self, line: &CapturedLine<'_>, consumed: usize) -> String {
+        let marker = truncation_marker(line, consumed, &self.call_prefix);
+        if self.byte_ranges || marker.is_empty() {
+            return marker;
+        }
+        let left = line.content_end - (line.start + consumed as u64);
+        format!("{}line truncated: {left} more bytes, beyond the line limit{}", escape::OPEN, escape::CLOSE)
     }
 
     /// Adds a line of the tool's own (unnumbered) between rendered lines, when it fits the cap.

@@ -21,6 +21,9 @@ pub const SKIPPED_TITLE: &str = "--- skipped ---";
 /// Bytes kept for the summary line and the blank line before it (the longest summary is far shorter).
 pub const SUMMARY_RESERVE: usize = 224;
 
+/// Bytes kept on top of [`SUMMARY_RESERVE`] for what a search counts (`N searched, N without a match, N not text`).
+pub const SEARCHED_RESERVE: usize = 112;
+
 /// Bytes kept for the line that counts skipped entries not spelled out.
 pub const MORE_RESERVE: usize = 100;
 
@@ -79,12 +82,31 @@ pub struct Summary {
     pub cap: usize,
     /// The `max_files` applied, when the request asked for more.
     pub clamped_max_files: Option<usize>,
+    /// With `find`: the files searched, and of them those without a match and those that are not text.
+    pub searched: Option<Searched>,
+}
+
+/// What a `read_many` with `find` searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Searched {
+    /// Files searched (their sections show only when they match).
+    pub files: u64,
+    /// Of those, files without a match: not shown.
+    pub without_match: u64,
+    /// Glob matches that are not text (binary data, images), not searched.
+    pub not_text: u64,
 }
 
 impl Summary {
     /// `(read_many: 3 shown (1 error) · 2 skipped · 1 withheld · 12.1 KiB of the 50.0 KiB cap)`.
     pub fn line(&self) -> String {
-        let mut line = format!("(read_many: {} shown", self.shown);
+        let mut line = match self.searched {
+            Some(searched) => format!(
+                "(read_many: {} searched, {} without a match, {} not text · {} shown",
+                searched.files, searched.without_match, searched.not_text, self.shown
+            ),
+            None => format!("(read_many: {} shown", self.shown),
+        };
         if self.failed > 0 {
             line.push_str(&format!(" ({} error{})", self.failed, if self.failed == 1 { "" } else { "s" }));
         }
@@ -130,11 +152,23 @@ mod tests {
             bytes: usize::MAX,
             cap: usize::MAX,
             clamped_max_files: Some(usize::MAX),
+            searched: None,
         };
         assert!(longest.line().len() + 2 <= SUMMARY_RESERVE, "{}", longest.line());
+        let searched = Some(Searched { files: u64::MAX, without_match: u64::MAX, not_text: u64::MAX });
+        let searching = Summary { searched, ..longest };
+        assert!(searching.line().len() + 2 <= SUMMARY_RESERVE + SEARCHED_RESERVE, "{}", searching.line());
         assert!(more_line(usize::MAX).len() < MORE_RESERVE);
-        let one =
-            Summary { shown: 2, failed: 1, skipped: 0, withheld: 0, bytes: 100, cap: 51200, clamped_max_files: None };
+        let one = Summary {
+            shown: 2,
+            failed: 1,
+            skipped: 0,
+            withheld: 0,
+            bytes: 100,
+            cap: 51200,
+            clamped_max_files: None,
+            searched: None,
+        };
         assert_eq!(one.line(), "(read_many: 2 shown (1 error) · 0 skipped · 100 B of the 50.0 KiB cap)");
         let clamped = Summary { failed: 0, clamped_max_files: Some(200), ..one };
         assert_eq!(

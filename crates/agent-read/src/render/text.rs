@@ -167,6 +167,13 @@ fn window_notices(footer: &mut Footer, facts: &WindowFacts<'_>) {
     footer.notice_if(facts.at_end && !facts.summary.trailing_newline, || "no final newline".to_string());
 }
 
+/// A table's header row repeated above a window that starts below it, marked as the tool's: `⟨header row, line 1⟩
+/// id,name`. The row's own characters are shown escaped as any content is (a line break in a quoted field too).
+pub fn header_row(last_line: u64, text: &str) -> String {
+    let lines = if last_line == 1 { "line 1".to_string() } else { format!("lines 1-{last_line}") };
+    format!("{}header row, {lines}{} {}\n", crate::escape::OPEN, crate::escape::CLOSE, crate::escape::shown(text))
+}
+
 /// What a byte window showed, as facts.
 pub struct BytesFacts<'a> {
     /// The range asked for.

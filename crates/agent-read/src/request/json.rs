@@ -49,7 +49,12 @@ pub(crate) fn from_value<T: JsonRequest>(value: &Value) -> Result<T, ReadError> 
         return Err(ReadError::invalid_param(format!("the request must be a JSON object, not {}", type_name(value)))
             .with_hint(T::EXAMPLE));
     };
-    let present = map.iter().filter(|(_, value)| !value.is_null()).map(|(key, value)| (key.as_str(), value));
+    // `null` stands for an absent field; a key no field has stays, null or not, to be refused by name.
+    let known = accepted_names::<T>();
+    let present = map
+        .iter()
+        .filter(|(key, value)| !value.is_null() || !known.contains(&key.as_str()))
+        .map(|(key, value)| (key.as_str(), value));
     let fields = de::value::MapDeserializer::<_, serde_json::Error>::new(present);
     T::deserialize(fields).map_err(|error| refusal::<T>(&error.to_string(), map))
 }

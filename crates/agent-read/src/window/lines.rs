@@ -32,6 +32,9 @@ pub fn scan_lines(
     keep_max: usize,
     mut sink: impl FnMut(CapturedLine<'_>) -> Flow,
 ) -> io::Result<ScanSummary> {
+    if source.is_stream() {
+        return scan_stream(source, indexing, offset, limit, keep_max, sink);
+    }
     let Some(indexing) = indexing else {
         return scan::scan(source, window_start(source, offset)?, limit, keep_max, sink);
     };
@@ -76,6 +79,40 @@ fn scan_from_index(
     let pass = Pass { from, stop_when_done: true, ..Pass::whole(source) };
     scan::scan_pass(source, pass, Start::Line(first), limit, keep_max, sink)?;
     Ok(Some(index.summary()))
+}
+
+/// A window of a text read forward only. Its totals come from an earlier full pass over the same file when one is
+/// known (then the pass stops after the window), else from this read: a window from the top counts on to the end in
+/// the same pass; a tail counts first, then hands its window over (twice the decoding, constant memory).
+fn scan_stream(
+    source: &Source<'_>,
+    indexing: Option<Indexing<'_>>,
+    offset: i64,
+    limit: u64,
+    keep_max: usize,
+    sink: impl FnMut(CapturedLine<'_>) -> Flow,
+) -> io::Result<ScanSummary> {
+    let known = indexing.and_then(|known| known.indexes.stream_totals(known.identity, known.version));
+    let remember = |totals: ScanSummary| {
+        if let Some(known) = indexing {
+            known.indexes.keep_stream_totals(known.identity, known.version, totals);
+        }
+        totals
+    };
+    let totals = match known {
+        Some(totals) => totals,
+        None if offset > 0 => {
+            return scan::scan(source, Start::Line(offset.unsigned_abs()), limit, keep_max, sink).map(remember);
+        }
+        None => remember(scan::scan(source, Start::Line(u64::MAX), 0, 0, |_| Flow::Done)?),
+    };
+    let total = totals.total_lines;
+    let first = if offset > 0 { offset.unsigned_abs() } else { total.saturating_sub(offset.unsigned_abs()) + 1 };
+    if total > 0 && first <= total {
+        let pass = Pass { stop_when_done: true, ..Pass::whole(source) };
+        scan::scan_pass(source, pass, Start::Line(first), limit, keep_max, sink)?;
+    }
+    Ok(totals)
 }
 
 /// Where a line window starts without an index: a line number, or for a negative offset the byte where the last
@@ -182,6 +219,49 @@ mod tests {
         file.write_all(b"LINE").unwrap();
         let (lines, _) = window(&file, Some(indexing(&indexes, &file)), 1, 1);
         assert!(lines[0].1.starts_with("LINE 1 "), "{lines:?}");
+    }
+
+    #[test]
+    fn a_stream_whose_totals_are_known_decodes_only_up_to_its_window() {
+        use crate::window::stream::Stream;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        struct Counted<'a>(&'a [u8], &'a AtomicU64);
+        impl std::io::Read for Counted<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let n = std::io::Read::read(&mut self.0, buf)?;
+                self.1.fetch_add(n as u64, Ordering::Relaxed);
+                Ok(n)
+            }
+        }
+        let text = numbered_lines(1, 60_000);
+        let decoded = AtomicU64::new(0);
+        let open = || -> io::Result<Box<dyn std::io::Read + '_>> { Ok(Box::new(Counted(&text, &decoded))) };
+        let budget = crate::budget::Budget::new(
+            std::time::Instant::now() + std::time::Duration::from_secs(3600),
+            crate::budget::Cancel::new(),
+        );
+        let file = big_file();
+        let indexes = LineIndexes::in_memory();
+        let known = indexing(&indexes, &file);
+        let read = |offset: i64| {
+            let stream = Stream::new(&open, budget.clone());
+            let source = Source::streamed(&stream, 0, utf8());
+            let mut lines = Vec::new();
+            decoded.store(0, Ordering::Relaxed);
+            let summary = scan_lines(&source, Some(known), offset, 2, 200, |line| {
+                lines.push(line.number);
+                Flow::More
+            })
+            .unwrap();
+            (lines, summary.total_lines, decoded.load(Ordering::Relaxed))
+        };
+        let whole = text.len() as u64;
+        assert_eq!(read(-2), (vec![59_999, 60_000], 60_000, 2 * whole), "a first tail counts, then reads");
+        assert_eq!(read(-2), (vec![59_999, 60_000], 60_000, whole), "a later tail needs one pass");
+        let (lines, total, bytes) = read(100);
+        assert_eq!((lines, total), (vec![100, 101], 60_000));
+        assert!(bytes < whole / 10, "a later window stops after it: {bytes} of {whole} bytes decoded");
+        assert_eq!(read(60_001).0, Vec::<u64>::new(), "past the end: nothing, and the totals");
     }
 
     #[test]

@@ -18,6 +18,9 @@ pub mod bytes;
 pub mod index;
 pub mod lines;
 pub mod scan;
+// Streams are made only by the `compressed` feature's reads.
+#[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+pub mod stream;
 pub mod tail;
 
 use crate::budget::Budget;
@@ -37,6 +40,9 @@ enum Backing<'f> {
     File(&'f File),
     /// Text rendered in memory (a notebook, a PDF's pages), windowed like a file.
     Memory(&'f [u8]),
+    /// Text read forward only (decompressed as it goes), of a length known only at its end.
+    #[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+    Stream(&'f dyn stream::ReadAt),
 }
 
 /// The text content of an open file (or of rendered text): where it starts (after any BOM) and where reading stops.
@@ -73,6 +79,13 @@ impl<'f> Source<'f> {
         }
     }
 
+    /// Describes text that can only be read forward (see [`stream`]): it starts at `data_start` (after a byte order
+    /// mark) and ends where the stream does.
+    #[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+    pub fn streamed(stream: &'f dyn stream::ReadAt, data_start: u64, layout: NewlineLayout) -> Self {
+        Source { backing: Backing::Stream(stream), head: &[], data_start, end: u64::MAX, layout, budget: None }
+    }
+
     /// The same source, knowing the file's first bytes (offsets `0..head.len()`, read from the same open file):
     /// reads that fall within them are copied from memory. A small file's head is the whole file, so its window
     /// needs no second read.
@@ -90,6 +103,11 @@ impl<'f> Source<'f> {
         matches!(self.backing, Backing::Memory(_))
     }
 
+    /// Whether the text can only be read forward: a window from the end needs its line count first.
+    pub fn is_stream(&self) -> bool {
+        matches!(self.backing, Backing::Stream(_))
+    }
+
     /// Reads at `offset` until `buf` is full or the file ends; returns the bytes read.
     pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         if let Some(budget) = &self.budget {
@@ -103,6 +121,7 @@ impl<'f> Source<'f> {
                 buf[..n].copy_from_slice(&text[start..start + n]);
                 return Ok(n);
             }
+            Backing::Stream(stream) => return stream.read_at(offset, buf),
         };
         let cached = usize::try_from(offset).ok().and_then(|start| self.head.get(start..)).unwrap_or_default();
         let mut filled = cached.len().min(buf.len());

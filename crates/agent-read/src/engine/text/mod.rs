@@ -9,7 +9,7 @@ use crate::classify::{Codec, EncodingSource, TextFormat};
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
 use crate::render::text::{BytesFacts, WindowFacts, bytes_footer, lines_footer};
-use crate::render::{self, FOOTER_RESERVE, LineRenderer};
+use crate::render::{self, FOOTER_RESERVE, LineRenderer, human_size};
 use crate::request::{LineWindow, Window};
 use crate::result::{TextMeta, TextResult};
 use crate::window::index::{FileIdentity, FileVersion, MIN_INDEXED_BYTES};
@@ -24,6 +24,8 @@ pub struct Rendering {
     pub notices: Vec<String>,
     /// Prepended to the footer's next call.
     pub call_prefix: String,
+    /// The text is decompressed as it is read: no byte range reaches into it (ranges address the raw file).
+    pub streamed: bool,
     /// The header line that starts each page of the rendering (a PDF's `── page 3 of 40 ──`), which `find` names
     /// beside each match.
     pub page_header: Option<&'static str>,
@@ -105,7 +107,7 @@ fn read_lines(
     indexing: Option<Indexing<'_>>,
     format: &TextFormat,
     request: LineWindow,
-    mut meta: TextMeta,
+    meta: TextMeta,
     limits: &Limits,
     rendering: &Rendering,
 ) -> Result<TextResult, ReadError> {
@@ -113,13 +115,65 @@ fn read_lines(
         let size = meta.size_bytes;
         return Ok(empty_file(meta, size));
     };
+    Ok(with_footer(scanned, request, meta, format, limits, rendering))
+}
+
+/// A scanned line window with its footer, and its meta filled.
+fn with_footer(
+    scanned: Scanned,
+    request: LineWindow,
+    mut meta: TextMeta,
+    format: &TextFormat,
+    limits: &Limits,
+    rendering: &Rendering,
+) -> TextResult {
     let (first, last, total) = (scanned.first, scanned.last, scanned.total());
     let next_offset = (last < total).then_some(last + 1);
     let next_call = next_offset.map(|n| format!("{}{}", rendering.call_prefix, request.next_call(n)));
     let facts = scanned.facts(&meta, format, rendering, request.clamped_from.map(|_| limits.max_lines), limits);
     let footer = lines_footer(first, last, total, &facts, next_call);
     let output = scanned.finish(&mut meta, next_offset, request.clamped_to(), &footer);
-    Ok(TextResult { output, meta })
+    TextResult { output, meta }
+}
+
+/// Reads a line window of text `source` streams (decompressed as it goes): like a file's (`indexing` keeps the
+/// totals a full pass learns, see [`lines::scan_lines`]), with `notices` computed from what the pass learned (the decompressed size, known once it reached the end) put after the size.
+#[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+pub fn read_streamed_lines(
+    source: &Source<'_>,
+    indexing: Option<Indexing<'_>>,
+    format: &TextFormat,
+    request: LineWindow,
+    meta: TextMeta,
+    limits: &Limits,
+    notices: impl FnOnce(Option<u64>, &mut TextMeta) -> Vec<String>,
+) -> Result<TextResult, ReadError> {
+    let mut meta = meta;
+    let rendering = Rendering { streamed: true, ..Rendering::for_text(format) };
+    let Some(scanned) = scan_window(source, indexing, format, request, &meta.path, limits, &rendering)? else {
+        let notices = notices(Some(0), &mut meta);
+        let size = meta.size_bytes;
+        let mut result = empty_file(meta, size);
+        result.output = format!("(empty file: {} · {})", human_size(size), notices.join(" · "));
+        return Ok(result);
+    };
+    let decoded = scanned.summary.reached_end.then_some(scanned.summary.end);
+    let rendering = Rendering { notices: notices(decoded, &mut meta), ..rendering };
+    Ok(with_footer(scanned, request, meta, format, limits, &rendering))
+}
+
+/// Searches text `source` streams (decompressed as it goes) as `request` asks; `notices` go in the footer.
+#[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+pub fn find_streamed(
+    source: &Source<'_>,
+    format: &TextFormat,
+    request: &crate::request::FindWindow,
+    meta: TextMeta,
+    limits: &Limits,
+    notices: Vec<String>,
+) -> Result<TextResult, ReadError> {
+    let rendering = Rendering { streamed: true, notices, ..Rendering::for_text(format) };
+    find::read(source, None, format, request, meta, limits, &rendering)
 }
 
 /// A line window scanned and rendered, waiting for its footer.
@@ -200,11 +254,17 @@ pub(super) fn scan_window(
 ) -> Result<Option<Scanned>, ReadError> {
     let mut renderer = LineRenderer::new(format.codec, limits.max_line_chars, limits.max_output_bytes)
         .with_call_prefix(&rendering.call_prefix);
+    if rendering.streamed {
+        renderer = renderer.without_byte_ranges();
+    }
     let keep_max = renderer.keep_max();
     let sink = |line: CapturedLine<'_>| renderer.push(line);
     let summary = match lines::scan_lines(source, indexing, request.offset, request.limit, keep_max, sink) {
         Ok(summary) => summary,
         Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Err(timed_out(renderer, limits)),
+        Err(e) if let Some(damage) = crate::window::stream::damage(&e).map(str::to_string) => {
+            return Err(damaged(renderer, &damage, path));
+        }
         Err(e) => return Err(ReadError::from_io(&e, path)),
     };
     let total = summary.total_lines;
@@ -235,6 +295,18 @@ fn timed_out(renderer: LineRenderer, limits: &Limits) -> ReadError {
     )
     .with_hint("read a byte range (start_byte/end_byte), which does not scan the whole file")
     .with_partial(renderer.into_output())
+}
+
+/// A line read stopped by a damaged stream (compressed text corrupt or cut short): the lines decoded before the
+/// damage, then the error saying so.
+fn damaged(renderer: LineRenderer, damage: &str, path: &str) -> ReadError {
+    let gathered = match renderer.last {
+        Some(_) => "the lines above were decoded before it, and the total line count is unknown",
+        None => "no line of the window was reached before it",
+    };
+    ReadError::new(ErrorCode::IoError, format!("{path}: the compressed stream is damaged ({damage}); {gathered}"))
+        .with_hint("the file is corrupt or cut short (an unfinished download or copy?); the text before the damage is all it holds")
+        .with_partial(renderer.into_output())
 }
 
 fn past_end(path: &str, offset: i64, total: u64) -> ReadError {

@@ -4,6 +4,7 @@
 use super::disk::Folder;
 use super::{FileIdentity, FileVersion, LineIndex};
 use crate::window::Source;
+use crate::window::scan::ScanSummary;
 use std::io;
 use std::sync::{Arc, Mutex};
 
@@ -17,6 +18,10 @@ pub struct LineIndexes {
     /// Most recently used last.
     recent: Mutex<Vec<Arc<LineIndex>>>,
     disk: Option<Folder>,
+    /// What full passes over streamed texts (decompressed files) learned: their totals, most recent last. A stream
+    /// has no checkpoint to start from, but knowing its totals, a window stops after its last line and a tail needs
+    /// one pass instead of two.
+    streams: Mutex<Vec<(FileIdentity, FileVersion, ScanSummary)>>,
 }
 
 impl LineIndexes {
@@ -27,7 +32,7 @@ impl LineIndexes {
 
     /// Indexes kept in memory and in `folder` on disk.
     pub fn with_folder(folder: Folder) -> Self {
-        LineIndexes { recent: Mutex::default(), disk: Some(folder) }
+        LineIndexes { disk: Some(folder), ..LineIndexes::default() }
     }
 
     /// The index of the file `identity` names as it is now (`version`, its text in `source`): a kept one, or a kept
@@ -91,6 +96,22 @@ impl LineIndexes {
                 recent.remove(0);
             }
         });
+    }
+
+    /// The totals of the streamed text `identity` names, learned by a full pass over the file as it is now.
+    pub fn stream_totals(&self, identity: FileIdentity, version: FileVersion) -> Option<ScanSummary> {
+        let streams = self.streams.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        streams.iter().rev().find(|(i, v, _)| (*i, *v) == (identity, version)).map(|(_, _, summary)| *summary)
+    }
+
+    /// Keeps what a full pass over a streamed text learned (in memory, with the same bound as indexes).
+    pub fn keep_stream_totals(&self, identity: FileIdentity, version: FileVersion, summary: ScanSummary) {
+        let mut streams = self.streams.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        streams.retain(|(i, _, _)| *i != identity);
+        streams.push((identity, version, summary));
+        if streams.len() > MAX_KEPT {
+            streams.remove(0);
+        }
     }
 
     fn with_recent<T>(&self, f: impl FnOnce(&mut Vec<Arc<LineIndex>>) -> T) -> T {

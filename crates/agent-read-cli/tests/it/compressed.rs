@@ -1,0 +1,288 @@
+//! Compressed text and tables through the binary, with fixtures made by the producers people use: the `gzip`,
+//! `zstd`, `xz` and `bzip2` command-line tools, and Python's csv module.
+
+use crate::common::mcp::{call, text_of};
+use assert_cmd::Command;
+use rmcp::ServiceExt;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The four tools, each with the flags that compress stdin to stdout, and the extension they write.
+const CODECS: [(&str, &[&str], &str); 4] =
+    [("gzip", &["-c"], "gz"), ("zstd", &["-c", "-q"], "zst"), ("xz", &["-c"], "xz"), ("bzip2", &["-c"], "bz2")];
+
+/// `data` compressed by the real `tool` (a missing tool fails the test: install gzip, zstd, xz-utils, bzip2).
+fn compressed_by(tool: &str, args: &[&str], data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = std::process::Command::new(tool)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("`{tool}` must be installed for these tests: {e}"));
+    let mut stdin = child.stdin.take().unwrap();
+    let data = data.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&data).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success(), "{tool} failed");
+    out.stdout
+}
+
+fn log_lines(n: u32) -> Vec<u8> {
+    (1..=n).map(|i| format!("2026-11-25 request {i} served\n")).collect::<String>().into_bytes()
+}
+
+fn read_json(root: &Path, request: Value, flags: &[&str]) -> Value {
+    let out = Command::cargo_bin("agent-read")
+        .unwrap()
+        .arg("--root")
+        .arg(root)
+        .args(flags)
+        .write_stdin(request.to_string())
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)))
+}
+
+fn output(result: &Value) -> &str {
+    result["output"].as_str().unwrap()
+}
+
+#[test]
+fn every_codec_windows_its_text_at_the_start_middle_and_end_with_exact_line_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = log_lines(10_000);
+    for (tool, args, ext) in CODECS {
+        let name = format!("app.log.{ext}");
+        let packed = compressed_by(tool, args, &text);
+        std::fs::write(dir.path().join(&name), &packed).unwrap();
+        let start = read_json(dir.path(), json!({"path": name, "limit": 2}), &[]);
+        assert_eq!(
+            output(&start),
+            format!(
+                "1: 2026-11-25 request 1 served\n2: 2026-11-25 request 2 served\n(lines 1-2 of 10000 · {} · \
+                 {tool}-compressed, {} of text · next: offset=3 limit=2)",
+                human(packed.len() as u64),
+                human(text.len() as u64)
+            ),
+            "{tool}"
+        );
+        let meta = &start["meta"];
+        assert_eq!(meta["compression"], tool);
+        assert_eq!(meta["size_bytes"], packed.len() as u64, "{tool}: the file's own size");
+        assert_eq!(meta["decompressed_bytes"], text.len() as u64, "{tool}");
+        let middle = read_json(dir.path(), json!({"path": name, "offset": 5_000, "limit": 1}), &[]);
+        assert!(output(&middle).starts_with("5000: 2026-11-25 request 5000 served\n"), "{tool}: {}", output(&middle));
+        let tail = read_json(dir.path(), json!({"path": name, "offset": -2}), &[]);
+        assert!(
+            output(&tail).starts_with("9999: 2026-11-25 request 9999 served\n10000: 2026-11-25 request 10000 served\n"),
+            "{tool}: {}",
+            output(&tail)
+        );
+        assert!(output(&tail).ends_with("of text · end of file)"), "{tool}: {}", output(&tail));
+    }
+}
+
+fn human(bytes: u64) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} B"),
+        1024..1_048_576 => format!("{:.1} KiB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
+    }
+}
+
+#[test]
+fn compression_is_found_by_content_and_concatenated_members_are_one_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut joined = compressed_by("gzip", &["-c"], b"first member\n");
+    joined.extend(compressed_by("gzip", &["-c"], b"second member\n"));
+    std::fs::write(dir.path().join("rotated.log"), &joined).unwrap();
+    let mut frames = compressed_by("zstd", &["-c", "-q"], b"frame one\n");
+    frames.extend(compressed_by("zstd", &["-c", "-q"], b"frame two\n"));
+    std::fs::write(dir.path().join("frames.bin"), &frames).unwrap();
+    let gz = read_json(dir.path(), json!({"path": "rotated.log"}), &[]);
+    assert!(output(&gz).starts_with("1: first member\n2: second member\n(lines 1-2 of 2"), "{}", output(&gz));
+    let zst = read_json(dir.path(), json!({"path": "frames.bin"}), &[]);
+    assert!(output(&zst).starts_with("1: frame one\n2: frame two\n(lines 1-2 of 2"), "{}", output(&zst));
+}
+
+#[test]
+fn a_gzipped_legacy_encoding_is_detected_or_forced_like_plain_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let latin1: Vec<u8> = b"caf\xe9 cr\xe8me br\xfbl\xe9e\nna\xefve fa\xe7ade\n".to_vec();
+    std::fs::write(dir.path().join("menu.txt.gz"), compressed_by("gzip", &["-c"], &latin1)).unwrap();
+    let detected = read_json(dir.path(), json!({"path": "menu.txt.gz"}), &[]);
+    assert!(output(&detected).starts_with("1: café crème brûlée\n2: naïve façade\n"), "{}", output(&detected));
+    assert_eq!(detected["meta"]["encoding"], "windows-1252");
+    let forced = read_json(dir.path(), json!({"path": "menu.txt.gz", "encoding": "iso-8859-1", "limit": 1}), &[]);
+    assert!(output(&forced).starts_with("1: café crème brûlée\n"), "{}", output(&forced));
+    assert_eq!(forced["meta"]["encoding_source"], "forced");
+    assert!(output(&forced).contains("next: encoding=windows-1252 offset=2 limit=1"), "{}", output(&forced));
+}
+
+#[test]
+fn a_bomb_of_a_terabyte_of_newlines_stops_at_the_time_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    // One zstd frame of 64 MiB of line feeds is a few KiB; 16,384 of them hold a terabyte of empty lines.
+    let frame = compressed_by("zstd", &["-c", "-q", "-1"], &vec![b'\n'; 64 << 20]);
+    let bomb: Vec<u8> = std::iter::repeat_n(frame.as_slice(), 16_384).flatten().copied().collect();
+    assert!(bomb.len() < 64 << 20, "the bomb is small: {} bytes", bomb.len());
+    std::fs::write(dir.path().join("bomb.log.zst"), &bomb).unwrap();
+    let started = Instant::now();
+    let result = read_json(dir.path(), json!({"path": "bomb.log.zst", "offset": -1}), &["--timeout-ms", "1000"]);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "ran {:?} past a 1 s budget (the budget is what this test waits for)",
+        started.elapsed()
+    );
+    assert_eq!(result["error_code"], "TIMEOUT", "{result}");
+    assert!(result["hint"].as_str().unwrap().contains("decoded from its start on every read"), "{result}");
+}
+
+#[test]
+fn damaged_streams_end_with_an_error_saying_so_after_what_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = log_lines(200_000);
+    for (tool, args, ext) in CODECS {
+        let packed = compressed_by(tool, args, &text);
+        let cut = format!("cut.log.{ext}");
+        std::fs::write(dir.path().join(&cut), &packed[..packed.len() * 3 / 4]).unwrap();
+        let result = read_json(dir.path(), json!({"path": cut, "limit": 1}), &[]);
+        assert_eq!(result["error_code"], "IO_ERROR", "{tool}: {result}");
+        let message = result["error"].as_str().unwrap();
+        assert!(message.contains("the compressed stream is damaged"), "{tool}: {message}");
+        assert!(result["hint"].as_str().unwrap().contains("corrupt or cut short"), "{tool}: {result}");
+    }
+    // A flipped byte in gzip's trailer: every line decodes, the checksum does not match.
+    let mut packed = compressed_by("gzip", &["-c"], b"one\ntwo\n");
+    let crc = packed.len() - 8;
+    packed[crc] ^= 0xff;
+    std::fs::write(dir.path().join("flipped.gz"), &packed).unwrap();
+    let result = read_json(dir.path(), json!({"path": "flipped.gz"}), &[]);
+    assert_eq!(result["error_code"], "IO_ERROR", "{result}");
+    let shown = output(&result);
+    assert!(shown.starts_with("1: one\n2: two\nIO_ERROR: flipped.gz: the compressed stream is damaged"), "{shown}");
+    // Not compressed at all past its magic bytes.
+    std::fs::write(dir.path().join("fake.gz"), b"\x1f\x8b\x08 but then plain words\n").unwrap();
+    let result = read_json(dir.path(), json!({"path": "fake.gz"}), &[]);
+    assert_eq!(result["error_code"], "IO_ERROR", "{result}");
+}
+
+#[test]
+fn byte_ranges_address_the_raw_file_and_are_refused_as_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.log.xz"), compressed_by("xz", &["-c"], b"alpha\n")).unwrap();
+    let result = read_json(dir.path(), json!({"path": "a.log.xz", "start_byte": 0, "end_byte": 10}), &[]);
+    assert_eq!(result["error_code"], "BINARY", "{result}");
+    assert!(result["error"].as_str().unwrap().contains("byte ranges address the file's raw compressed bytes"));
+}
+
+#[test]
+fn compressed_copies_of_denied_names_are_denied() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = compressed_by("gzip", &["-c"], b"API_KEY=do-not-show\n");
+    for name in [".env.gz", ".env.production.zst", "server.key.gz", "certs/tls.pem.xz", "vault.kdbx.bz2"] {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &secret).unwrap();
+        let result = read_json(dir.path(), json!({"path": name}), &[]);
+        assert_eq!(result["error_code"], "DENIED", "{name}: {result}");
+        assert!(!result.to_string().contains("do-not-show"), "{name}");
+    }
+}
+
+#[test]
+fn a_csv_window_below_the_header_repeats_it_marked_and_meta_names_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"
+import csv, sys
+with open(sys.argv[1] + "/people.csv", "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["id", "name", "note"])
+    w.writerow([1, "Ada", "first line\nsecond line"])
+    for i in range(2, 500):
+        w.writerow([i, f"name {i}", "plain"])
+with open(sys.argv[1] + "/cities.tsv", "w", newline="") as f:
+    w = csv.writer(f, delimiter="\t", lineterminator="\n")
+    w.writerow(["city", "country"])
+    for i in range(100):
+        w.writerow([f"city {i}", "X"])
+with open(sys.argv[1] + "/numbers.csv", "w", newline="") as f:
+    w = csv.writer(f, lineterminator="\n")
+    for i in range(100):
+        w.writerow([i, i * 2])
+"#;
+    let status = std::process::Command::new("python3").arg("-c").arg(script).arg(dir.path()).status().unwrap();
+    assert!(status.success());
+    let deep = read_json(dir.path(), json!({"path": "people.csv", "offset": 400, "limit": 2}), &[]);
+    assert_eq!(
+        output(&deep).lines().take(3).collect::<Vec<_>>(),
+        ["⟨header row, line 1⟩ id,name,note", "400: 398,name 398,plain", "401: 399,name 399,plain"]
+    );
+    let table = &deep["meta"]["table"];
+    assert_eq!(*table, json!({"delimiter": ",", "columns": 3, "header_lines": [1, 1], "header_shown": true}));
+    // Line numbers stay physical: record 1's quoted line break makes it lines 2-3.
+    let top = read_json(dir.path(), json!({"path": "people.csv", "limit": 4}), &[]);
+    assert!(output(&top).starts_with("1: id,name,note\n2: 1,Ada,\"first line\n3: second line\"\n4: 2,"), "{top}");
+    assert_eq!(top["meta"]["table"]["header_shown"], false);
+    let tsv = read_json(dir.path(), json!({"path": "cities.tsv", "offset": -1}), &[]);
+    assert!(output(&tsv).starts_with("⟨header row, line 1⟩ city\tcountry\n101: city 99\tX\n"), "{tsv}");
+    assert_eq!(tsv["meta"]["table"]["delimiter"], "\t");
+    // Compressed, the same table: judged by its name without `.gz`, its header from the decompressed text.
+    let csv = std::fs::read(dir.path().join("people.csv")).unwrap();
+    std::fs::write(dir.path().join("people.csv.gz"), compressed_by("gzip", &["-c"], &csv)).unwrap();
+    let gz = read_json(dir.path(), json!({"path": "people.csv.gz", "offset": 400, "limit": 2}), &[]);
+    assert_eq!(
+        output(&gz).lines().take(2).collect::<Vec<_>>(),
+        ["⟨header row, line 1⟩ id,name,note", "400: 398,name 398,plain"]
+    );
+    assert_eq!(gz["meta"]["table"], *table);
+    // No plausible header (numbers only): still read, columns counted, nothing repeated.
+    let numbers = read_json(dir.path(), json!({"path": "numbers.csv", "offset": 50, "limit": 1}), &[]);
+    assert_eq!(output(&numbers).lines().next(), Some("50: 49,98"));
+    assert_eq!(numbers["meta"]["table"], json!({"delimiter": ",", "columns": 2, "header_shown": false}));
+}
+
+#[test]
+fn a_file_that_only_looks_like_a_header_cannot_forge_the_tools_marker() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows: String = (0..50).map(|i| format!("{i},x\n")).collect();
+    std::fs::write(dir.path().join("forged.csv"), format!("⟨header row⟩ id,name\n{rows}")).unwrap();
+    let result = read_json(dir.path(), json!({"path": "forged.csv", "offset": 10, "limit": 1}), &[]);
+    let first = output(&result).lines().next().unwrap();
+    assert!(first.starts_with("⟨header row, line 1⟩ "), "{first}");
+    assert_eq!(first, "⟨header row, line 1⟩ ⟨U+27E8⟩header row⟩ id,name", "the file's own ⟨ is shown escaped");
+}
+
+#[tokio::test]
+async fn an_mcp_read_of_a_gzipped_log_pages_its_text() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("app.log.gz"), compressed_by("gzip", &["-c"], &log_lines(300))).unwrap();
+    let binary = env!("CARGO_BIN_EXE_agent-read");
+    let command = tokio::process::Command::new(binary).configure(|cmd| {
+        cmd.arg("mcp").arg("--root").arg(dir.path());
+    });
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let result = call(&client, json!({"path": "app.log.gz", "offset": 150, "limit": 1})).await;
+    assert_eq!(result.is_error, Some(false));
+    let text = text_of(&result);
+    assert!(text.starts_with("150: 2026-11-25 request 150 served\n(lines 150-150 of 300"), "{text}");
+    assert!(text.contains("gzip-compressed") && text.ends_with("next: offset=151 limit=1)"), "{text}");
+    assert_eq!(result.structured_content.unwrap()["meta"]["compression"], "gzip");
+    client.cancel().await.unwrap();
+}
+
+#[test]
+fn find_searches_the_decompressed_text() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("app.log.bz2"), compressed_by("bzip2", &["-c"], &log_lines(500))).unwrap();
+    let result = read_json(dir.path(), json!({"path": "app.log.bz2", "find": "request 4[0-9]7 ", "context": 0}), &[]);
+    let shown = output(&result);
+    assert!(shown.starts_with("407: 2026-11-25 request 407 served\n--\n417: "), "{shown}");
+    assert!(shown.contains("10 of 10 match(es)") && shown.contains("bzip2-compressed"), "{shown}");
+    assert_eq!(result["meta"]["compression"], "bzip2");
+}

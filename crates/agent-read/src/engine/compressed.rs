@@ -1,0 +1,197 @@
+//! A compressed file (gzip, zstd, xz, bzip2, found by its magic bytes): the text it holds, decompressed as it is
+//! read and windowed by lines like any text file — same numbering, tails, encodings, output cap and time budget.
+//!
+//! Contract:
+//! - Line windows count the decompressed text's lines. A first window from the top decodes up to its end and on to
+//!   the end of the text (to count its lines, as for any file); a first tail (`offset` < 0) decodes the text twice,
+//!   counting first. The reader then keeps the totals (while the file is unchanged), so a later window decodes only
+//!   up to its last line and a later tail once. Constant memory either way.
+//! - `meta.compression` names the compression and `meta.size_bytes` stays the file's (compressed) size;
+//!   `meta.decompressed_bytes` is the text's size once a pass reached its end, and absent otherwise (never guessed).
+//! - Byte ranges address the file's raw bytes; those of a compressed file are not text, so a byte range is answered
+//!   `BINARY` with the way to read the text by lines. Block mode needs to read backward and is refused likewise.
+//! - Damaged input (corrupt, cut short) ends the read with `IO_ERROR` saying so, after the lines decoded before it.
+
+use super::file::FileRequest;
+use super::target::Target;
+use super::{table, text};
+use crate::classify::{self, Content, SNIFF_LEN};
+use crate::error::{ErrorCode, ReadError};
+use crate::limits::Limits;
+use crate::media::compressed::Compression;
+use crate::render::human_size;
+use crate::request::Window;
+use crate::result::ReadResult;
+use crate::window::Source;
+use crate::window::index::{FileIdentity, FileVersion};
+use crate::window::lines::Indexing;
+use crate::window::stream::{self, Opener, Stream};
+
+/// Reads the text of `target`, compressed with `compression`.
+pub fn read(
+    target: &Target<'_>,
+    compression: Compression,
+    request: FileRequest<'_>,
+    limits: &Limits,
+) -> Result<ReadResult, ReadError> {
+    let window = match request.window {
+        Window::Lines(lines) => Ok(lines),
+        Window::Find(find) => Err(find),
+        Window::Bytes { .. } => return Err(byte_range_refused(target, compression)),
+        Window::Block(_) => return Err(block_refused(target, compression)),
+    };
+    if request.pages.is_some() {
+        return Err(ReadError::invalid_param(format!(
+            "{}: `pages` applies to PDFs only, and this is {}-compressed text",
+            target.shown,
+            compression.name()
+        ))
+        .with_hint("remove `pages`; page through its lines with offset and limit"));
+    }
+    let (file, end, budget) = (target.file, target.read_end(), target.budget.clone());
+    let open: &Opener<'_> = &|| Ok(compression.decoder(file, end, budget.clone()));
+    let stream = Stream::new(open, target.budget.clone());
+    let head = decompressed_head(&stream, &target.shown)?;
+    let format = match classify::classify(&head, request.forced) {
+        Content::Text(format) => format,
+        Content::Binary { description, .. } => return Err(binary_inside(target, compression, &description)),
+        Content::Image(kind) => return Err(binary_inside(target, compression, &format!("{} image", kind.name()))),
+        Content::Pdf => return Err(binary_inside(target, compression, "PDF document")),
+        Content::Document(kind) => return Err(binary_inside(target, compression, kind.description())),
+    };
+    let source = Source::streamed(&stream, format.bom_len as u64, format.codec.newline_layout())
+        .with_budget(target.budget.clone());
+    let layout = format.codec.newline_layout();
+    let indexing = Indexing {
+        indexes: target.indexes,
+        identity: FileIdentity::of(target.file, target.metadata, format.bom_len as u64, layout),
+        version: FileVersion::of(target.metadata),
+    };
+    let meta = text::base_meta(target, &format);
+    let notices = |decoded: Option<u64>, meta: &mut crate::result::TextMeta| {
+        meta.compression = Some(compression.name());
+        meta.decompressed_bytes = decoded;
+        let text = decoded.map_or("size of its text unknown until read to the end".to_string(), |size| {
+            format!("{} of text", human_size(size))
+        });
+        vec![format!("{}-compressed, {text}", compression.name())]
+    };
+    let window = match window {
+        Ok(lines) => lines,
+        Err(find) => {
+            let notices = vec![format!("{}-compressed", compression.name())];
+            let meta = crate::result::TextMeta { compression: Some(compression.name()), ..meta };
+            return text::find_streamed(&source, &format, &find, meta, limits, notices)
+                .map(ReadResult::Text)
+                .map_err(|error| with_stream_hint(error, compression));
+        }
+    };
+    // A compressed table (`people.csv.gz`) is judged by the name it has without its compression's extension.
+    let name = target.shown.rsplit_once('.').map_or(target.shown.as_str(), |(stem, _)| stem);
+    let whole = head.len() < SNIFF_LEN;
+    let table =
+        format.codec.is_utf8().then(|| table::sniff(name, head.get(format.bom_len..).unwrap_or_default(), whole));
+    table::read_with(table.flatten(), limits, |limits| {
+        text::read_streamed_lines(&source, Some(indexing), &format, window, meta, limits, notices)
+    })
+    .map(ReadResult::Text)
+    .map_err(|error| with_stream_hint(error, compression))
+}
+
+/// The text's first bytes (what classifying it needs), or the error that stopped the decoder before them.
+fn decompressed_head(stream: &Stream<'_>, shown: &str) -> Result<Vec<u8>, ReadError> {
+    let mut head = vec![0u8; SNIFF_LEN];
+    let n = stream.read_at(0, &mut head).map_err(|e| match stream::damage(&e) {
+        Some(damage) => ReadError::new(
+            ErrorCode::IoError,
+            format!("{shown}: the compressed stream is damaged ({damage}); no text could be decoded from it"),
+        )
+        .with_hint("the file is corrupt or cut short, or not really compressed; nothing in it can be read as text"),
+        None => ReadError::from_io(&e, shown),
+    })?;
+    head.truncate(n);
+    Ok(head)
+}
+
+/// A timeout's way around for decompressed text: byte ranges do not reach into it, a window near the top is cheaper.
+fn with_stream_hint(error: ReadError, compression: Compression) -> ReadError {
+    if error.code != ErrorCode::Timeout {
+        return error;
+    }
+    error.with_hint(format!(
+        "{}-compressed text is decoded from its start on every read, and a window's line count needs the whole text: \
+         read a window nearer the top, or ask for a longer time budget",
+        compression.name()
+    ))
+}
+
+fn byte_range_refused(target: &Target<'_>, compression: Compression) -> ReadError {
+    ReadError::new(
+        ErrorCode::Binary,
+        format!(
+            "{}: {}-compressed text ({}); byte ranges address the file's raw compressed bytes, which are not text",
+            target.shown,
+            compression.name(),
+            human_size(target.metadata.len())
+        ),
+    )
+    .with_hint("read its text by lines: remove start_byte/end_byte and use offset and limit (offset=-100 for the end)")
+}
+
+fn block_refused(target: &Target<'_>, compression: Compression) -> ReadError {
+    ReadError::invalid_param(format!(
+        "{} is {}-compressed text; block mode (`mode` \"block\") applies to uncompressed text files only",
+        target.shown,
+        compression.name()
+    ))
+    .with_hint("remove `mode` and `anchor_line`, and read the lines around it with offset and limit")
+}
+
+fn binary_inside(target: &Target<'_>, compression: Compression, description: &str) -> ReadError {
+    ReadError::new(
+        ErrorCode::Binary,
+        format!(
+            "{}: {}-compressed {description} ({} compressed); not shown as text",
+            target.shown,
+            compression.name(),
+            human_size(target.metadata.len())
+        ),
+    )
+    .with_hint("what it holds is binary; if it really is text in a legacy encoding, retry with encoding=\"<label>\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::budget::Cancel;
+    use crate::config::Config;
+    use crate::engine::{ReadOptions, Reader};
+    use crate::error::ErrorCode;
+    use crate::request::ReadRequest;
+    use crate::result::ReadResult;
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_cancelled_read_of_a_compressed_bomb_stops_mid_stream() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut member = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        member.write_all(&vec![b'\n'; 1 << 20]).unwrap();
+        let member = member.finish().unwrap();
+        // 16,384 members of 1 MiB of line feeds each: 16 GiB of text from a file of a few MiB.
+        let bomb: Vec<u8> = std::iter::repeat_n(member.as_slice(), 16_384).flatten().copied().collect();
+        std::fs::write(dir.path().join("bomb.log.gz"), bomb).unwrap();
+        let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
+        let cancel = Cancel::new();
+        let started = Instant::now();
+        let request = ReadRequest { offset: Some(-1), ..ReadRequest::new("bomb.log.gz") };
+        let result = std::thread::scope(|scope| {
+            let read = scope.spawn(|| reader.read(&request, &ReadOptions::cancellable(&cancel)));
+            std::thread::sleep(Duration::from_millis(200));
+            cancel.cancel();
+            read.join().unwrap()
+        });
+        let ReadResult::Error(error) = result else { panic!("the read was not stopped: {}", result.output()) };
+        assert_eq!(error.code, ErrorCode::Cancelled, "{}", error.message);
+        assert!(started.elapsed() < Duration::from_secs(10), "stopped only after {:?}", started.elapsed());
+    }
+}
