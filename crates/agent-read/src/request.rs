@@ -42,8 +42,8 @@ pub struct ReadRequest {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::end_byte")]
     #[schemars(range(min = 0))]
     pub end_byte: Option<i64>,
-    /// PDFs: the pages to read, e.g. "3", "1-5", "2,4-6", "8-" (to the end). Default: from the first page, as many as
-    /// fit.
+    /// The pages of a PDF, sheets of a workbook (XLSX) or slides of a presentation (PPTX) to read, e.g. "3", "1-5",
+    /// "2,4-6", "8-" (to the end). Default: from the first, as many as fit.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::pages")]
     pub pages: Option<String>,
     /// A regular expression to search for (Rust regex syntax, as ripgrep; `(?i)` ignores case). The answer is the
@@ -234,9 +234,9 @@ impl ReadRequest {
         validate_path(&self.path)?;
         if self.pages.is_some() && self.encoding.is_some() {
             return Err(ReadError::invalid_param(
-                "`pages` reads a PDF's text and `encoding` reads a file as raw text; they cannot be combined",
+                "`pages` reads a PDF's or a document's text and `encoding` reads a file as raw text; they cannot be combined",
             )
-            .with_hint("send `pages` alone for a PDF, or `encoding` alone for text"));
+            .with_hint("send `pages` alone for a PDF, workbook or presentation, or `encoding` alone for text"));
         }
         if self.find.is_some() || self.context.is_some() {
             return self.find_window(limits);

@@ -27,7 +27,8 @@ Read a text file or list a directory inside the workspace, one bounded window at
 
 Requires: `path`, relative to the workspace root (or absolute inside it). Optional: `offset` (1-based first line; \
 negative counts from the end, -100 = last 100 lines), `limit` (lines, default 2000), or `start_byte`/`end_byte` for \
-a byte range (e.g. the rest of a very long line), `pages` for PDFs (\"3\", \"1-5\", \"2,4-6\", \"8-\"), and \
+a byte range (e.g. the rest of a very long line), `pages` for PDF pages, XLSX sheets and PPTX slides (\"3\", \"1-5\", \
+\"2,4-6\", \"8-\"), and \
 `encoding` to override detection. `mode: \"block\"` with `anchor_line` returns the definition (function, \
 method, class) around that line instead, found from indentation alone (`levels: 2` for the one around that), its \
 header kept in view with the line when it is longer than `limit`, and the exact call that widens it. `find` (a \
@@ -35,10 +36,12 @@ regular expression, `(?i)` to ignore case) returns the matching lines with their
 them (default 2), `limit` matches (default 50) from line `offset`, and the exact call for the next ones.
 
 Images (PNG, JPEG, GIF, WebP) come back as an image attachment, downscaled when large (the output states the scale \
-to map coordinates back). PDFs come back as text, page by page. Jupyter notebooks come back as their cells \
-(source, then text outputs), paged like any text. Compressed files (gzip, zstd, xz, bzip2) come back as the text \
-they hold, paged by lines (byte ranges address the compressed bytes). A CSV or TSV window that starts below the \
-header repeats it first, marked `⟨header row, line 1⟩`.
+to map coordinates back). PDFs come back as text, page by page. Word, Excel and PowerPoint files (DOCX, XLSX, PPTX) \
+and HTML pages come back as Markdown-like text (headings, lists, pipe tables, links; a unit per sheet or slide; no \
+script or hidden content). Jupyter notebooks come back as their cells (source, then text outputs), paged like any \
+text. Compressed files (gzip, zstd, xz, bzip2) come back as the text they hold, paged by lines (byte ranges address \
+the compressed bytes). A CSV or TSV window that starts below the header repeats it first, marked \
+`⟨header row, line 1⟩`.
 
 Does not: modify anything, read outside the workspace roots, or show other binary files as text (it names their \
 type instead, e.g. \"BINARY: ELF executable\"). Files of any size are fine: only the window is read into the answer.
@@ -47,7 +50,7 @@ Side effects: none; read-only and idempotent.
 
 Output: each line as `N: text` (in a byte range, `@OFFSET: text`); nothing in a file starts a line of its own. \
 Control and invisible characters are shown escaped, as `␛` (ESC) or `⟨U+202E⟩`, and counted in the footer; notebook \
-and PDF text stands behind a `│ ` gutter. Lines over 2000 characters (the default limit) are cut and marked with the \
+PDF, sheet and slide text stands behind a `│ ` gutter. Lines over 2000 characters (the default limit) are cut and marked with the \
 exact start_byte/end_byte that hold the rest. The whole output stays under 50 KiB by default. The last line is always a footer such as \
 `(lines 1-2000 of 48213 · 1.8 MiB · next: offset=2001)` or `(... · end of file)`, with notices about encoding, \
 line endings or cut lines. Directories list one entry per line, subdirectories ending in `/`, sorted, paged the \

@@ -10,6 +10,7 @@ mod block;
 mod cli;
 mod compressed;
 mod docs;
+mod documents;
 mod envelope;
 mod find;
 mod images;

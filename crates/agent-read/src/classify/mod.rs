@@ -9,6 +9,7 @@
 
 pub mod boundary;
 pub mod codec;
+pub mod document;
 
 pub use codec::Codec;
 use encoding_rs::{UTF_8, UTF_16BE, UTF_16LE};
@@ -57,6 +58,8 @@ pub enum Content {
     Image(ImageType),
     /// A PDF document.
     Pdf,
+    /// A document read as the text it converts to (DOCX, XLSX, PPTX, HTML); see [`document::refine`].
+    Document(document::DocumentKind),
     /// Binary data; the string names the detected type (`ELF executable`, `PNG image`, …).
     Binary {
         /// The detected type.

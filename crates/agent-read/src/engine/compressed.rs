@@ -57,6 +57,7 @@ pub fn read(
         Content::Binary { description, .. } => return Err(binary_inside(target, compression, &description)),
         Content::Image(kind) => return Err(binary_inside(target, compression, &format!("{} image", kind.name()))),
         Content::Pdf => return Err(binary_inside(target, compression, "PDF document")),
+        Content::Document(kind) => return Err(binary_inside(target, compression, kind.description())),
     };
     let source = Source::streamed(&stream, format.bom_len as u64, format.codec.newline_layout())
         .with_budget(target.budget.clone());

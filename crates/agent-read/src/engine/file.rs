@@ -79,9 +79,10 @@ pub fn read_head(file: &File, metadata: &Metadata, shown: &str) -> Result<Vec<u8
 /// is not a PDF, block mode on anything but text).
 pub fn classify(target: &Target<'_>, request: &FileRequest<'_>) -> Result<Content, ReadError> {
     let content = classify::classify(target.head, request.forced);
-    if request.pages.is_some() && content != Content::Pdf {
+    let content = classify::document::refine(content, target.head, &target.shown, request.forced);
+    if request.pages.is_some() && !matches!(content, Content::Pdf | Content::Document(_)) {
         return Err(ReadError::invalid_param(format!(
-            "{}: `pages` applies to PDFs only, and this is not one",
+            "{}: `pages` applies to PDFs, workbooks and presentations only, and this is none of them",
             target.shown
         ))
         .with_hint("remove `pages`; page through other files with offset and limit"));
@@ -89,9 +90,11 @@ pub fn classify(target: &Target<'_>, request: &FileRequest<'_>) -> Result<Conten
     if matches!(request.window, Window::Block(_)) && !matches!(content, Content::Text(_)) {
         return Err(block_needs_text(target, &content));
     }
-    if matches!(request.window, Window::Find(_)) && !matches!(content, Content::Text(_) | Content::Pdf) {
+    if matches!(request.window, Window::Find(_))
+        && !matches!(content, Content::Text(_) | Content::Pdf | Content::Document(_))
+    {
         return Err(ReadError::invalid_param(format!("{}: `find` searches text, and this is not text", target.shown))
-            .with_hint("remove `find`; it applies to text files, notebooks and PDFs"));
+            .with_hint("remove `find`; it applies to text files, notebooks, PDFs and documents"));
     }
     Ok(content)
 }
@@ -116,6 +119,7 @@ pub fn read_classified(
             read_image(target, kind, limits).map(|result| note_ignored_window(result, &request.window))
         }
         Content::Pdf => read_pdf(target, &request, limits, media),
+        Content::Document(kind) => read_document(target, kind, request, limits),
         Content::Binary { description, hint } => Err(binary_error(target, &description, hint)),
     }
 }
@@ -245,6 +249,26 @@ fn read_pdf(
     Err(binary_error(target, "PDF document", Some(without_feature("pdf"))))
 }
 
+#[cfg(feature = "documents")]
+fn read_document(
+    target: &Target<'_>,
+    kind: classify::document::DocumentKind,
+    request: FileRequest<'_>,
+    limits: &Limits,
+) -> Result<ReadResult, ReadError> {
+    super::document::read(target, kind, request, limits)
+}
+
+#[cfg(not(feature = "documents"))]
+fn read_document(
+    target: &Target<'_>,
+    kind: classify::document::DocumentKind,
+    _request: FileRequest<'_>,
+    _limits: &Limits,
+) -> Result<ReadResult, ReadError> {
+    Err(binary_error(target, kind.description(), Some(without_feature("documents"))))
+}
+
 /// An attachment described but not made (no bytes, nothing decoded): what a caller that cannot pass attachments on
 /// lists instead.
 fn not_attached(target: &Target<'_>, mime: &str, description: &str) -> ReadResult {
@@ -270,6 +294,9 @@ fn block_needs_text(target: &Target<'_>, content: &Content) -> ReadError {
         }
         Content::Pdf => {
             ("a PDF".to_string(), "remove `mode` and `anchor_line`, and read its text by pages, e.g. pages=\"1-3\"")
+        }
+        Content::Document(kind) => {
+            (format!("a {}", kind.description()), "remove `mode` and `anchor_line` to read its converted text by lines")
         }
         Content::Binary { description, .. } => (
             format!("binary ({description})"),

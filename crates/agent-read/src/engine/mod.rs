@@ -6,6 +6,8 @@
 #[cfg(feature = "compressed")]
 mod compressed;
 mod directory;
+#[cfg(feature = "documents")]
+mod document;
 mod file;
 mod narrow;
 pub mod observe;
@@ -261,10 +263,10 @@ impl Reader {
                 "{shown} is a directory; `find` searches one file's text"
             ))
             .with_hint("search the files in it with read_many and `find` (a glob such as \"dir/**/*.rs\"), or read one file with `find`")),
-            Handle::Directory(_) if request.pages.is_some() => {
-                Err(ReadError::invalid_param(format!("{shown} is a directory; `pages` applies to PDFs only"))
-                    .with_hint("page a directory with offset and limit"))
-            }
+            Handle::Directory(_) if request.pages.is_some() => Err(ReadError::invalid_param(format!(
+                "{shown} is a directory; `pages` applies to PDFs, workbooks and presentations only"
+            ))
+            .with_hint("page a directory with offset and limit")),
             Handle::Directory(dir) => {
                 if bounds.observe {
                     trace.seen = seen_directory(real_path, &dir).ok();

@@ -1,13 +1,18 @@
-//! Files that are not plain text but that a model can still use: images (attachments), PDFs (text per page) and
-//! notebooks (cells rendered as text).
+//! Files that are not plain text but that a model can still use: images (attachments), PDFs (text per page),
+//! documents (DOCX, XLSX, PPTX, HTML: converted to text, per sheet or slide) and notebooks (cells rendered as text).
 //!
-//! Images and PDFs need heavy dependencies, so each sits behind a Cargo feature (`images`, `pdf`; the binary has
-//! both). A build without one still recognises the format by its magic bytes and says the build cannot show it.
+//! Images, PDFs and documents need heavy dependencies, so each sits behind a Cargo feature (`images`, `pdf`,
+//! `documents`; the binary has all three). A build without one still recognises the format by its magic bytes and
+//! says the build cannot show it.
 
 #[cfg(feature = "compressed")]
 pub mod compressed;
+#[cfg(feature = "documents")]
+pub mod document;
 #[cfg(feature = "images")]
 pub mod image;
 pub mod notebook;
+#[cfg(any(feature = "pdf", feature = "documents"))]
+pub mod pages;
 #[cfg(feature = "pdf")]
 pub mod pdf;

@@ -7,6 +7,8 @@
 pub mod attachment;
 pub mod bytes;
 pub mod decoded;
+#[cfg(feature = "documents")]
+pub mod document;
 pub mod flags;
 pub mod lines;
 pub mod listing;

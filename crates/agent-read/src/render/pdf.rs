@@ -98,19 +98,7 @@ pub fn cut_page(piece: &str, number: u32, room: usize) -> (String, Counts) {
     (out, counts)
 }
 
-/// `1-3,5,7-9`: page numbers (ascending) as the ranges `pages` reads back.
-pub fn spec_of(pages: &[u32]) -> String {
-    let mut ranges: Vec<(u32, u32)> = Vec::new();
-    for &page in pages {
-        match ranges.last_mut() {
-            Some((_, end)) if *end + 1 == page => *end = page,
-            _ => ranges.push((page, page)),
-        }
-    }
-    let items: Vec<String> =
-        ranges.iter().map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") }).collect();
-    items.join(",")
-}
+pub use crate::media::pages::spec_of;
 
 /// The notices of the pages' text read as lines: how many pages, which were cut short, and where extraction stopped;
 /// `by_bytes` when the window is a byte range, whose offsets count the text rather than the file; `goes_on`, the

@@ -73,9 +73,10 @@ pub fn find_footer(find: &FindFacts, facts: &WindowFacts<'_>, next_call: Option<
 /// The line between two groups of a search's lines that are not adjacent: unnumbered, so never a file's own.
 pub const FIND_GROUP_SEPARATOR: &str = "--\n";
 
-/// The marker before a match in a rendering with pages: the page it is on.
-pub fn page_marker(page: &str) -> String {
-    format!("⟨page {page}⟩ ")
+/// The marker before a match in a rendering with pages: the unit it is on, named as its header names it (`page 3`,
+/// `sheet 2`).
+pub fn page_marker(unit: &str) -> String {
+    format!("⟨{unit}⟩ ")
 }
 
 /// The marker before a long line shown from a later byte so that its match is in view: where the part left out is.

@@ -150,7 +150,10 @@ impl<'r> Search<'r> {
         if let Some(header) = self.page_header
             && let Some(rest) = line.kept.strip_prefix(header.as_bytes())
         {
-            self.page = std::str::from_utf8(rest).ok().and_then(|rest| rest.split(' ').next()).map(str::to_string);
+            // The header's word for its unit (`── sheet ` → `sheet`) and the number after it.
+            let noun = header.trim_start_matches(|c: char| !c.is_alphanumeric()).trim_end();
+            let number = std::str::from_utf8(rest).ok().and_then(|rest| rest.split(' ').next());
+            self.page = number.map(|number| format!("{noun} {number}"));
         }
         let found = self.find_in(&line);
         if found.is_some() {

@@ -70,7 +70,7 @@
 //!
 //! # Layout
 //!
-//! [`PageSelection`] is parsed in `pages`. `thread`, `process` and `worker` keep the extraction apart from the caller
+//! [`PageSelection`] is parsed in `crate::media::pages`. `thread`, `process` and `worker` keep the extraction apart from the caller
 //! (`process` is the caller's side of a worker process, `worker` the worker's own). `extract` loads the document (an
 //! object at a time through `xref` and `lazy`, or whole) and walks the chosen pages, `text` gathers one page's text,
 //! feeding its content to pdf-extract through `batch`. `guard` refuses, page by page, the structures that would
@@ -87,7 +87,6 @@ mod guard;
 mod lazy;
 mod lex;
 mod measure;
-mod pages;
 mod process;
 mod scan;
 mod stop;
@@ -98,7 +97,7 @@ mod worker;
 mod worker_tests;
 mod xref;
 
-pub use pages::PageSelection;
+pub use crate::media::pages::PageSelection;
 pub use worker::worker_main;
 
 use crate::budget::{Budget, Cancel, Cancelled};

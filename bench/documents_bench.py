@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""agent-read beside markitdown on the same documents: the fixtures of crates/agent-read-cli/tests/fixtures/documents
+(made by python-docx, openpyxl, python-pptx), a hand-written HTML page, and a workbook of ROWS rows (20,000) made here
+with openpyxl. Each tool runs as its own process, as an agent harness runs it (RUNS times after a warm-up; medians):
+agent-read reads the whole converted text (limits raised so every line comes back in one answer), markitdown
+converts the file.
+
+Fidelity: every run of text markitdown shows (a line's text, or a table cell's, with Markdown's marks and its own
+`<!-- Slide number -->` comments removed) is looked for in agent-read's text (line numbers and gutters removed, whitespace collapsed); the runs missing are listed.
+"""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+ROWS = int(os.environ.get("ROWS", "20000"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..")
+FIXTURES = os.path.join(ROOT, "crates", "agent-read-cli", "tests", "fixtures", "documents")
+BIN = os.environ.get("AGENT_READ_BIN", os.path.join(ROOT, "target", "release", "agent-read"))
+MARKITDOWN = os.path.join(os.path.dirname(sys.executable), "markitdown")
+
+PAGE = """<!doctype html><html><head><title>Shop</title><style>p { color: red }</style><script>var t = 1;</script>
+</head><body><h1>Welcome</h1><p>Read the <a href="/docs/start">getting started guide</a> first.</p>
+<ul><li>Fast</li><li>Small</li></ul><table><tr><th>Plan</th><th>Price</th></tr><tr><td>Free</td><td>0</td></tr>
+<tr><td>Team</td><td>12</td></tr></table><p>Questions? <a href="mailto:help@example.com">Write to us</a>.</p>
+</body></html>"""
+
+
+def big_workbook(path, rows=ROWS):
+    from openpyxl import Workbook
+
+    wb = Workbook(write_only=True)
+    sheet = wb.create_sheet("Orders")
+    sheet.append(["Order", "Customer", "Units", "Price"])
+    for n in range(rows):
+        sheet.append([n, f"customer {n % 97}", n % 13, (n % 100) / 4])
+    wb.save(path)
+
+
+def run(argv):
+    start = time.perf_counter()
+    out = subprocess.run(argv, capture_output=True, check=True).stdout
+    return time.perf_counter() - start, out
+
+
+def agent_read(directory, name):
+    request = json.dumps({"path": name, "limit": 1000000})
+    argv = [BIN, "--root", directory, "--config", os.path.join(directory, "whole.toml")]
+    start = time.perf_counter()
+    out = subprocess.run(argv, input=request.encode(), capture_output=True, check=True).stdout
+    elapsed = time.perf_counter() - start
+    return elapsed, json.loads(out)["output"]
+
+
+def median_time(fn):
+    fn()
+    return statistics.median(fn()[0] for _ in range(RUNS))
+
+
+def runs_of_text(markdown):
+    """The runs of text markitdown shows: each line's text, each table cell, without Markdown's marks."""
+    runs = []
+    for line in markdown.splitlines():
+        line = line.strip()
+        if not line or set(line) <= set("|-: ") or line.startswith("<!--"):
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")] if line.startswith("|") else [line]
+        for cell in cells:
+            cell = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", cell)
+            cell = re.sub(r"^(#+|[-*+]|\d+\.)\s+", "", cell).replace("**", "").replace("\\", "").strip()
+            if cell and cell.lower() not in ("nan", "unnamed: 0", "unnamed: 1"):
+                runs.append(" ".join(cell.split()))
+    return runs
+
+
+def plain(output):
+    lines = output.splitlines()[:-1]
+    text = "\n".join(re.sub(r"^\d+: (│ ?)?", "", line) for line in lines)
+    return " ".join(re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text).replace("\\", "").split())
+
+
+def main():
+    with tempfile.TemporaryDirectory() as work:
+        for name in ["report.docx", "book.xlsx", "deck.pptx"]:
+            with open(os.path.join(FIXTURES, name), "rb") as src, open(os.path.join(work, name), "wb") as dst:
+                dst.write(src.read())
+        with open(os.path.join(work, "shop.html"), "w") as page:
+            page.write(PAGE)
+        with open(os.path.join(work, "whole.toml"), "w") as config:
+            config.write("[limits]\nmax_lines = 1000000\nmax_output_bytes = 67108864\n")
+        big_workbook(os.path.join(work, "orders.xlsx"))
+        print(f"{'file':<14}{'agent-read':>12}{'markitdown':>12}{'ratio':>8}   fidelity (markitdown's runs found)")
+        for name in ["report.docx", "book.xlsx", "deck.pptx", "shop.html", "orders.xlsx"]:
+            ours = median_time(lambda: agent_read(work, name))
+            theirs = median_time(lambda: run([MARKITDOWN, os.path.join(work, name)]))
+            text = plain(agent_read(work, name)[1])
+            expected = runs_of_text(run([MARKITDOWN, os.path.join(work, name)])[1].decode())
+            missing = [r for r in expected if r not in text]
+            found = len(expected) - len(missing)
+            print(f"{name:<14}{ours * 1000:>10.1f}ms{theirs * 1000:>10.1f}ms{theirs / ours:>7.0f}x   "
+                  f"{found}/{len(expected)}" + (f"; missing: {missing[:6]}" if missing else ""))
+
+
+if __name__ == "__main__":
+    main()

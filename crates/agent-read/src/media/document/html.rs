@@ -1,0 +1,398 @@
+//! HTML → readable text: headings as `#` lines, paragraphs, lists as `-` and `1.` items, links as `[text](url)`,
+//! images by their alternative text, preformatted text fenced, tables as pipe tables; nothing of what a browser does
+//! not show (script, style, template, the head, `hidden`, `aria-hidden="true"`, `display:none`, `visibility:hidden`).
+//!
+//! html5ever parses the page as a browser would, into scraper's arena tree, fed in chunks with the time budget checked
+//! between them (building the tree of a deeply nested page takes time that grows with the square of its depth); the
+//! tree is walked by its open/close edges, without recursion, so a deeply nested page costs no stack.
+
+use super::markdown::pipe_table;
+use super::{Budgeted, Check, DocumentError};
+use ego_tree::NodeId;
+use ego_tree::iter::Edge;
+use html5ever::tendril::TendrilSink;
+use scraper::node::Element;
+use scraper::{Html, HtmlTreeSink, Node, StrTendril};
+
+/// Nodes between two checks of the time budget.
+const CHECK_EVERY: u32 = 4096;
+/// Bytes of a page fed to the parser between two checks of the time budget.
+const PARSE_CHUNK: usize = 16 * 1024;
+
+/// Elements whose content is never shown.
+const UNSHOWN: &[&str] =
+    &["script", "style", "noscript", "template", "head", "svg", "iframe", "object", "embed", "canvas", "title"];
+
+/// Converts an HTML page; its text and whether it is complete (not stopped at `max_chars`).
+pub fn convert(page: &str, max_chars: usize, check: Check<'_>) -> Result<(String, bool), DocumentError> {
+    let html = parse(page, check)?;
+    let mut walk = Walk::new(max_chars);
+    let mut skip: Option<NodeId> = None;
+    let mut seen = 0u32;
+    for edge in html.tree.root().traverse() {
+        seen += 1;
+        if seen.is_multiple_of(CHECK_EVERY) {
+            check()?;
+            if walk.out.full() {
+                break;
+            }
+        }
+        match edge {
+            Edge::Open(node) if skip.is_none() => match node.value() {
+                Node::Element(element) if is_hidden(element) => skip = Some(node.id()),
+                Node::Element(element) => walk.open(element),
+                Node::Text(text) => walk.text(text),
+                _ => {}
+            },
+            Edge::Close(node) if skip == Some(node.id()) => skip = None,
+            Edge::Close(node) if skip.is_none() => {
+                if let Node::Element(element) = node.value() {
+                    walk.close(element);
+                }
+            }
+            _ => {}
+        }
+    }
+    walk.flush();
+    Ok(walk.out.finish())
+}
+
+/// Parses a page in chunks, checking the time budget between them.
+fn parse(page: &str, check: Check<'_>) -> Result<Html, DocumentError> {
+    let mut parser = html5ever::parse_document(HtmlTreeSink::new(Html::new_document()), Default::default());
+    let mut rest = page;
+    while !rest.is_empty() {
+        let mut end = rest.len().min(PARSE_CHUNK);
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        parser.process(StrTendril::from(&rest[..end]));
+        rest = &rest[end..];
+        check()?;
+    }
+    Ok(parser.finish())
+}
+
+/// Whether a browser would show nothing of this element.
+fn is_hidden(element: &Element) -> bool {
+    let name = element.name();
+    if UNSHOWN.contains(&name) || element.attr("hidden").is_some() {
+        return true;
+    }
+    if element.attr("aria-hidden").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
+        return true;
+    }
+    if name == "input" && element.attr("type").is_some_and(|t| t.eq_ignore_ascii_case("hidden")) {
+        return true;
+    }
+    element.attr("style").is_some_and(|style| {
+        let style: String = style.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
+        style.contains("display:none") || style.contains("visibility:hidden")
+    })
+}
+
+/// A table under way; `saved` is the text that was under way when its current cell opened.
+#[derive(Default)]
+struct Table {
+    rows: Vec<Vec<String>>,
+    row: Vec<String>,
+    saved: Vec<String>,
+}
+
+struct Walk {
+    out: Budgeted,
+    /// The text of the block under way.
+    inline: String,
+    /// Open lists: ordered, and the count so far.
+    lists: Vec<(bool, u32)>,
+    /// The marker the next line of a list item starts with.
+    marker: Option<String>,
+    quotes: usize,
+    pre: usize,
+    links: Vec<(usize, Option<String>)>,
+    tables: Vec<Table>,
+}
+
+impl Walk {
+    fn new(max_chars: usize) -> Walk {
+        Walk {
+            out: Budgeted::new(max_chars),
+            inline: String::new(),
+            lists: Vec::new(),
+            marker: None,
+            quotes: 0,
+            pre: 0,
+            links: Vec::new(),
+            tables: Vec::new(),
+        }
+    }
+
+    fn open(&mut self, element: &Element) {
+        match element.name() {
+            "br" => self.flush(),
+            "hr" => {
+                self.flush();
+                self.out.line("---");
+            }
+            "ul" | "ol" => {
+                self.flush();
+                self.lists.push((element.name() == "ol", 0));
+            }
+            "li" => {
+                self.flush();
+                let depth = self.lists.len().saturating_sub(1);
+                let marker = match self.lists.last_mut() {
+                    Some((true, count)) => {
+                        *count += 1;
+                        format!("{count}.")
+                    }
+                    _ => "-".to_string(),
+                };
+                self.marker = Some(format!("{}{marker} ", "  ".repeat(depth)));
+            }
+            "blockquote" => {
+                self.flush();
+                self.quotes += 1;
+            }
+            "pre" => {
+                self.flush();
+                self.pre += 1;
+            }
+            "a" => self.links.push((self.inline.len(), element.attr("href").map(str::to_string))),
+            "img" => {
+                if let Some(alt) = element.attr("alt").filter(|alt| !alt.trim().is_empty()) {
+                    let src = element.attr("src").unwrap_or_default();
+                    self.inline.push_str(&format!("![{}]({src})", alt.trim()));
+                }
+            }
+            "code" if self.pre == 0 => self.inline.push('`'),
+            "table" => {
+                self.flush();
+                self.tables.push(Table::default());
+            }
+            "td" | "th" => {
+                if let Some(table) = self.tables.last_mut() {
+                    table.saved.push(std::mem::take(&mut self.inline));
+                }
+            }
+            name if is_block(name) => self.flush(),
+            _ => {}
+        }
+    }
+
+    fn close(&mut self, element: &Element) {
+        match element.name() {
+            name @ ("h1" | "h2" | "h3" | "h4" | "h5" | "h6") => {
+                let level = usize::from(name.as_bytes()[1] - b'0');
+                let text = collapse(&std::mem::take(&mut self.inline));
+                if !text.is_empty() {
+                    self.out.blank();
+                    self.out.line(&format!("{} {text}", "#".repeat(level)));
+                    self.out.blank();
+                }
+            }
+            "ul" | "ol" => {
+                self.flush();
+                self.lists.pop();
+                if self.lists.is_empty() {
+                    self.out.blank();
+                }
+            }
+            "li" => {
+                self.flush();
+                self.marker = None;
+            }
+            "blockquote" => {
+                self.flush();
+                self.quotes = self.quotes.saturating_sub(1);
+                self.out.blank();
+            }
+            "pre" => self.close_pre(),
+            "a" => self.close_link(),
+            "code" if self.pre == 0 => self.inline.push('`'),
+            "td" | "th" => {
+                if let Some(table) = self.tables.last_mut() {
+                    let text = collapse(&std::mem::take(&mut self.inline));
+                    table.row.push(text);
+                    self.inline = table.saved.pop().unwrap_or_default();
+                }
+            }
+            "tr" => {
+                if let Some(table) = self.tables.last_mut() {
+                    let row = std::mem::take(&mut table.row);
+                    table.rows.push(row);
+                }
+            }
+            "table" => self.close_table(),
+            name if is_block(name) => {
+                self.flush();
+                if self.lists.is_empty() {
+                    self.out.blank();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        self.inline.push_str(text);
+    }
+
+    /// Writes the block under way as one line (behind its list marker and quote marks); nothing when it is empty.
+    fn flush(&mut self) {
+        if self.pre > 0 || !self.tables.is_empty() && self.tables.last().is_some_and(|t| !t.saved.is_empty()) {
+            return;
+        }
+        let text = collapse(&std::mem::take(&mut self.inline));
+        if text.is_empty() {
+            return;
+        }
+        let marker = self
+            .marker
+            .take()
+            .unwrap_or_else(|| if self.lists.is_empty() { String::new() } else { "  ".repeat(self.lists.len()) });
+        self.out.line(&format!("{}{marker}{text}", "> ".repeat(self.quotes)));
+    }
+
+    fn close_pre(&mut self) {
+        self.pre = self.pre.saturating_sub(1);
+        if self.pre > 0 {
+            return;
+        }
+        let text = std::mem::take(&mut self.inline);
+        self.out.blank();
+        self.out.line("```");
+        for line in text.trim_matches('\n').lines() {
+            self.out.line(line);
+        }
+        self.out.line("```");
+        self.out.blank();
+    }
+
+    /// Ends a link: its text becomes `[text](url)`; a link without a usable URL stays its text.
+    fn close_link(&mut self) {
+        let Some((start, href)) = self.links.pop() else { return };
+        let start = start.min(self.inline.len());
+        let label = collapse(&self.inline[start..]);
+        let Some(url) = href.map(|h| h.trim().to_string()).filter(|h| usable_url(h)) else { return };
+        if label.is_empty() {
+            return;
+        }
+        // The spaces around the link's text stay outside the brackets, as many as the page had (none glued on).
+        let raw = &self.inline[start..];
+        let before = if raw.starts_with(char::is_whitespace) { " " } else { "" };
+        let after = if raw.ends_with(char::is_whitespace) { " " } else { "" };
+        let link = format!("{before}[{label}]({}){after}", url.replace(' ', "%20"));
+        self.inline.truncate(start);
+        self.inline.push_str(&link);
+    }
+
+    fn close_table(&mut self) {
+        let Some(table) = self.tables.pop() else { return };
+        let rows: Vec<Vec<String>> = table.rows.into_iter().filter(|row| row.iter().any(|c| !c.is_empty())).collect();
+        if rows.is_empty() {
+            return;
+        }
+        if self.tables.last().is_some_and(|outer| !outer.saved.is_empty()) {
+            let flat: Vec<String> = rows.iter().map(|row| row.join(" / ")).collect();
+            self.inline.push(' ');
+            self.inline.push_str(&flat.join("; "));
+            return;
+        }
+        self.out.blank();
+        for line in pipe_table(&rows).lines() {
+            self.out.line(line);
+        }
+        self.out.blank();
+    }
+}
+
+/// Block elements: each starts a new line.
+fn is_block(name: &str) -> bool {
+    matches!(
+        name,
+        "p" | "div"
+            | "section"
+            | "article"
+            | "header"
+            | "footer"
+            | "main"
+            | "nav"
+            | "aside"
+            | "figure"
+            | "figcaption"
+            | "form"
+            | "fieldset"
+            | "address"
+            | "dl"
+            | "dt"
+            | "dd"
+            | "details"
+            | "summary"
+            | "body"
+            | "caption"
+            | "tr"
+            | "thead"
+            | "tbody"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+    )
+}
+
+/// Whether an `href` leads somewhere a reader can go (not a script).
+fn usable_url(href: &str) -> bool {
+    !href.is_empty() && !href.to_ascii_lowercase().starts_with("javascript:")
+}
+
+/// Runs of whitespace as one space, trimmed.
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_of(page: &str) -> String {
+        convert(page, usize::MAX, &mut || Ok(())).map(|(text, _)| text).unwrap_or_default()
+    }
+
+    #[test]
+    fn hidden_content_is_left_out_and_structure_kept() {
+        let page = r#"<html><head><title>T</title><style>p{}</style></head><body>
+            <h2>Intro</h2><p>Hello <a href="https://x.test/a">the site</a>.</p>
+            <script>alert(1)</script><div hidden>secret1</div><p style="display: none">secret2</p>
+            <span aria-hidden="true">secret3</span><ul><li>one</li><li>two<ol><li>deep</li></ol></li></ul>
+            <table><tr><th>k</th><th>v</th></tr><tr><td>a</td><td>1</td></tr></table></body></html>"#;
+        let text = text_of(page);
+        for secret in ["secret", "alert", "p{}", "T\n"] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+        assert!(text.contains("## Intro"), "{text}");
+        assert!(text.contains("Hello [the site](https://x.test/a)."), "{text}");
+        assert!(text.contains("- one\n- two\n  1. deep"), "{text}");
+        assert!(text.contains("| k | v |\n| --- | --- |\n| a | 1 |"), "{text}");
+    }
+
+    #[test]
+    fn deep_nesting_costs_no_stack() {
+        let page = format!("{}deep{}", "<blockquote>".repeat(1500), "</blockquote>".repeat(1500));
+        assert!(text_of(&page).contains("deep"));
+    }
+
+    #[test]
+    fn the_time_budget_stops_the_parse_of_a_deeply_nested_page() {
+        let page = "<div>".repeat(200_000);
+        let mut checks = 0;
+        let mut check = || {
+            checks += 1;
+            if checks > 1 { Err(std::io::Error::from(std::io::ErrorKind::TimedOut)) } else { Ok(()) }
+        };
+        let stopped = convert(&page, usize::MAX, &mut check);
+        assert!(matches!(stopped, Err(DocumentError::Stopped(_))), "{stopped:?}");
+    }
+}

@@ -1,0 +1,73 @@
+//! What the OOXML walkers share: a streaming reader over a part, text of text and reference events (character
+//! references and XML's five predefined entities resolved, any other entity shown as written, never expanded), and
+//! attributes by local name (prefixes vary between producers).
+
+use super::DocumentError;
+use quick_xml::Reader;
+use quick_xml::events::{BytesRef, BytesStart, BytesText};
+use std::collections::HashMap;
+
+/// A streaming reader over one part's XML.
+pub fn reader(xml: &[u8]) -> Reader<&[u8]> {
+    Reader::from_reader(xml)
+}
+
+/// The text of a text event, line endings normalised.
+pub fn text(event: &BytesText<'_>) -> String {
+    event.xml10_content().into_owned()
+}
+
+/// The text a reference stands for: a character reference's character, a predefined entity's text, or any other
+/// reference as written (a document cannot make the reader expand an entity of its own).
+pub fn reference(event: &BytesRef<'_>) -> String {
+    if let Ok(Some(c)) = event.resolve_char_ref() {
+        return c.to_string();
+    }
+    let name = event.xml10_content();
+    match quick_xml::escape::resolve_predefined_entity(&name) {
+        Some(text) => text.to_string(),
+        None => format!("&{name};"),
+    }
+}
+
+/// The value of the attribute whose local name is `local` (`w:val` and `val` alike).
+pub fn attr(element: &BytesStart<'_>, local: &str) -> Option<String> {
+    element
+        .attributes()
+        .flatten()
+        .find(|a| a.key.local_name().as_ref() == local)
+        .and_then(|a| a.normalized_value(quick_xml::XmlVersion::Implicit1_0).ok().map(|value| value.into_owned()))
+}
+
+/// The relationship id of an element: its `r:id` (an attribute `id` with a prefix; a slide's `sldId` also has a
+/// plain `id` of its own).
+pub fn relationship_id(element: &BytesStart<'_>) -> Option<String> {
+    element
+        .attributes()
+        .flatten()
+        .find(|a| a.key.local_name().as_ref() == "id" && a.key.prefix().is_some())
+        .and_then(|a| a.normalized_value(quick_xml::XmlVersion::Implicit1_0).ok().map(|value| value.into_owned()))
+}
+
+/// An XML error in the part `part`, as a damaged document.
+pub fn damaged(part: &str, error: &quick_xml::Error) -> DocumentError {
+    DocumentError::Damaged(format!("{part}: {error}"))
+}
+
+/// A relationships part: relationship id → target (`rId3` → `slides/slide1.xml`, or a hyperlink's URL).
+pub fn relationships(xml: &[u8]) -> Result<HashMap<String, String>, DocumentError> {
+    use quick_xml::events::Event;
+    let mut reader = reader(xml);
+    let mut map = HashMap::new();
+    loop {
+        match reader.read_event().map_err(|e| damaged("relationships", &e))? {
+            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == "Relationship" => {
+                if let (Some(id), Some(target)) = (attr(&e, "Id"), attr(&e, "Target")) {
+                    map.insert(id, target);
+                }
+            }
+            Event::Eof => return Ok(map),
+            _ => {}
+        }
+    }
+}
