@@ -64,6 +64,21 @@ fn matching_lines_come_with_their_numbers_and_context_and_groups_are_separated()
     assert!(footer(&bare).ends_with("next: find=\"(?i)error\" context=0 offset=101 limit=1)"), "{}", footer(&bare));
 }
 
+/// A match right after the last one shown is not shown as its context (it is the next call's first match).
+#[test]
+fn a_match_past_the_limit_is_never_shown_as_context() {
+    let ws = Ws::new();
+    ws.file("close.log", "a\nERROR 1\nERROR 2\nb\nc\n");
+    let v = find(&ws, "close.log", "ERROR", json!({"limit": 1}));
+    assert_eq!(
+        output(&v),
+        "1- a\n2: ERROR 1\n(find \"ERROR\" from line 1: 1 of 2 match(es) · lines 1-2 shown · 22 B · next: \
+         find=\"ERROR\" offset=3 limit=1)"
+    );
+    let next = find(&ws, "close.log", "ERROR", json!({"limit": 1, "offset": 3}));
+    assert!(output(&next).starts_with("3: ERROR 2\n4- b\n5- c\n"), "{}", output(&next));
+}
+
 #[test]
 fn following_the_next_call_shows_every_match_once_in_order() {
     let ws = Ws::new();

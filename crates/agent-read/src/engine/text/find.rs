@@ -159,6 +159,10 @@ impl<'r> Search<'r> {
         if found.is_some() {
             self.found += 1;
         }
+        if found.is_some() && self.shown == self.request.limit {
+            // A match past the limit is the next call's to show, as a match: it ends the context after the last.
+            self.after_left = 0;
+        }
         if self.full || self.shown == self.request.limit && self.after_left == 0 {
             return Flow::More;
         }
