@@ -79,6 +79,24 @@ fn a_match_past_the_limit_is_never_shown_as_context() {
     assert!(output(&next).starts_with("3: ERROR 2\n4- b\n5- c\n"), "{}", output(&next));
 }
 
+/// Matches that fill the output cap before the limit end with the call that shows the next ones.
+#[test]
+fn matches_past_the_output_cap_are_reached_by_the_next_call() {
+    let ws = Ws::new();
+    let lines: String = (1..=100).map(|n| format!("match {n} {}\n", "x".repeat(1500))).collect();
+    ws.file("wide.log", lines);
+    let v = find(&ws, "wide.log", "match", json!({"limit": 100, "context": 0}));
+    let shown = matches(&v);
+    assert!(shown.len() > 5 && shown.len() < 100, "the cap stops the showing: {}", shown.len());
+    assert!(output(&v).len() <= 50 * 1024);
+    let last = *shown.last().unwrap();
+    assert!(
+        footer(&v).ends_with(&format!("next: find=\"match\" context=0 offset={} limit=100)", last + 1)),
+        "{}",
+        footer(&v)
+    );
+}
+
 #[test]
 fn following_the_next_call_shows_every_match_once_in_order() {
     let ws = Ws::new();

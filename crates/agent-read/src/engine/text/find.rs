@@ -64,8 +64,10 @@ pub fn read(
         complete,
         lines: search.renderer.first.zip(search.renderer.last).map(|(first, last)| [first, last]),
     };
-    // More to show: the limit was reached, and the search did not end having found no more than it showed.
-    let more = search.shown == request.limit && !(complete && search.found == search.shown);
+    // More to show: the limit or the output cap was reached, and the search did not end having found no more than it
+    // showed.
+    let stopped_showing = search.shown == request.limit || search.full;
+    let more = stopped_showing && !(complete && search.found == search.shown);
     let next_offset = search.next_offset.filter(|_| more);
     let next_call =
         next_offset.map(|n| format!("{}{}{}", rendering.call_prefix, request.call_fields(), request.next_window(n)));
@@ -200,9 +202,7 @@ impl<'r> Search<'r> {
             };
             self.show(line, "- ", "");
         }
-        self.shown += 1;
-        self.next_offset = Some(line.number + 1);
-        self.after_left = self.request.context;
+        let number = line.number;
         // A match past what a line shows is brought into view: the line is shown from a little before it.
         let page = self.page.as_deref().map(page_marker).unwrap_or_default();
         let cut = self.max_line_chars / 4;
@@ -213,6 +213,12 @@ impl<'r> Search<'r> {
             self.show(shifted, ": ", &format!("{page}{marker}"));
         } else {
             self.show(line, ": ", &page);
+        }
+        // A match the output cap kept out is the next call's first.
+        if self.renderer.last == Some(number) {
+            self.shown += 1;
+            self.next_offset = Some(number + 1);
+            self.after_left = self.request.context;
         }
     }
 
