@@ -192,7 +192,7 @@ impl<'r> Search<'r> {
     }
 
     fn show_match(&mut self, line: CapturedLine<'_>, at: usize) {
-        let before: Vec<Kept> = self.before.drain(..).collect();
+        let before = std::mem::take(&mut self.before);
         for kept in &before {
             let line = CapturedLine {
                 number: kept.number,
@@ -227,26 +227,26 @@ impl<'r> Search<'r> {
         if self.last_shown.is_some_and(|last| line.number > last + 1) {
             self.renderer.push_separator(FIND_GROUP_SEPARATOR);
         }
+        let number = line.number;
         if self.renderer.push_marked(line, separator, lead) == Flow::Done && self.renderer.cap_hit {
             self.full = true;
         }
-        self.last_shown = Some(line.number);
+        if self.renderer.last == Some(number) {
+            self.last_shown = Some(number);
+        }
     }
 
     fn keep_before(&mut self, line: &CapturedLine<'_>) {
         if self.request.context == 0 {
             return;
         }
-        if self.before.len() as u64 == self.request.context {
-            self.before.pop_front();
-        }
+        // Every line not shown passes through here: the oldest kept line's buffer takes the new one.
+        let full = self.before.len() as u64 == self.request.context;
+        let mut bytes = full.then(|| self.before.pop_front()).flatten().map(|oldest| oldest.bytes).unwrap_or_default();
         let keep = line.kept.len().min(self.max_line_chars.saturating_mul(4).saturating_add(4));
-        self.before.push_back(Kept {
-            number: line.number,
-            start: line.start,
-            content_end: line.content_end,
-            bytes: line.kept[..keep].to_vec(),
-        });
+        bytes.clear();
+        bytes.extend_from_slice(&line.kept[..keep]);
+        self.before.push_back(Kept { number: line.number, start: line.start, content_end: line.content_end, bytes });
     }
 
     /// What the footer says of the content when the time budget stopped the pass: what is known so far.
