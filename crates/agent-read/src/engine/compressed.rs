@@ -23,6 +23,7 @@ use crate::render::human_size;
 use crate::request::Window;
 use crate::result::ReadResult;
 use crate::window::Source;
+use crate::window::index::streamed::FileEnds;
 use crate::window::index::{FileIdentity, FileVersion};
 use crate::window::lines::Indexing;
 use crate::window::stream::{self, Opener, Stream};
@@ -49,7 +50,7 @@ pub fn read(
         .with_hint("remove `pages`; page through its lines with offset and limit"));
     }
     let (file, end, budget) = (target.file, target.read_end(), target.budget.clone());
-    let open: &Opener<'_> = &|| Ok(compression.decoder(file, end, budget.clone()));
+    let open: &Opener<'_> = &|from| compression.decoder_at(file, end, budget.clone(), from);
     let stream = Stream::new(open, target.budget.clone());
     let head = decompressed_head(&stream, &target.shown)?;
     let format = match classify::classify(&head, request.forced) {
@@ -66,6 +67,7 @@ pub fn read(
         indexes: target.indexes,
         identity: FileIdentity::of(target.file, target.metadata, format.bom_len as u64, layout),
         version: FileVersion::of(target.metadata),
+        ends: Some(FileEnds::of(target.file, end).map_err(|e| ReadError::from_io(&e, &target.shown))?),
     };
     let meta = text::base_meta(target, &format);
     let notices = |decoded: Option<u64>, meta: &mut crate::result::TextMeta| {

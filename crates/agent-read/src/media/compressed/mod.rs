@@ -7,10 +7,20 @@
 //! input, a decompression bomb included, keeps a read past its budget. Multi-member gzip, concatenated zstd frames
 //! (skippable frames skipped), multi-stream xz and multi-stream bzip2 are each one text, as `zcat`, `zstdcat`,
 //! `xzcat` and `bzcat` show them.
+//!
+//! A decoder can also resume at a [restart point](crate::window::restarts) it made during an earlier pass over the
+//! same file: gzip at the boundaries between deflate blocks ([`gzip`]), zstd at the start of every frame
+//! ([`zstd`]). xz and bzip2 decoders make none. Before resuming, a decoder checks that the compressed bytes where it
+//! resumes are those it saw; a point that fails the check is refused, and the read decodes from the start.
+
+mod gzip;
+mod zstd;
 
 use crate::budget::Budget;
+use crate::window::restarts::Restart;
+use crate::window::stream::Decoder;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufReader, Read};
 
 /// A compression a text file can be stored in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,17 +60,84 @@ impl Compression {
     }
 
     /// A decoder of `file`'s text from its first byte, reading no further than `end` and stopping at `budget`.
-    pub fn decoder<'f>(self, file: &'f File, end: u64, budget: Budget) -> Box<dyn Read + 'f> {
-        let raw = BufReader::with_capacity(RAW_READ_LEN, RawReader { file, pos: 0, end, budget });
+    pub fn decoder<'f>(self, file: &'f File, end: u64, budget: Budget) -> Box<dyn Decoder + 'f> {
+        let input = input_at(file, 0, end, budget);
         match self {
-            Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
-            Compression::Zstd => Box::new(ZstdFrames { source: raw, frame: None }),
+            Compression::Gzip => Box::new(gzip::Gzip::new(input)),
+            Compression::Zstd => Box::new(zstd::ZstdFrames::new(input, 0)),
             // No memory limit beyond the format's own: a dictionary is at most 1.5 GiB by the xz format, and `xz -9`
             // writes 64 MiB; a larger one is refused rather than allocated.
-            Compression::Xz => Box::new(lzma_rust2::XzReader::new_mem_limit(raw, true, MAX_XZ_MEMORY_KIB)),
-            Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(raw)),
+            Compression::Xz => Box::new(Plain(lzma_rust2::XzReader::new_mem_limit(input, true, MAX_XZ_MEMORY_KIB))),
+            Compression::Bzip2 => Box::new(Plain(bzip2::bufread::MultiBzDecoder::new(input))),
         }
     }
+
+    /// A decoder of `file`'s text from `from` (a restart point a decoder of the same file made), or from its first
+    /// byte. Fails when the point does not fit the file any more (the bytes it resumes at changed) or this
+    /// compression makes no restart points.
+    pub fn decoder_at<'f>(
+        self,
+        file: &'f File,
+        end: u64,
+        budget: Budget,
+        from: Option<&Restart>,
+    ) -> io::Result<Box<dyn Decoder + 'f>> {
+        let Some(point) = from else { return Ok(self.decoder(file, end, budget)) };
+        if check_at(file, point.input, end)? != point.check {
+            return Err(not_a_restart("the compressed bytes where it resumes have changed"));
+        }
+        let input = input_at(file, point.input, end, budget);
+        match self {
+            Compression::Gzip => Ok(Box::new(gzip::Gzip::resume(input, point)?)),
+            Compression::Zstd if point.state.is_empty() => Ok(Box::new(zstd::ZstdFrames::new(input, point.at))),
+            _ => Err(not_a_restart("this compression makes none")),
+        }
+    }
+}
+
+/// A decoder that makes no restart points.
+struct Plain<R>(R);
+
+impl<R: Read> Read for Plain<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<R: Read> Decoder for Plain<R> {}
+
+/// A file's compressed bytes from some offset on, read through a buffer.
+type Input<'f> = BufReader<RawReader<'f>>;
+
+/// The compressed bytes of `file` from `at` to `end`, each read checked against `budget`.
+fn input_at(file: &File, at: u64, end: u64, budget: Budget) -> Input<'_> {
+    BufReader::with_capacity(RAW_READ_LEN, RawReader { file, pos: at, end, budget })
+}
+
+/// The offset in the file of the next byte `input` yields.
+fn input_offset(input: &Input<'_>) -> u64 {
+    input.get_ref().pos - input.buffer().len() as u64
+}
+
+/// The fingerprint of the compressed bytes where a decoder resumes at `offset`: the byte before it (which may hold
+/// bits the decoder still needs) and the 63 after.
+fn check_at(file: &File, offset: u64, end: u64) -> io::Result<u32> {
+    let from = offset.saturating_sub(1);
+    let mut bytes = [0u8; 64];
+    let len = usize::try_from(end.saturating_sub(from)).unwrap_or(bytes.len()).min(bytes.len());
+    let mut filled = 0;
+    while filled < len {
+        match crate::platform::read_at(file, &mut bytes[filled..len], from + filled as u64)? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    Ok(crc32fast::hash(&bytes[..filled]))
+}
+
+/// Why a restart point cannot be used.
+fn not_a_restart(why: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, format!("not a restart point of this file: {why}"))
 }
 
 /// Compressed bytes read per system call.
@@ -91,57 +168,7 @@ impl Read for RawReader<'_> {
     }
 }
 
-/// Every frame of a zstd stream in turn, skippable frames skipped (ruzstd's own streaming decoder reads one frame).
-struct ZstdFrames<R> {
-    source: R,
-    /// The frame being decoded; `None` between frames.
-    frame: Option<ruzstd::decoding::FrameDecoder>,
-}
-
-impl<R: BufRead> Read for ZstdFrames<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        use ruzstd::decoding::BlockDecodingStrategy;
-        loop {
-            if let Some(frame) = self.frame.as_mut() {
-                if frame.can_collect() > 0 {
-                    return frame.read(buf);
-                }
-                if !frame.is_finished() {
-                    frame.decode_blocks(&mut self.source, BlockDecodingStrategy::UptoBlocks(1)).map_err(damaged)?;
-                    continue;
-                }
-                self.frame = None;
-            }
-            if self.source.fill_buf()?.is_empty() {
-                return Ok(0);
-            }
-            self.start_frame()?;
-        }
-    }
-}
-
-impl<R: BufRead> ZstdFrames<R> {
-    /// Reads the next frame's header: a frame to decode, or a skippable frame passed over.
-    fn start_frame(&mut self) -> io::Result<()> {
-        use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
-        let mut frame = ruzstd::decoding::FrameDecoder::new();
-        match frame.reset(&mut self.source) {
-            Ok(()) => {
-                self.frame = Some(frame);
-                Ok(())
-            }
-            Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame { length, .. })) => {
-                let skipped = io::copy(&mut (&mut self.source).take(u64::from(length)), &mut io::sink())?;
-                if skipped < u64::from(length) {
-                    return Err(damaged("a skippable frame is cut short"));
-                }
-                Ok(())
-            }
-            Err(e) => Err(damaged(e)),
-        }
-    }
-}
-
+/// The error a decoder fails with on input that does not decode.
 fn damaged(error: impl std::fmt::Display) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, error.to_string())
 }
