@@ -2,10 +2,11 @@
 //! read and windowed by lines like any text file — same numbering, tails, encodings, output cap and time budget.
 //!
 //! Contract:
-//! - Line windows count the decompressed text's lines. A first window from the top decodes up to its end and on to
-//!   the end of the text (to count its lines, as for any file); a first tail (`offset` < 0) decodes the text twice,
-//!   counting first. The reader then keeps the totals (while the file is unchanged), so a later window decodes only
-//!   up to its last line and a later tail once. Constant memory either way.
+//! - Line windows count the decompressed text's lines. A first read decodes the whole text once (to count its lines,
+//!   as for any file) and learns its [index](crate::window::index::streamed): the totals, line checkpoints and the
+//!   decoder's restart points (gzip: between deflate blocks; zstd: at frame starts). A later read of the unchanged
+//!   file decodes only from the restart point before its window to the window's end; a first tail, after its
+//!   counting pass, likewise. Constant memory either way (the index's own bounded).
 //! - `meta.compression` names the compression and `meta.size_bytes` stays the file's (compressed) size;
 //!   `meta.decompressed_bytes` is the text's size once a pass reached its end, and absent otherwise (never guessed).
 //! - Byte ranges address the file's raw bytes; those of a compressed file are not text, so a byte range is answered
@@ -121,8 +122,8 @@ fn with_stream_hint(error: ReadError, compression: Compression) -> ReadError {
         return error;
     }
     error.with_hint(format!(
-        "{}-compressed text is decoded from its start on every read, and a window's line count needs the whole text: \
-         read a window nearer the top, or ask for a longer time budget",
+        "a first read of {}-compressed text decodes all of it to count its lines: read a window nearer the top, or \
+         ask for a longer time budget",
         compression.name()
     ))
 }
@@ -195,5 +196,36 @@ mod tests {
         let ReadResult::Error(error) = result else { panic!("the read was not stopped: {}", result.output()) };
         assert_eq!(error.code, ErrorCode::Cancelled, "{}", error.message);
         assert!(started.elapsed() < Duration::from_secs(10), "stopped only after {:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_repeat_deep_read_matches_the_first_and_a_file_damaged_since_is_refused_not_misread() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (1..=300_000).map(|i| format!("line {i} of the log, {}\n", i % 977)).collect();
+        let mut packed = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        packed.write_all(text.as_bytes()).unwrap();
+        let mut packed = packed.finish().unwrap();
+        let path = dir.path().join("app.log.gz");
+        std::fs::write(&path, &packed).unwrap();
+        let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
+        let read = |offset: i64| {
+            reader.read(
+                &ReadRequest { offset: Some(offset), limit: Some(2), ..ReadRequest::new("app.log.gz") },
+                &ReadOptions::default(),
+            )
+        };
+        let first = read(290_001).output().into_owned();
+        assert!(first.starts_with("290001: line 290001 of the log"), "{first}");
+        assert_eq!(read(290_001).output().into_owned(), first, "the repeat read, through the restart points");
+        let tail = read(-2).output().into_owned();
+        assert!(tail.starts_with("299999: line 299999 "), "{tail}");
+        assert_eq!(read(-2).output().into_owned(), tail);
+        // One byte of the compressed data flipped, the size kept: the index is not used, and the damage is reported.
+        let middle = packed.len() / 2;
+        packed[middle] ^= 0xff;
+        std::fs::write(&path, &packed).unwrap();
+        let ReadResult::Error(error) = read(290_001) else { panic!("a damaged file was read") };
+        assert_eq!(error.code, ErrorCode::IoError, "{}", error.message);
+        assert!(error.message.contains("damaged"), "{}", error.message);
     }
 }

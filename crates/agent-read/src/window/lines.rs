@@ -299,9 +299,10 @@ mod tests {
         impl crate::window::stream::Decoder for Counted<'_> {}
         let text = numbered_lines(1, 60_000);
         let decoded = AtomicU64::new(0);
-        let open = |_: Option<&crate::window::restarts::Restart>| -> io::Result<Box<dyn crate::window::stream::Decoder + '_>> {
-            Ok(Box::new(Counted(&text, &decoded)))
-        };
+        let open =
+            |_: Option<&crate::window::restarts::Restart>| -> io::Result<Box<dyn crate::window::stream::Decoder + '_>> {
+                Ok(Box::new(Counted(&text, &decoded)))
+            };
         let budget = crate::budget::Budget::new(
             std::time::Instant::now() + std::time::Duration::from_secs(3600),
             crate::budget::Cancel::new(),

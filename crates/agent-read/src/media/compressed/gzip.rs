@@ -42,6 +42,8 @@ struct Member {
     start: u64,
     /// The CRC-32 of its text so far; `None` when decoding resumed in its middle.
     crc: Option<crc32fast::Hasher>,
+    /// Its deflate data has ended: its trailer is next, read once its last text has been read.
+    inflated: bool,
 }
 
 impl<'f> Gzip<'f> {
@@ -78,18 +80,18 @@ impl<'f> Gzip<'f> {
         gzip.pending = WINDOW..WINDOW;
         let boundary = BlockBoundaryState { num_bits: *num_bits, bit_buf: *bit_buf, ..BlockBoundaryState::default() };
         gzip.inflater = Box::new(DecompressorOxide::from_block_boundary_state(&boundary));
-        gzip.member = Some(Member { start: point.at - into_member, crc: None });
+        gzip.member = Some(Member { start: point.at - into_member, crc: None, inflated: false });
         gzip.text = point.at;
         Ok(gzip)
     }
 
     /// Decodes more text into `pending`, or reads a member's trailer or the next one's header; `false` at the end.
     fn advance(&mut self) -> io::Result<bool> {
-        if self.member.is_none() {
-            return self.start_member();
+        match &self.member {
+            None => self.start_member(),
+            Some(member) if member.inflated => self.finish_member().map(|()| true),
+            Some(_) => self.inflate().map(|()| true),
         }
-        self.inflate()?;
-        Ok(true)
     }
 
     /// Reads the next member's header; `false` when the input has ended instead.
@@ -100,11 +102,15 @@ impl<'f> Gzip<'f> {
         let mut header = flate2::bufread::GzDecoder::new(&mut self.input);
         if header.header().is_none() {
             // The parser keeps what stopped it, and answers it to the first read.
-            header.read(&mut [0u8; 1])?;
-            return Err(damaged("a gzip member's header is damaged"));
+            let stopped = header.read(&mut [0u8; 1]).err();
+            return Err(match stopped {
+                Some(e) if !matches!(e.kind(), io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof) => e,
+                Some(e) => damaged(format!("a gzip member's header is damaged or cut short ({e})")),
+                None => damaged("a gzip member's header is damaged"),
+            });
         }
         *self.inflater = DecompressorOxide::new();
-        self.member = Some(Member { start: self.text, crc: Some(crc32fast::Hasher::new()) });
+        self.member = Some(Member { start: self.text, crc: Some(crc32fast::Hasher::new()), inflated: false });
         Ok(true)
     }
 
@@ -118,14 +124,18 @@ impl<'f> Gzip<'f> {
         let (status, used, wrote) = decompress(&mut self.inflater, input, &mut self.ring, self.write, flags);
         self.input.consume(used);
         let written = self.write..self.write + wrote;
-        if let Some(Member { crc: Some(crc), .. }) = &mut self.member {
+        let Some(member) = &mut self.member else { return Ok(()) };
+        if let Some(crc) = &mut member.crc {
             crc.update(&self.ring[written.clone()]);
         }
         self.write = written.end % RING;
         self.pending = written;
         self.text += wrote as u64;
         match status {
-            TINFLStatus::Done => self.finish_member(),
+            TINFLStatus::Done => {
+                member.inflated = true;
+                Ok(())
+            }
             TINFLStatus::BlockBoundary => {
                 self.make_restart()?;
                 Ok(())

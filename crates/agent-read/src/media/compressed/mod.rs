@@ -40,7 +40,8 @@ impl Compression {
     pub fn sniff(head: &[u8]) -> Option<Compression> {
         match head {
             [0x1f, 0x8b, 0x08, ..] => Some(Compression::Gzip),
-            [0x28, 0xb5, 0x2f, 0xfd, ..] => Some(Compression::Zstd),
+            // A frame, or a skippable frame (`pzstd` starts with one, holding the sizes of its frames).
+            [0x28, 0xb5, 0x2f, 0xfd, ..] | [0x50..=0x5f, 0x2a, 0x4d, 0x18, ..] => Some(Compression::Zstd),
             [0xfd, b'7', b'z', b'X', b'Z', 0x00, ..] => Some(Compression::Xz),
             // A block, or the end of the stream at once (the compression of nothing).
             [b'B', b'Z', b'h', b'1'..=b'9', 0x31, 0x41, 0x59, 0x26, 0x53, 0x59, ..]
@@ -174,17 +175,4 @@ fn damaged(error: impl std::fmt::Display) -> io::Error {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn magic_bytes_name_the_compression_and_text_has_none() {
-        assert_eq!(Compression::sniff(&[0x1f, 0x8b, 0x08, 0, 0]), Some(Compression::Gzip));
-        assert_eq!(Compression::sniff(&[0x28, 0xb5, 0x2f, 0xfd, 0x24]), Some(Compression::Zstd));
-        assert_eq!(Compression::sniff(b"\xfd7zXZ\x00\x00\x04"), Some(Compression::Xz));
-        assert_eq!(Compression::sniff(b"BZh91AY&SY\x00"), Some(Compression::Bzip2));
-        assert_eq!(Compression::sniff(b"BZh9 is how a line of text may start"), None);
-        assert_eq!(Compression::sniff(b"hello\n"), None);
-        assert_eq!(Compression::sniff(&[0x1f]), None);
-    }
-}
+mod tests;

@@ -101,7 +101,12 @@ impl LineIndexes {
 
     /// The index of the streamed text of the file `identity` names, if one was learned from the file as it is now
     /// (`version`, its compressed bytes' `ends`); an index of the file as it was is dropped.
-    pub fn find_stream(&self, identity: FileIdentity, version: FileVersion, ends: FileEnds) -> Option<Arc<StreamIndex>> {
+    pub fn find_stream(
+        &self,
+        identity: FileIdentity,
+        version: FileVersion,
+        ends: FileEnds,
+    ) -> Option<Arc<StreamIndex>> {
         let mut streams = self.streams.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let at = streams.iter().position(|kept| kept.identity == identity)?;
         let known = streams.remove(at);
