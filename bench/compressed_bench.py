@@ -9,7 +9,7 @@ every line.
 - Cold: RUNS (default 5) fresh processes each, interleaved with the reference; median wall time and peak RSS (GNU
   time). "Cold" means a new process with nothing learned; the file is in the page cache for both.
 - Warm: one `agent-read mcp` server over stdio; a first read of the window (which learns the index), then WARM_REPS
-  (default 20) repeats of the same window and of a tail (`offset=-100`); median per call (request written to answer
+  (default 10) repeats of the same window and of a tail (`offset=-100`); median per call (request written to answer
   parsed), and the server's peak RSS (VmHWM).
 """
 
@@ -25,7 +25,7 @@ DATA = os.path.join(ROOT, "bench", "data")
 BIN = os.environ.get("AGENT_READ_BIN", os.path.join(ROOT, "target", "release", "agent-read"))
 SIZE_MIB = int(os.environ.get("SIZE_MIB", "1024"))
 RUNS = int(os.environ.get("RUNS", "5"))
-WARM_REPS = int(os.environ.get("WARM_REPS", "20"))
+WARM_REPS = int(os.environ.get("WARM_REPS", "10"))
 
 # (file suffix, producer command, the reference's decompressor)
 PACKED = [
