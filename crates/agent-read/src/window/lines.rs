@@ -107,7 +107,7 @@ fn scan_stream(
     {
         let read = scan_from_stream_index(source, stream, &index, offset, limit, keep_max, &mut sink)?;
         if read.is_none() || stream.restart_failed() {
-            known.indexes.forget_stream(known.identity);
+            index_forgotten(indexing);
         }
         if let Some(summary) = read {
             return Ok(summary);
@@ -136,6 +136,9 @@ fn scan_stream(
     if let Some(index) = learned
         && let Some(summary) = scan_from_stream_index(source, stream, &index, offset, limit, keep_max, &mut sink)?
     {
+        if stream.restart_failed() {
+            index_forgotten(indexing);
+        }
         return Ok(summary);
     }
     let first = summary.total_lines.saturating_sub(offset.unsigned_abs()) + 1;
@@ -144,6 +147,13 @@ fn scan_stream(
         scan::scan_pass(source, pass, Start::Line(first), limit, keep_max, sink)?;
     }
     Ok(summary)
+}
+
+/// Forgets the index of the streamed text `indexing` names: one of its restart points or checkpoints proved wrong.
+fn index_forgotten(indexing: Option<Indexing<'_>>) {
+    if let Some(known) = indexing {
+        known.indexes.forget_stream(known.identity);
+    }
 }
 
 /// The window read through a streamed text's `index`: from the line checkpoint before it, the stream resuming at the
