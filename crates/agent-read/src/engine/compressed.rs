@@ -228,4 +228,82 @@ mod tests {
         assert_eq!(error.code, ErrorCode::IoError, "{}", error.message);
         assert!(error.message.contains("damaged"), "{}", error.message);
     }
+
+    #[test]
+    fn a_repeat_deep_read_decodes_only_from_the_restart_point_before_its_window() {
+        use crate::classify::Codec;
+        use crate::media::compressed::Compression;
+        use crate::window::Source;
+        use crate::window::index::store::LineIndexes;
+        use crate::window::index::streamed::FileEnds;
+        use crate::window::index::{FileIdentity, FileVersion};
+        use crate::window::lines::{Indexing, scan_lines};
+        use crate::window::restarts::Restart;
+        use crate::window::scan::Flow;
+        use crate::window::stream::{Decoder, Stream};
+        use std::io::Read;
+        use std::sync::atomic::{AtomicU64, Ordering};
+
+        /// A decoder that counts the text it yields.
+        struct Counted<'a>(Box<dyn Decoder + 'a>, &'a AtomicU64);
+        impl Read for Counted<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.read(buf)?;
+                self.1.fetch_add(n as u64, Ordering::Relaxed);
+                Ok(n)
+            }
+        }
+        impl Decoder for Counted<'_> {
+            fn want_restart(&mut self) {
+                self.0.want_restart();
+            }
+            fn take_restart(&mut self) -> Option<Restart> {
+                self.0.take_restart()
+            }
+        }
+
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (1..=800_000).map(|i| format!("line {i} of the log, took {} ms\n", i % 977)).collect();
+        let path = dir.path().join("app.log");
+        std::fs::write(&path, &text).unwrap();
+        assert!(std::process::Command::new("gzip").arg(&path).status().unwrap().success(), "gzip must be installed");
+        let file = std::fs::File::open(dir.path().join("app.log.gz")).unwrap();
+        let metadata = file.metadata().unwrap();
+        let end = metadata.len();
+        let layout = Codec::for_label("utf-8").unwrap().newline_layout();
+        let indexes = LineIndexes::in_memory();
+        let indexing = Indexing {
+            indexes: &indexes,
+            identity: FileIdentity::of(&file, &metadata, 0, layout),
+            version: FileVersion::of(&metadata),
+            ends: Some(FileEnds::of(&file, end).unwrap()),
+        };
+        let budget = crate::budget::Budget::new(Instant::now() + Duration::from_secs(600), Cancel::new());
+        let decoded = AtomicU64::new(0);
+        let open = |from: Option<&Restart>| -> std::io::Result<Box<dyn Decoder + '_>> {
+            Ok(Box::new(Counted(Compression::Gzip.decoder_at(&file, end, budget.clone(), from)?, &decoded)))
+        };
+        let read = |offset: i64| {
+            let stream = Stream::new(&open, budget.clone());
+            let source = Source::streamed(&stream, 0, layout);
+            let mut lines = Vec::new();
+            decoded.store(0, Ordering::Relaxed);
+            scan_lines(&source, Some(indexing), offset, 2, 200, |line| {
+                lines.push(String::from_utf8_lossy(line.kept).into_owned());
+                Flow::More
+            })
+            .unwrap();
+            (lines, decoded.load(Ordering::Relaxed))
+        };
+        let whole = text.len() as u64;
+        let (first, cost) = read(700_001);
+        assert_eq!(first, ["line 700001 of the log, took 469 ms", "line 700002 of the log, took 470 ms"]);
+        assert_eq!(cost, whole, "the first read decodes the whole text");
+        let (again, cost) = read(700_001);
+        assert_eq!(again, first);
+        assert!(cost < 6 << 20, "a repeat decodes from a restart point: {cost} of {whole} bytes");
+        let (tail, cost) = read(-2);
+        assert_eq!(tail, ["line 799999 of the log, took 813 ms", "line 800000 of the log, took 814 ms"]);
+        assert!(cost < 6 << 20, "so does a tail: {cost} of {whole} bytes");
+    }
 }
