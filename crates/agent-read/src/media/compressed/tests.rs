@@ -220,3 +220,34 @@ fn gzip_damage_is_reported_not_hidden() {
         assert!(error.to_string().contains(says), "{case}: {error}");
     }
 }
+
+#[test]
+fn a_decoder_resumed_at_a_restart_point_stops_at_its_budget_too() {
+    let text = log_text(6);
+    let packed = compressed_by("gzip", &["-c"], &text);
+    let file = file_with(&packed);
+    let end = packed.len() as u64;
+    let (_, points) = decode_all(Compression::Gzip.decoder(&file, end, unlimited())).unwrap();
+    let cancel = Cancel::new();
+    let budget = Budget::new(std::time::Instant::now() + std::time::Duration::from_secs(3600), cancel.clone());
+    let mut decoder = Compression::Gzip.decoder_at(&file, end, budget, points.last()).unwrap();
+    assert!(decoder.read(&mut [0u8; 1024]).unwrap() > 0);
+    cancel.cancel();
+    let mut rest = Vec::new();
+    let error = decoder.read_to_end(&mut rest).unwrap_err();
+    assert!(budget_error(&error), "{error}");
+    let spent = Budget::new(std::time::Instant::now(), Cancel::new());
+    let error = Compression::Zstd.decoder(&file, end, spent).read(&mut [0u8; 16]).unwrap_err();
+    assert!(budget_error(&error), "{error}");
+}
+
+/// Whether `error` is the budget's (ran out or cancelled), passed up through the decoder.
+fn budget_error(error: &io::Error) -> bool {
+    let spent = Budget::new(std::time::Instant::now(), Cancel::new()).check().unwrap_err();
+    let cancelled = {
+        let cancel = Cancel::new();
+        cancel.cancel();
+        Budget::new(std::time::Instant::now() + std::time::Duration::from_secs(60), cancel).check().unwrap_err()
+    };
+    [spent, cancelled].iter().any(|known| known.kind() == error.kind() && known.to_string() == error.to_string())
+}
