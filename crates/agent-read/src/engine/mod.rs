@@ -3,6 +3,8 @@
 //!
 //! The engine knows nothing of the faces (command line, MCP): they hand it a request and print what it returns.
 
+#[cfg(feature = "archives")]
+mod archive;
 #[cfg(feature = "compressed")]
 mod compressed;
 mod directory;
@@ -240,7 +242,20 @@ impl Reader {
         // Every field's own validity (INVALID_PARAM) before how the fields relate (INVALID_RANGE).
         let forced = request.encoding.as_deref().map(parse_encoding).transpose()?;
         let window = request.window(limits)?;
-        let (opened, shown) = self.open_confined(&request.path, &budget, trace)?;
+        let (opened, shown) = match self.open_confined(&request.path, &budget, trace) {
+            Ok(found) => found,
+            #[cfg(feature = "archives")]
+            Err(missing) if missing.code == ErrorCode::NotFound => {
+                let resolved = self.roots.resolve(&request.path)?;
+                let pages = request.pages.as_deref();
+                let asked = file::FileRequest { window, forced, pages, attachments: bounds.attachments };
+                return match self.read_through_archive(&resolved, asked, &budget, limits, trace)? {
+                    Some(result) => Ok(result),
+                    None => Err(missing),
+                };
+            }
+            Err(error) => return Err(error),
+        };
         let real_path = self.roots.real_path(opened.root).join(&opened.real_relative);
         match opened.handle {
             Handle::File(file, metadata) => {
@@ -249,7 +264,7 @@ impl Reader {
                 let target = target::Target { file: &file, metadata: &metadata, head: &head, shown, budget, indexes };
                 let pages = request.pages.as_deref();
                 let request = file::FileRequest { window, forced, pages, attachments: bounds.attachments };
-                let result = self.read_file(&target, request, bounds.limits)?;
+                let result = self.read_file(&target, request, bounds.limits, (opened.root, &opened.real_relative))?;
                 if bounds.observe {
                     trace.seen = Some(observe_file(real_path, &target, bounds.known_content));
                 }
@@ -312,14 +327,31 @@ impl Reader {
         Ok((opened, shown))
     }
 
-    /// Classifies an opened file and reads the window asked of it.
+    /// Reads an opened file (whose real path is `at`, for an archive's members to be judged beneath): an archive's
+    /// listing, or its content's window.
     fn read_file(
         &self,
         target: &target::Target<'_>,
         request: file::FileRequest<'_>,
         limits: &Limits,
+        at: (usize, &Path),
     ) -> Result<ReadResult, ReadError> {
         panics::test_point("read", &target.shown);
+        #[cfg(feature = "archives")]
+        if let Some(format) = archive::sniff(target, &request) {
+            return self.read_archive_file(target, format, request, limits, at);
+        }
+        let _ = at;
+        self.read_content(target, request, limits)
+    }
+
+    /// Classifies opened content (a file's, or an archive member's copy) and reads the window asked of it.
+    fn read_content(
+        &self,
+        target: &target::Target<'_>,
+        request: file::FileRequest<'_>,
+        limits: &Limits,
+    ) -> Result<ReadResult, ReadError> {
         #[cfg(feature = "compressed")]
         if let Some(compression) = crate::media::compressed::Compression::sniff(target.head) {
             return compressed::read(target, compression, request, limits);

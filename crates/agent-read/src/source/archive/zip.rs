@@ -1,0 +1,163 @@
+//! Zip archives: the catalog from the central directory (the `zip` crate parses it, through a reader that stops it at
+//! [`MAX_DIRECTORY_BYTES`] and at the time budget), and a member's bytes read from where the crate found them, stored
+//! or inflated, checked against the declared size and CRC-32.
+//!
+//! A member is read through our own reader rather than the crate's: the crate's borrows the archive for as long as it
+//! reads, and a member's stream must be reopened from its first byte whenever a window looks back (see
+//! [`crate::window::stream`]), which needs a reader owning nothing but the file.
+
+use super::io::{Allowance, Exact, FileReader, is_over_allowance};
+use super::names::{clean_path, shown_name};
+use super::{Archive, ArchiveError, Catalog, Locator, MAX_DEFLATE_RATIO, MAX_DIRECTORY_BYTES, Member, MemberKind};
+use std::io::{self, BufReader, Read};
+use zip::result::ZipError;
+use zip::{CompressionMethod, ZipArchive};
+
+/// Opens the central directory of `archive`.
+fn open_directory<'f>(archive: &Archive<'f>) -> Result<ZipArchive<FileReader<'f>>, ArchiveError> {
+    let allowance = Allowance::new(MAX_DIRECTORY_BYTES);
+    let reader = FileReader::new(archive.file, 0, archive.end, archive.budget.clone()).with_allowance(allowance);
+    ZipArchive::new(reader).map_err(|error| zip_error(error, archive))
+}
+
+/// Every member of `archive`, in the order of its central directory.
+pub fn catalog(archive: &Archive<'_>) -> Result<Catalog, ArchiveError> {
+    let zip = open_directory(archive)?;
+    let mut catalog = Catalog { duplicates_dropped: zip.has_duplicate_names(), ..Catalog::default() };
+    for index in 0..zip.len() {
+        if index % 4096 == 0 {
+            archive.budget.check().map_err(ArchiveError::Stopped)?;
+        }
+        let entry = zip.by_index_data(index).map_err(|error| zip_error(error, archive))?;
+        let raw = entry.name_raw();
+        // Names are UTF-8 when the entry says so, else code page 437: the crate's text is what the archiver meant.
+        let text = entry.name().map(|name| name.into_owned()).unwrap_or_else(|_| shown_name(raw));
+        let kind = if entry.is_dir() {
+            MemberKind::Dir
+        } else if entry.is_symlink() {
+            MemberKind::Symlink
+        } else {
+            MemberKind::File
+        };
+        catalog.members.push(Member {
+            path: clean_path(text.as_bytes()),
+            name: shown_name(text.as_bytes()),
+            kind,
+            size: entry.size(),
+            compressed_size: Some(entry.compressed_size()),
+            method: Some(method_name(entry.compression())),
+            modified: entry.last_modified().and_then(system_time),
+            encrypted: entry.encrypted(),
+            sparse: false,
+            at: Locator::Zip { index },
+        });
+    }
+    Ok(catalog)
+}
+
+/// The bytes of the member at `index`, read from where its local header says its data starts.
+pub fn open<'f>(archive: &Archive<'f>, index: usize, member: &Member) -> io::Result<Box<dyn Read + 'f>> {
+    if member.encrypted {
+        return Err(io::Error::new(io::ErrorKind::Unsupported, "the member is encrypted"));
+    }
+    let mut zip = open_directory(archive).map_err(|error| match error {
+        ArchiveError::Stopped(error) => error,
+        other => io::Error::new(io::ErrorKind::InvalidData, describe(&other)),
+    })?;
+    let raw = zip.by_index_raw(index).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+    let (method, crc, compressed) = (raw.compression(), raw.crc32(), raw.compressed_size());
+    let start = raw.data_start().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no data offset"))?;
+    drop(raw);
+    let end = start.checked_add(compressed).filter(|end| *end <= archive.end).ok_or_else(|| {
+        io::Error::new(io::ErrorKind::UnexpectedEof, "the member's compressed data runs past the end of the archive")
+    })?;
+    let data = BufReader::with_capacity(64 * 1024, FileReader::new(archive.file, start, end, archive.budget.clone()));
+    let inflated: Box<dyn Read + 'f> = match method {
+        CompressionMethod::Stored if compressed == member.size => Box::new(data),
+        CompressionMethod::Stored => {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "a stored member whose sizes disagree"));
+        }
+        CompressionMethod::Deflated if member.size / MAX_DEFLATE_RATIO > compressed.max(1) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the member declares it inflates further than deflate can (a forged header)",
+            ));
+        }
+        CompressionMethod::Deflated => Box::new(flate2::bufread::DeflateDecoder::new(data)),
+        other => {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("the member is compressed with {}, which this build does not read", method_name(other)),
+            ));
+        }
+    };
+    let mut hasher = crc32fast::Hasher::new();
+    let check = Box::new(move |bytes: Option<&[u8]>| match bytes {
+        Some(bytes) => {
+            hasher.update(bytes);
+            Ok(())
+        }
+        None if hasher.clone().finalize() == crc => Ok(()),
+        None => Err(io::Error::new(io::ErrorKind::InvalidData, "the member's CRC-32 does not match its data")),
+    });
+    Ok(Box::new(Exact::new(inflated, member.size).checked(check)))
+}
+
+/// How a compression method is named.
+fn method_name(method: CompressionMethod) -> &'static str {
+    match method {
+        CompressionMethod::Stored => "stored",
+        CompressionMethod::Deflated => "deflate",
+        _ => match format!("{method:?}").as_str() {
+            "Deflate64" => "deflate64",
+            "Bzip2" => "bzip2",
+            "Zstd" => "zstd",
+            "Lzma" => "lzma",
+            "Xz" => "xz",
+            "Ppmd" => "ppmd",
+            "Aes" => "aes",
+            _ => "an unknown method",
+        },
+    }
+}
+
+/// A zip timestamp (the archiver's local time, no zone) as a time, read as UTC.
+fn system_time(time: zip::DateTime) -> Option<std::time::SystemTime> {
+    let text = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        time.year(),
+        time.month(),
+        time.day(),
+        time.hour(),
+        time.minute(),
+        time.second()
+    );
+    humantime::parse_rfc3339(&text).ok()
+}
+
+/// A zip error as an archive error: the budget's and the allowance's own, else damage.
+fn zip_error(error: ZipError, archive: &Archive<'_>) -> ArchiveError {
+    if let Err(stopped) = archive.budget.check() {
+        return ArchiveError::Stopped(stopped);
+    }
+    match error {
+        ZipError::Io(error) if is_over_allowance(&error) => ArchiveError::TooLarge(format!(
+            "its central directory is over {} MiB (more members than a listing holds)",
+            MAX_DIRECTORY_BYTES / (1024 * 1024)
+        )),
+        ZipError::Io(error)
+            if error.kind() != io::ErrorKind::UnexpectedEof && error.kind() != io::ErrorKind::InvalidData =>
+        {
+            ArchiveError::Stopped(error)
+        }
+        other => ArchiveError::Damaged(other.to_string()),
+    }
+}
+
+/// An archive error as text, for a member's reader.
+fn describe(error: &ArchiveError) -> String {
+    match error {
+        ArchiveError::Damaged(reason) | ArchiveError::TooLarge(reason) => reason.clone(),
+        ArchiveError::Stopped(error) => error.to_string(),
+    }
+}
