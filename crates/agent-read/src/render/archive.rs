@@ -47,7 +47,8 @@ fn describe(member: &Member) -> String {
 
 /// The notices of an archive's listing: its format and member count, and what the catalog could not keep.
 pub fn listing_notices(format: Format, catalog: &Catalog) -> Vec<String> {
-    let mut notices = vec![format!("{} archive, {} members", format.name(), catalog.members.len())];
+    let count = catalog.members.len();
+    let mut notices = vec![format!("{} archive, {count} member{}", format.name(), if count == 1 { "" } else { "s" })];
     if catalog.duplicates_dropped {
         notices.push("some names are stored more than once: each is listed and read as its last copy".to_string());
     }
@@ -66,4 +67,31 @@ pub fn member_notice(archive: &str, format: Format, member: &Member) -> String {
         notice.push_str(&format!("; each read decompresses the {} up to it", format.name()));
     }
     notice
+}
+
+/// Adds a member's notice to an answer another road wrote for its copy: into the footer, before the next call or
+/// the end word; after an attachment's one-line description.
+pub fn add_member_notice(output: &mut String, notice: &str) {
+    let line_start = output.rfind('\n').map_or(0, |at| at + 1);
+    let last = &output[line_start..];
+    let footer_end = (last.starts_with('(') && last.ends_with(')')).then(|| last.rfind(" · ")).flatten();
+    match footer_end {
+        Some(at) => output.insert_str(line_start + at, &format!(" · {notice}")),
+        None => output.push_str(&format!(" · {notice}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_member_notice_goes_before_the_footers_last_part_or_after_a_description() {
+        let mut text = "1: a\n(lines 1-1 of 1 · 2 B · end of file)".to_string();
+        add_member_notice(&mut text, "member of a.zip (zip)");
+        assert_eq!(text, "1: a\n(lines 1-1 of 1 · 2 B · member of a.zip (zip) · end of file)");
+        let mut image = "PNG image · 2×2 · 70 B".to_string();
+        add_member_notice(&mut image, "member of a.zip (zip)");
+        assert_eq!(image, "PNG image · 2×2 · 70 B · member of a.zip (zip)");
+    }
 }

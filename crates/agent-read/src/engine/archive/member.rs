@@ -80,10 +80,9 @@ impl Reader {
             archive: Some(archive_meta),
             ..TextMeta::default()
         };
-        let rendering = text::Rendering {
-            notices: vec![render::archive::member_notice(&place.shown, archive.format, member)],
-            ..text::Rendering::for_text(&format)
-        };
+        let notice = render::archive::member_notice(&place.shown, archive.format, member);
+        let limits = &room_for(limits, &notice);
+        let rendering = text::Rendering { notices: vec![notice], ..text::Rendering::for_text(&format) };
         let whole = member.size <= SNIFF_LEN as u64;
         let table = match &window {
             Window::Lines(_) if format.codec.is_utf8() => {
@@ -126,8 +125,9 @@ impl Reader {
             let path = member.path.as_deref().unwrap_or_default();
             return self.list_nested(place, path, &target, format, "", request, limits);
         }
-        let result = self.read_content(&target, request, limits)?;
-        Ok(stamped(result, member, archive_meta))
+        let notice = render::archive::member_notice(&place.shown, place.archive.format, member);
+        let result = self.read_content(&target, request, &room_for(limits, &notice))?;
+        Ok(stamped(result, member, archive_meta, &notice))
     }
 
     /// Reads `rest` inside the member `outer` of the archive at `place`, itself an archive.
@@ -332,18 +332,28 @@ fn too_large_to_copy(shown: &str, size: u64) -> ReadError {
     .with_hint("ask the user for the file itself, outside the archive")
 }
 
-/// A result of a copied member's road, with the member's own facts: its time, and the archive it came out of.
-fn stamped(result: ReadResult, member: &Member, archive: ArchiveMeta) -> ReadResult {
+/// `limits` with room for the member's notice kept out of the output cap (an archive's path can be long; the
+/// footer's own reserve is for the footer's usual words).
+fn room_for(limits: &Limits, notice: &str) -> Limits {
+    let cap = limits.max_output_bytes.saturating_sub(notice.len() + 3).max(crate::limits::MIN_OUTPUT_BYTES);
+    Limits { max_output_bytes: cap, ..limits.clone() }
+}
+
+/// A result of a copied member's road, with the member's own facts: its time, the archive it came out of, and the
+/// notice that says so.
+fn stamped(result: ReadResult, member: &Member, archive: ArchiveMeta, notice: &str) -> ReadResult {
     let mtime = member.modified.map(|t| humantime::format_rfc3339_seconds(t).to_string());
     match result {
         ReadResult::Text(mut text) => {
             text.meta.mtime = mtime;
             text.meta.archive = Some(archive);
+            render::archive::add_member_notice(&mut text.output, notice);
             ReadResult::Text(text)
         }
         ReadResult::Attachment(mut attachment) => {
             attachment.meta.mtime = mtime;
             attachment.meta.archive = Some(archive);
+            render::archive::add_member_notice(&mut attachment.output, notice);
             ReadResult::Attachment(attachment)
         }
         other => other,

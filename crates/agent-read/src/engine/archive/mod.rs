@@ -81,6 +81,12 @@ pub(super) fn sniff(target: &Target<'_>, request: &FileRequest<'_>) -> Option<Fo
     if request.forced.is_some() {
         return None;
     }
+    sniff_any(target)
+}
+
+/// The archive `target` holds, whatever the request forces (a path through an archive names a member: an encoding
+/// it forces is the member's).
+fn sniff_any(target: &Target<'_>) -> Option<Format> {
     let format = Format::sniff(target.file, target.read_end(), target.head, &target.budget)?;
     if format == Format::Zip {
         let content = crate::classify::classify(target.head, None);
@@ -111,7 +117,7 @@ impl Reader {
         let head = super::file::read_head(file, metadata, &shown)?;
         let indexes = &self.indexes;
         let target = Target { file, metadata, head: &head, shown, budget: budget.clone(), indexes };
-        let Some(format) = sniff(&target, &request) else { return Ok(None) };
+        let Some(format) = sniff_any(&target) else { return Ok(None) };
         let place = Place {
             archive: Archive { file, end: target.read_end(), format, budget: budget.clone() },
             shown: target.shown.clone(),

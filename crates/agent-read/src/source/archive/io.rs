@@ -192,7 +192,8 @@ impl<R: Read> Seek for Forward<R> {
 }
 
 /// Exactly `size` bytes of `inner`: more is damage (a member that inflates past what it declares), and so is less.
-/// `check` sees every byte and judges the whole at the end (a CRC).
+/// `check` sees every byte and judges the whole at the end (a CRC). Both are judged by the read that yields the last
+/// byte, so a reader that stops at the declared size (a window over a member whose size is known) still meets them.
 pub struct Exact<R> {
     inner: R,
     left: u64,
@@ -209,21 +210,34 @@ impl<R: Read> Exact<R> {
     pub fn checked(self, check: Box<dyn FnMut(Option<&[u8]>) -> io::Result<()>>) -> Exact<R> {
         Exact { check: Some(check), ..self }
     }
+
+    /// Judges the whole once its declared size was read: nothing may follow, and the check must pass.
+    fn finish(&mut self) -> io::Result<()> {
+        // One byte more than declared is enough to tell a member that lies about its size.
+        let mut probe = [0u8; 1];
+        loop {
+            match self.inner.read(&mut probe) {
+                Ok(0) => break,
+                Ok(_) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "the member holds more than its declared size",
+                    ));
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        match self.check.as_mut() {
+            Some(check) => check(None),
+            None => Ok(()),
+        }
+    }
 }
 
 impl<R: Read> Read for Exact<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if buf.is_empty() {
-            return Ok(0);
-        }
-        if self.left == 0 {
-            // One byte more than declared is enough to tell a member that lies about its size.
-            if self.inner.read(&mut [0u8; 1])? > 0 {
-                return Err(io::Error::new(io::ErrorKind::InvalidData, "the member holds more than its declared size"));
-            }
-            if let Some(check) = self.check.as_mut() {
-                check(None)?;
-            }
+        if buf.is_empty() || self.left == 0 {
             return Ok(0);
         }
         let want = usize::try_from(self.left).unwrap_or(usize::MAX).min(buf.len());
@@ -235,6 +249,9 @@ impl<R: Read> Read for Exact<R> {
             check(Some(&buf[..n]))?;
         }
         self.left -= n as u64;
+        if self.left == 0 {
+            self.finish()?;
+        }
         Ok(n)
     }
 }

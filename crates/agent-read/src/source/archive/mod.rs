@@ -148,6 +148,9 @@ pub struct Member {
 enum Locator {
     /// The member at this index of the zip's central directory.
     Zip { index: usize },
+    /// A zip member's data: where it starts, its size in the archive, whether it is deflated (else stored), and the
+    /// CRC-32 of what it holds.
+    ZipData { start: u64, compressed: u64, deflated: bool, crc: u32 },
     /// The data starts at this offset of the (decompressed) tar stream.
     Tar { data_start: u64 },
 }
@@ -199,13 +202,7 @@ impl Archive<'_> {
     /// that member.
     pub fn lookup(&self, path: &str) -> Result<Lookup, ArchiveError> {
         match self.format {
-            Format::Zip => {
-                let catalog = zip::catalog(self)?;
-                match catalog.members.iter().find(|member| member.path.as_deref() == Some(path)) {
-                    Some(member) => Ok(Lookup::Found(member.clone())),
-                    None => Ok(Lookup::Catalog(catalog)),
-                }
-            }
+            Format::Zip => zip::lookup(self, path),
             Format::Tar(compression) => tar::scan(self, compression, Some(path)),
         }
     }
@@ -213,7 +210,7 @@ impl Archive<'_> {
     /// A reader of `member`'s bytes from its first, exactly its declared size (see the module's bounds).
     pub fn open(&self, member: &Member) -> std::io::Result<Box<dyn std::io::Read + '_>> {
         match member.at {
-            Locator::Zip { index } => zip::open(self, index, member),
+            at @ (Locator::Zip { .. } | Locator::ZipData { .. }) => zip::open(self, at, member),
             Locator::Tar { data_start } => tar::open(self, data_start, member.size),
         }
     }

@@ -8,7 +8,9 @@
 
 use super::io::{Allowance, Exact, FileReader, is_over_allowance};
 use super::names::{clean_path, shown_name};
-use super::{Archive, ArchiveError, Catalog, Locator, MAX_DEFLATE_RATIO, MAX_DIRECTORY_BYTES, Member, MemberKind};
+use super::{
+    Archive, ArchiveError, Catalog, Locator, Lookup, MAX_DEFLATE_RATIO, MAX_DIRECTORY_BYTES, Member, MemberKind,
+};
 use std::io::{self, BufReader, Read};
 use zip::result::ZipError;
 use zip::{CompressionMethod, ZipArchive};
@@ -22,7 +24,27 @@ fn open_directory<'f>(archive: &Archive<'f>) -> Result<ZipArchive<FileReader<'f>
 
 /// Every member of `archive`, in the order of its central directory.
 pub fn catalog(archive: &Archive<'_>) -> Result<Catalog, ArchiveError> {
-    let zip = open_directory(archive)?;
+    open_directory(archive).and_then(|zip| catalog_of(&zip, archive))
+}
+
+/// The first member stored under `path` (with where its data is, so that opening it reads the directory no more),
+/// or the whole catalog when there is none.
+pub fn lookup(archive: &Archive<'_>, path: &str) -> Result<Lookup, ArchiveError> {
+    let mut zip = open_directory(archive)?;
+    let mut catalog = catalog_of(&zip, archive)?;
+    let Some(found) = catalog.members.iter().position(|member| member.path.as_deref() == Some(path)) else {
+        return Ok(Lookup::Catalog(catalog));
+    };
+    let mut member = catalog.members.swap_remove(found);
+    if let Locator::Zip { index } = member.at
+        && member.kind == MemberKind::File
+    {
+        member.at = data_of(&mut zip, index, archive)?;
+    }
+    Ok(Lookup::Found(member))
+}
+
+fn catalog_of(zip: &ZipArchive<FileReader<'_>>, archive: &Archive<'_>) -> Result<Catalog, ArchiveError> {
     let mut catalog = Catalog { duplicates_dropped: zip.has_duplicate_names(), ..Catalog::default() };
     for index in 0..zip.len() {
         if index % 4096 == 0 {
@@ -55,41 +77,58 @@ pub fn catalog(archive: &Archive<'_>) -> Result<Catalog, ArchiveError> {
     Ok(catalog)
 }
 
-/// The bytes of the member at `index`, read from where its local header says its data starts.
-pub fn open<'f>(archive: &Archive<'f>, index: usize, member: &Member) -> io::Result<Box<dyn Read + 'f>> {
+/// Where the data of the member at `index` is (its local header read for where its data starts), and how to
+/// decode it.
+fn data_of(zip: &mut ZipArchive<FileReader<'_>>, index: usize, archive: &Archive<'_>) -> Result<Locator, ArchiveError> {
+    let raw = zip.by_index_raw(index).map_err(|error| zip_error(error, archive))?;
+    let start = raw.data_start().ok_or_else(|| ArchiveError::Damaged("a member without a data offset".into()))?;
+    Ok(Locator::ZipData {
+        start,
+        compressed: raw.compressed_size(),
+        deflated: raw.compression() == CompressionMethod::Deflated,
+        crc: raw.crc32(),
+    })
+}
+
+/// The bytes of a member whose data `at` locates, stored or inflated, checked against its size and CRC-32.
+pub fn open<'f>(archive: &Archive<'f>, at: Locator, member: &Member) -> io::Result<Box<dyn Read + 'f>> {
     if member.encrypted {
         return Err(io::Error::new(io::ErrorKind::Unsupported, "the member is encrypted"));
     }
-    let mut zip = open_directory(archive).map_err(|error| match error {
-        ArchiveError::Stopped(error) => error,
-        other => io::Error::new(io::ErrorKind::InvalidData, describe(&other)),
-    })?;
-    let raw = zip.by_index_raw(index).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
-    let (method, crc, compressed) = (raw.compression(), raw.crc32(), raw.compressed_size());
-    let start = raw.data_start().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no data offset"))?;
-    drop(raw);
+    if member.method.is_some_and(|method| !matches!(method, "stored" | "deflate")) {
+        return Err(io::Error::new(io::ErrorKind::Unsupported, "the member's compression method is not read"));
+    }
+    let Locator::ZipData { start, compressed, deflated, crc } = (match at {
+        Locator::Zip { index } => {
+            let mut zip = open_directory(archive).map_err(|error| match error {
+                ArchiveError::Stopped(error) => error,
+                other => io::Error::new(io::ErrorKind::InvalidData, describe(&other)),
+            })?;
+            data_of(&mut zip, index, archive).map_err(|error| match error {
+                ArchiveError::Stopped(error) => error,
+                other => io::Error::new(io::ErrorKind::InvalidData, describe(&other)),
+            })?
+        }
+        at => at,
+    }) else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a zip member"));
+    };
     let end = start.checked_add(compressed).filter(|end| *end <= archive.end).ok_or_else(|| {
         io::Error::new(io::ErrorKind::UnexpectedEof, "the member's compressed data runs past the end of the archive")
     })?;
     let data = BufReader::with_capacity(64 * 1024, FileReader::new(archive.file, start, end, archive.budget.clone()));
-    let inflated: Box<dyn Read + 'f> = match method {
-        CompressionMethod::Stored if compressed == member.size => Box::new(data),
-        CompressionMethod::Stored => {
+    let inflated: Box<dyn Read + 'f> = if !deflated {
+        if compressed != member.size {
             return Err(io::Error::new(io::ErrorKind::InvalidData, "a stored member whose sizes disagree"));
         }
-        CompressionMethod::Deflated if member.size / MAX_DEFLATE_RATIO > compressed.max(1) => {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "the member declares it inflates further than deflate can (a forged header)",
-            ));
-        }
-        CompressionMethod::Deflated => Box::new(flate2::bufread::DeflateDecoder::new(data)),
-        other => {
-            return Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!("the member is compressed with {}, which this build does not read", method_name(other)),
-            ));
-        }
+        Box::new(data)
+    } else if member.size / MAX_DEFLATE_RATIO > compressed.max(1) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the member declares it inflates further than deflate can (a forged header)",
+        ));
+    } else {
+        Box::new(flate2::bufread::DeflateDecoder::new(data))
     };
     let mut hasher = crc32fast::Hasher::new();
     let check = Box::new(move |bytes: Option<&[u8]>| match bytes {
