@@ -337,8 +337,11 @@ impl Reader {
         at: (usize, &Path),
     ) -> Result<ReadResult, ReadError> {
         panics::test_point("read", &target.shown);
+        // Byte ranges address the archive's raw file, as they address any file's.
         #[cfg(feature = "archives")]
-        if let Some(format) = archive::sniff(target, &request) {
+        if !matches!(request.window, Window::Bytes { .. })
+            && let Some(format) = archive::sniff(target, &request)
+        {
             return self.read_archive_file(target, format, request, limits, at);
         }
         let _ = at;
