@@ -1,70 +1,101 @@
 //! Archives as the model sees them: a member's line in a listing (the shape of a directory entry's, with the size
-//! inside the archive), and the notices that say what a listing or a member read went through.
+//! inside the archive), and the notices that say what a listing or a member read went through. The engine hands the
+//! facts; nothing here reads an archive.
 
 use super::human_size;
 use crate::escape::one_line_name;
-use crate::source::archive::{Catalog, Child, Format, Member, MemberKind};
+
+/// What a member is, as its line shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// A directory, stored or implied by deeper names.
+    Dir,
+    /// A file: its size, its size inside the archive (zip), and whether it is stored uncompressed.
+    File { size: u64, compressed: Option<u64>, stored: bool },
+    /// A symbolic link.
+    Symlink,
+    /// A tar hard link.
+    HardLink,
+    /// A device or a FIFO.
+    Special,
+}
+
+/// One name in an archive's listing, as facts.
+#[derive(Debug, Clone, Copy)]
+pub struct MemberEntry<'a> {
+    /// Its name within the directory listed (or a whole stored name no request can spell).
+    pub name: &'a str,
+    /// What it is.
+    pub shape: Shape,
+    /// Encrypted (zip).
+    pub encrypted: bool,
+    /// No request can spell its name.
+    pub unsafe_name: bool,
+    /// Members stored under exactly this name.
+    pub copies: usize,
+    /// The read policy refuses it.
+    pub denied: bool,
+}
 
 /// A member's line in a listing: its name on one line, `/` after a directory, its size (and for a zip member its size
 /// inside the archive), what else it is, and whether a request can read it.
-pub fn member_line(child: &Child<'_>, denied: bool) -> String {
-    let name = one_line_name(&child.name);
-    let mut line = match child.member {
-        _ if child.is_dir() => format!("{name}/"),
-        Some(member) => format!("{name}  ({})", describe(member)),
-        None => format!("{name}/"),
+pub fn member_line(entry: &MemberEntry<'_>) -> String {
+    let name = one_line_name(entry.name);
+    let mut line = match entry.shape {
+        Shape::Dir => format!("{name}/"),
+        Shape::File { size, stored: true, .. } => format!("{name}  ({} · stored)", human_size(size)),
+        Shape::File { size, compressed: Some(compressed), .. } => {
+            format!("{name}  ({} · {} compressed)", human_size(size), human_size(compressed))
+        }
+        Shape::File { size, .. } => format!("{name}  ({})", human_size(size)),
+        Shape::Symlink => format!("{name}  (symlink, not followed)"),
+        Shape::HardLink => format!("{name}  (hard link, not followed)"),
+        Shape::Special => format!("{name}  (device or FIFO)"),
     };
-    if let Some(member) = child.member {
-        if member.encrypted {
-            line.push_str("  (encrypted)");
-        }
-        if member.path.is_none() {
-            line.push_str("  (unsafe name: cannot be read by path)");
-        }
+    if entry.encrypted {
+        line.push_str("  (encrypted)");
     }
-    if child.copies > 1 {
-        line.push_str(&format!("  (stored {} times: the first is read)", child.copies));
+    if entry.unsafe_name {
+        line.push_str("  (unsafe name: cannot be read by path)");
     }
-    if denied {
+    if entry.copies > 1 {
+        line.push_str(&format!("  (stored {} times: the first is read)", entry.copies));
+    }
+    if entry.denied {
         line.push_str("  (denied)");
     }
     line
 }
 
-/// What a member is, in its line's parentheses.
-fn describe(member: &Member) -> String {
-    match member.kind {
-        MemberKind::Symlink => "symlink, not followed".to_string(),
-        MemberKind::HardLink => "hard link, not followed".to_string(),
-        MemberKind::Special => "device or FIFO".to_string(),
-        MemberKind::File | MemberKind::Dir => match (member.compressed_size, member.method) {
-            (_, Some("stored")) => format!("{} · stored", human_size(member.size)),
-            (Some(compressed), _) => format!("{} · {} compressed", human_size(member.size), human_size(compressed)),
-            _ => human_size(member.size),
-        },
-    }
-}
-
-/// The notices of an archive's listing: its format and member count, and what the catalog could not keep.
-pub fn listing_notices(format: Format, catalog: &Catalog) -> Vec<String> {
-    let count = catalog.members.len();
-    let mut notices = vec![format!("{} archive, {count} member{}", format.name(), if count == 1 { "" } else { "s" })];
-    if catalog.duplicates_dropped {
+/// The notices of an archive's listing: its format and member count, and whether names stored twice were dropped.
+pub fn listing_notices(format: &str, members: usize, duplicates_dropped: bool) -> Vec<String> {
+    let mut notices = vec![format!("{format} archive, {members} member{}", if members == 1 { "" } else { "s" })];
+    if duplicates_dropped {
         notices.push("some names are stored more than once: each is listed and read as its last copy".to_string());
     }
     notices
 }
 
-/// The notice of a member's read: which archive it came out of, and what reaching it cost.
-pub fn member_notice(archive: &str, format: Format, member: &Member) -> String {
-    let how = match (member.method, member.compressed_size) {
+/// How a member is stored inside its archive (zip), for its read's notice.
+#[derive(Debug, Clone, Copy)]
+pub struct Stored<'a> {
+    /// `stored`, `deflate`, …
+    pub method: Option<&'a str>,
+    /// Its size inside the archive.
+    pub compressed: Option<u64>,
+}
+
+/// The notice of a member's read: which archive it came out of (`format`; `sequential` when reaching it decompresses
+/// everything before it), and how it was stored.
+pub fn member_notice(archive: &str, format: &str, sequential: bool, stored: Stored<'_>) -> String {
+    let how = match (stored.method, stored.compressed) {
         (Some("stored"), _) => ", stored".to_string(),
         (Some(method), Some(compressed)) => format!(", {method}, {} compressed", human_size(compressed)),
         _ => String::new(),
     };
-    let mut notice = format!("member of {} ({}{how})", one_line_name(archive), format.name());
-    if format.is_sequential() {
-        notice.push_str(&format!("; each read decompresses the {} up to it", format.name()));
+    let mut notice = format!("member of {} ({format}{how})", one_line_name(archive));
+    if sequential {
+        notice.push_str(&format!("; each read decompresses the {format} up to it"));
     }
     notice
 }

@@ -80,7 +80,7 @@ impl Reader {
             archive: Some(archive_meta),
             ..TextMeta::default()
         };
-        let notice = render::archive::member_notice(&place.shown, archive.format, member);
+        let notice = notice_of(place, member);
         let limits = &room_for(limits, &notice);
         let rendering = text::Rendering { notices: vec![notice], ..text::Rendering::for_text(&format) };
         let whole = member.size <= SNIFF_LEN as u64;
@@ -125,7 +125,7 @@ impl Reader {
             let path = member.path.as_deref().unwrap_or_default();
             return self.list_nested(place, path, &target, format, "", request, limits);
         }
-        let notice = render::archive::member_notice(&place.shown, place.archive.format, member);
+        let notice = notice_of(place, member);
         let result = self.read_content(&target, request, &room_for(limits, &notice))?;
         Ok(stamped(result, member, archive_meta, &notice))
     }
@@ -330,6 +330,13 @@ fn too_large_to_copy(shown: &str, size: u64) -> ReadError {
         ),
     )
     .with_hint("ask the user for the file itself, outside the archive")
+}
+
+/// The notice of a member's read.
+fn notice_of(place: &Place<'_>, member: &Member) -> String {
+    let format = place.archive.format;
+    let stored = render::archive::Stored { method: member.method, compressed: member.compressed_size };
+    render::archive::member_notice(&place.shown, format.name(), format.is_sequential(), stored)
 }
 
 /// `limits` with room for the member's notice kept out of the output cap (an archive's path can be long; the

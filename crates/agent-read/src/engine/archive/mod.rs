@@ -242,16 +242,20 @@ impl Reader {
             shown,
             total: children.len() as u64,
             stopped_at: catalog.stopped_at,
-            notices: render::archive::listing_notices(place.archive.format, catalog),
+            notices: render::archive::listing_notices(
+                place.archive.format.name(),
+                catalog.members.len(),
+                catalog.duplicates_dropped,
+            ),
             other_roots: None,
             archive: Some(ArchiveMeta { members: Some(catalog.members.len() as u64), ..place.meta(dir) }),
         };
         directory::page_of(page, lines, limits, |index| {
             let child = &children[index];
             let path = if dir.is_empty() { child.name.clone() } else { format!("{dir}/{}", child.name) };
-            let denied = child.member.is_none_or(|member| member.path.is_some())
-                && self.refuses_member(place, &path, child.is_dir());
-            (entry_of(child), render::archive::member_line(child, denied))
+            let unsafe_name = child.member.is_some_and(|member| member.path.is_none());
+            let denied = !unsafe_name && self.refuses_member(place, &path, child.is_dir());
+            (entry_of(child), render::archive::member_line(&line_facts(child, unsafe_name, denied)))
         })
         .map(ReadResult::Directory)
     }
@@ -294,6 +298,33 @@ fn nested_prefix(catalog: &Catalog, path: &str) -> Option<(archive::Member, Stri
         cut = at;
     }
     None
+}
+
+/// What a member's line in a listing shows.
+fn line_facts<'c>(child: &'c Child<'_>, unsafe_name: bool, denied: bool) -> render::archive::MemberEntry<'c> {
+    use render::archive::Shape;
+    let shape = match child.member {
+        _ if child.is_dir() => Shape::Dir,
+        Some(member) => match member.kind {
+            MemberKind::Symlink => Shape::Symlink,
+            MemberKind::HardLink => Shape::HardLink,
+            MemberKind::Special => Shape::Special,
+            MemberKind::File | MemberKind::Dir => Shape::File {
+                size: member.size,
+                compressed: member.compressed_size,
+                stored: member.method == Some("stored"),
+            },
+        },
+        None => Shape::Dir,
+    };
+    render::archive::MemberEntry {
+        name: &child.name,
+        shape,
+        encrypted: child.member.is_some_and(|member| member.encrypted),
+        unsafe_name,
+        copies: child.copies,
+        denied,
+    }
 }
 
 /// The entry a listing's JSON gives a member.
