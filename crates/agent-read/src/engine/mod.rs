@@ -249,9 +249,13 @@ impl Reader {
                 let resolved = self.roots.resolve(&request.path)?;
                 let pages = request.pages.as_deref();
                 let asked = file::FileRequest { window, forced, pages, attachments: bounds.attachments };
+                let asked_shown = trace.shown.clone();
                 return match self.read_through_archive(&resolved, asked, &budget, limits, trace)? {
                     Some(result) => Ok(result),
-                    None => Err(missing),
+                    None => {
+                        trace.shown = asked_shown;
+                        Err(missing)
+                    }
                 };
             }
             Err(error) => return Err(error),

@@ -112,7 +112,12 @@ impl Reader {
     ) -> Result<Option<ReadResult>, ReadError> {
         let Some((archive_path, member_path)) = self.archive_on_the_way(resolved) else { return Ok(None) };
         let archive_shown = self.roots.display_in(resolved.root, &archive_path);
-        let (opened, shown) = self.open_confined(&archive_shown, budget, trace)?;
+        // A name on the way that does not open (a broken link, say) leaves the caller's error standing.
+        let (opened, shown) = match self.open_confined(&archive_shown, budget, trace) {
+            Ok(found) => found,
+            Err(error) if error.code == ErrorCode::NotFound => return Ok(None),
+            Err(error) => return Err(error),
+        };
         let Handle::File(file, metadata) = &opened.handle else { return Ok(None) };
         let head = super::file::read_head(file, metadata, &shown)?;
         let indexes = &self.indexes;

@@ -191,13 +191,16 @@ impl<R: Read> Seek for Forward<R> {
     }
 }
 
+/// What judges a member's bytes: fed each run of them (`Some`), then told of the end (`None`), when it may fail.
+pub type Check = Box<dyn FnMut(Option<&[u8]>) -> io::Result<()>>;
+
 /// Exactly `size` bytes of `inner`: more is damage (a member that inflates past what it declares), and so is less.
 /// `check` sees every byte and judges the whole at the end (a CRC). Both are judged by the read that yields the last
 /// byte, so a reader that stops at the declared size (a window over a member whose size is known) still meets them.
 pub struct Exact<R> {
     inner: R,
     left: u64,
-    check: Option<Box<dyn FnMut(Option<&[u8]>) -> io::Result<()>>>,
+    check: Option<Check>,
 }
 
 impl<R: Read> Exact<R> {
@@ -207,7 +210,7 @@ impl<R: Read> Exact<R> {
     }
 
     /// The same, with `check` fed every byte (`Some`) and told of the end (`None`).
-    pub fn checked(self, check: Box<dyn FnMut(Option<&[u8]>) -> io::Result<()>>) -> Exact<R> {
+    pub fn checked(self, check: Check) -> Exact<R> {
         Exact { check: Some(check), ..self }
     }
 
