@@ -340,6 +340,15 @@ async fn the_mcp_server_lists_an_archive_and_reads_a_member_and_refuses_a_denied
     assert!(text_of(&listing).starts_with("app.log  ("), "{}", text_of(&listing));
     let member = call(&client, json!({"path": "bundle.tar.gz/logs/app.log", "offset": 300})).await;
     assert!(text_of(&member).starts_with("300: 2026-11-25 request 300 served\n"), "{}", text_of(&member));
+    // The session knows a member by its path through the archive: an exact repeat is a stub, another member is not.
+    let repeat = call(&client, json!({"path": "bundle.tar.gz/logs/app.log", "offset": 300})).await;
+    assert!(text_of(&repeat).starts_with("(unchanged since your read at "), "{}", text_of(&repeat));
+    let other = call(&client, json!({"path": "bundle.tar.gz/notes/readme.md"})).await;
+    assert!(text_of(&other).starts_with("1: # Notes\n"), "{}", text_of(&other));
+    // Rewriting the archive changes its members: the same read sends the content again.
+    std::fs::copy(ws.root.join("bundle.tar"), ws.root.join("bundle.tar.gz")).unwrap();
+    let again = call(&client, json!({"path": "bundle.tar.gz/logs/app.log", "offset": 300})).await;
+    assert!(text_of(&again).starts_with("300: 2026-11-25 request 300 served\n"), "{}", text_of(&again));
     let denied = call(&client, json!({"path": "bundle.tar.gz/.env"})).await;
     assert_eq!(denied.is_error, Some(true));
     assert!(text_of(&denied).starts_with("DENIED: bundle.tar.gz/.env"), "{}", text_of(&denied));

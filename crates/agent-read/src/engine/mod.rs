@@ -178,7 +178,14 @@ impl Reader {
         let resolved = self.roots.resolve(path)?;
         let shown = self.roots.display_in(resolved.root, &resolved.relative);
         self.check_policy(resolved.root, &resolved.relative, &shown)?;
-        let opened = self.roots.open(&resolved, &shown)?;
+        let opened = match self.roots.open(&resolved, &shown) {
+            Ok(opened) => opened,
+            #[cfg(feature = "archives")]
+            Err(missing) if missing.code == ErrorCode::NotFound => {
+                return self.observe_through_archive(&resolved)?.ok_or(missing);
+            }
+            Err(error) => return Err(error),
+        };
         self.check_policy(opened.root, &opened.real_relative, &shown)?;
         self.check_ignored(&opened, &shown)?;
         let real_path = self.roots.real_path(opened.root).join(&opened.real_relative);
@@ -250,7 +257,7 @@ impl Reader {
                 let pages = request.pages.as_deref();
                 let asked = file::FileRequest { window, forced, pages, attachments: bounds.attachments };
                 let asked_shown = trace.shown.clone();
-                return match self.read_through_archive(&resolved, asked, &budget, limits, trace)? {
+                return match self.read_through_archive(&resolved, asked, (&budget, limits, bounds.observe), trace)? {
                     Some(result) => Ok(result),
                     None => {
                         trace.shown = asked_shown;

@@ -106,8 +106,7 @@ impl Reader {
         &self,
         resolved: &Resolved,
         request: FileRequest<'_>,
-        budget: &Budget,
-        limits: &Limits,
+        (budget, limits, observe): (&Budget, &Limits, bool),
         trace: &mut super::Trace,
     ) -> Result<Option<ReadResult>, ReadError> {
         let Some((archive_path, member_path)) = self.archive_on_the_way(resolved) else { return Ok(None) };
@@ -133,7 +132,64 @@ impl Reader {
         };
         trace.shown = Some(place.shown_member(&member_path));
         self.check_member_policy(&place, &member_path)?;
-        self.read_in_archive(&place, &member_path, request, limits).map(Some)
+        let result = self.read_in_archive(&place, &member_path, request, limits)?;
+        if observe {
+            trace.seen = Some(self.seen_member(&opened, file, metadata, &head, &member_path));
+        }
+        Ok(Some(result))
+    }
+
+    /// What a session learns of a path through an archive (see [`Reader::observe`]): the archive file as found now,
+    /// under the member's path, so that a member counts as changed when its archive does. `Ok(None)` when no archive
+    /// is on the way.
+    pub(super) fn observe_through_archive(&self, resolved: &Resolved) -> Result<Option<super::Seen>, ReadError> {
+        let Some((archive_path, member_path)) = self.archive_on_the_way(resolved) else { return Ok(None) };
+        let archive_shown = self.roots.display_in(resolved.root, &archive_path);
+        let archive_resolved = self.roots.resolve(&archive_shown)?;
+        self.check_policy(archive_resolved.root, &archive_resolved.relative, &archive_shown)?;
+        let opened = match self.roots.open(&archive_resolved, &archive_shown) {
+            Ok(opened) => opened,
+            Err(error) if error.code == ErrorCode::NotFound => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        self.check_policy(opened.root, &opened.real_relative, &archive_shown)?;
+        self.check_ignored(&opened, &archive_shown)?;
+        let Handle::File(file, metadata) = &opened.handle else { return Ok(None) };
+        let head = super::file::read_head(file, metadata, &archive_shown)?;
+        let budget = Budget::new(
+            std::time::Instant::now() + std::time::Duration::from_millis(self.limits.timeout_ms),
+            crate::budget::Cancel::new(),
+        );
+        let indexes = &self.indexes;
+        let target =
+            Target { file, metadata, head: &head, shown: archive_shown.clone(), budget: budget.clone(), indexes };
+        let Some(format) = sniff_any(&target) else { return Ok(None) };
+        let place = Place {
+            archive: Archive { file, end: target.read_end(), format, budget },
+            shown: archive_shown,
+            root: opened.root,
+            relative: opened.real_relative.clone(),
+            inner: String::new(),
+            depth: 1,
+        };
+        self.check_member_policy(&place, &member_path)?;
+        Ok(Some(self.seen_member(&opened, file, metadata, &head, &member_path)))
+    }
+
+    /// The archive file `opened` as found, under the member path `member` beneath it, its content hashed when small.
+    fn seen_member(
+        &self,
+        opened: &crate::resolve::Opened,
+        file: &std::fs::File,
+        metadata: &std::fs::Metadata,
+        head: &[u8],
+        member: &str,
+    ) -> super::Seen {
+        let mut real_path = self.roots.real_path(opened.root).join(&opened.real_relative);
+        real_path.extend(member.split('/'));
+        let mut seen = super::Seen::of(real_path, file, metadata);
+        seen.content = super::observe::hash_file(file, metadata, head).ok().flatten();
+        seen
     }
 
     /// The first name on the way to `resolved` that is not a directory, and the member path after it (UTF-8 names
