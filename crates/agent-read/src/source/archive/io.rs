@@ -137,21 +137,25 @@ pub struct Forward<R> {
     pos: u64,
     allowance: Allowance,
     budget: Budget,
+    /// Where skipped bytes are read to (made at the first skip, kept for the others).
+    scratch: Vec<u8>,
 }
 
 impl<R: Read> Forward<R> {
     /// `inner` from its first byte, reads spending `allowance`.
     pub fn new(inner: R, allowance: Allowance, budget: Budget) -> Forward<R> {
-        Forward { inner, pos: 0, allowance, budget }
+        Forward { inner, pos: 0, allowance, budget, scratch: Vec::new() }
     }
 
     /// Reads and discards up to `target`; fails when the input ends first.
     fn skip_to(&mut self, target: u64) -> io::Result<()> {
-        let mut scratch = vec![0u8; READ_LEN];
+        if self.pos < target && self.scratch.is_empty() {
+            self.scratch = vec![0u8; READ_LEN];
+        }
         while self.pos < target {
             self.budget.check()?;
             let want = usize::try_from(target - self.pos).unwrap_or(usize::MAX).min(READ_LEN);
-            let n = match self.inner.read(&mut scratch[..want]) {
+            let n = match self.inner.read(&mut self.scratch[..want]) {
                 Ok(0) => return Err(cut_short("the archive")),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
