@@ -139,3 +139,30 @@ fn a_tar_cut_short_is_damaged() {
         Archive { file: &file, end: cut.len() as u64, format: Format::Tar(Some(Compression::Gzip)), budget: budget() };
     assert!(matches!(archive.catalog(), Err(ArchiveError::Damaged(_))), "{:?}", archive.catalog());
 }
+
+#[test]
+fn a_zip_member_is_read_without_decoding_any_other_and_a_tar_gz_member_without_decoding_past_it() {
+    let noise: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let mut bytes = zip_of(&[("good.txt", b"good\n"), ("bad.txt", &noise)]);
+    // Damage the second member's data (its local header is after the first member's): listing and reading the first
+    // still work, since neither inflates it.
+    let second = bytes.windows(4).enumerate().filter(|(_, w)| *w == b"PK\x03\x04").nth(1).unwrap().0;
+    for byte in &mut bytes[second + 100..second + 120] {
+        *byte ^= 0x55;
+    }
+    let file = file_of(&bytes);
+    let archive = archive_of(&file, &bytes);
+    assert_eq!(archive.catalog().unwrap().members.len(), 2);
+    assert_eq!(read_member(&archive, "good.txt").unwrap(), b"good\n");
+    assert!(read_member(&archive, "bad.txt").is_err());
+
+    let tar = tar_of(&[("first.txt", b"first\n"), ("second.txt", &[b'y'; 100_000])]);
+    let gz = gzip(&tar);
+    // Cut the compressed stream inside the second member: the first is still read, the listing is damaged.
+    let cut = &gz[..gz.len() - 40];
+    let file = file_of(cut);
+    let archive =
+        Archive { file: &file, end: cut.len() as u64, format: Format::Tar(Some(Compression::Gzip)), budget: budget() };
+    assert_eq!(read_member(&archive, "first.txt").unwrap(), b"first\n");
+    assert!(archive.catalog().is_err());
+}
