@@ -354,3 +354,41 @@ async fn the_mcp_server_lists_an_archive_and_reads_a_member_and_refuses_a_denied
     assert!(text_of(&denied).starts_with("DENIED: bundle.tar.gz/.env"), "{}", text_of(&denied));
     client.cancel().await.expect("cancel");
 }
+
+#[test]
+fn members_that_are_not_plain_text_take_the_road_of_their_content() {
+    let ws = Ws::new();
+    let stage = ws.outer.join("media");
+    crate::common::write_file(&stage.join("paper.pdf"), &crate::common::pdf::pdf_of(&["First words", "Second words"]));
+    crate::common::write_file(&stage.join("app.log.gz"), &gzip_of(b"one\ntwo\nthree\n"));
+    crate::common::write_file(&stage.join("empty.txt"), b"");
+    let notebook = r##"{"cells":[{"cell_type":"markdown","source":["# Title"],"metadata":{}}],"metadata":{},"nbformat":4,"nbformat_minor":5}"##;
+    crate::common::write_file(&stage.join("nb.ipynb"), notebook.as_bytes());
+    run(&stage, "zip", &["-q", "media.zip", "paper.pdf", "app.log.gz", "empty.txt", "nb.ipynb"]);
+    std::fs::copy(stage.join("media.zip"), ws.root.join("media.zip")).unwrap();
+    let pdf = read(&ws, json!({"path": "media.zip/paper.pdf", "pages": "2"}));
+    assert!(output(&pdf).starts_with("── page 2 of 2 ──\n│ Second words\n"), "{pdf}");
+    assert!(footer(output(&pdf)).contains("member of media.zip (zip"), "{}", output(&pdf));
+    assert_eq!(pdf["meta"]["archive"]["member"], "paper.pdf");
+    let log = read(&ws, json!({"path": "media.zip/app.log.gz", "offset": -1}));
+    assert!(output(&log).starts_with("3: three\n"), "{}", output(&log));
+    assert!(footer(output(&log)).contains("gzip-compressed"), "{}", output(&log));
+    let empty = read(&ws, json!({"path": "media.zip/empty.txt"}));
+    assert_eq!(empty["ok"], true, "{empty}");
+    let cells = read(&ws, json!({"path": "media.zip/nb.ipynb"}));
+    assert_eq!(cells["meta"]["rendered_from"], "notebook", "{cells}");
+}
+
+fn gzip_of(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = Command::new("gzip")
+        .arg("-c")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("gzip must be installed for these tests");
+    child.stdin.take().unwrap().write_all(data).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    out.stdout
+}

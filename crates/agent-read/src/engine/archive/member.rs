@@ -56,17 +56,16 @@ impl Reader {
         let Content::Text(format) = classify::classify(&head, request.forced) else {
             return self.read_copied(place, member, &shown, &stream, request, limits, archive_meta);
         };
-        let window = match request.window {
-            Window::Block(_) => return Err(block_refused(&shown)),
-            window if request.pages.is_some() => {
-                let _ = window;
-                return Err(ReadError::invalid_param(format!(
-                    "{shown}: `pages` applies to PDFs, workbooks and presentations only, and this is text"
-                ))
-                .with_hint("remove `pages`; page through its lines with offset and limit"));
-            }
-            window => window,
-        };
+        if matches!(request.window, Window::Block(_)) {
+            return Err(block_refused(&shown));
+        }
+        if request.pages.is_some() {
+            return Err(ReadError::invalid_param(format!(
+                "{shown}: `pages` applies to PDFs, workbooks and presentations only, and this is text"
+            ))
+            .with_hint("remove `pages`; page through its lines with offset and limit"));
+        }
+        let window = request.window;
         let source = Source::streamed(&stream, format.bom_len as u64, format.codec.newline_layout())
             .ending_at(member.size)
             .with_budget(archive.budget.clone());
