@@ -154,23 +154,28 @@ fn deny_globs_apply_to_member_paths_and_no_suggestion_names_a_denied_member() {
 
 /// A tar of raw headers: each name stored exactly as given (`..`, absolute, control characters), and a symbolic link.
 fn hostile_tar() -> Vec<u8> {
-    let mut out = Vec::new();
-    let entries: [(&[u8], u8, &[u8]); 6] = [
+    tar_of(&[
         (b"../../outside.txt", b'0', b"climbed\n"),
         (b"/etc/passwd", b'0', b"root:x:0:0\n"),
         (b"red\x1b[31m.txt", b'0', b"red\n"),
         (b"link", b'2', b""),
         (b"ok.txt", b'0', b"fine\n"),
         (b"ok.txt", b'0', b"second copy\n"),
-    ];
+    ])
+}
+
+/// A tar written header by header: each `(name, type, body)` stored exactly as given (a link of type `2` points to
+/// `/etc/shadow`), every member dated 2017-07-14.
+pub(crate) fn tar_of(entries: &[(&[u8], u8, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
     for (name, kind, body) in entries {
         let mut header = [0u8; 512];
         header[..name.len()].copy_from_slice(name);
         header[100..108].copy_from_slice(b"0000644\0");
         header[124..136].copy_from_slice(format!("{:011o}\0", body.len()).as_bytes());
-        header[136..148].copy_from_slice(b"15000000000\0");
-        header[156] = kind;
-        if kind == b'2' {
+        header[136..148].copy_from_slice(b"13126676700\0");
+        header[156] = *kind;
+        if *kind == b'2' {
             header[157..168].copy_from_slice(b"/etc/shadow");
         }
         header[257..265].copy_from_slice(b"ustar\x0000");
