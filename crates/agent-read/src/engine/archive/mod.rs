@@ -75,6 +75,35 @@ impl Place<'_> {
     }
 }
 
+/// An archive file found on the way to a path, and the member path after it.
+struct Found {
+    opened: crate::resolve::Opened,
+    shown: String,
+    head: Vec<u8>,
+    format: Format,
+    member: String,
+}
+
+impl Found {
+    /// Where the archive is, for reading it within `budget`.
+    fn place(&self, budget: &Budget) -> Option<Place<'_>> {
+        let Handle::File(file, metadata) = &self.opened.handle else { return None };
+        Some(Place {
+            archive: Archive {
+                file,
+                end: super::target::read_end_of(metadata),
+                format: self.format,
+                budget: budget.clone(),
+            },
+            shown: self.shown.clone(),
+            root: self.opened.root,
+            relative: self.opened.real_relative.clone(),
+            inner: String::new(),
+            depth: 1,
+        })
+    }
+}
+
 /// The archive `target` holds, when it is one: a zip that is not an Office document (a `.docx` is a zip, and is read
 /// as a document), or a tar, plain or compressed. A forced encoding asks for the file's own text, so it finds none.
 pub(super) fn sniff(target: &Target<'_>, request: &FileRequest<'_>) -> Option<Format> {
@@ -109,7 +138,38 @@ impl Reader {
         (budget, limits, observe): (&Budget, &Limits, bool),
         trace: &mut super::Trace,
     ) -> Result<Option<ReadResult>, ReadError> {
-        let Some((archive_path, member_path)) = self.archive_on_the_way(resolved) else { return Ok(None) };
+        let Some(found) = self.archive_found(resolved, budget, trace)? else { return Ok(None) };
+        let Some(place) = found.place(budget) else { return Ok(None) };
+        trace.shown = Some(place.shown_member(&found.member));
+        self.check_member_policy(&place, &found.member)?;
+        let result = self.read_in_archive(&place, &found.member, request, limits)?;
+        if observe {
+            trace.seen = self.seen_member(&found);
+        }
+        Ok(Some(result))
+    }
+
+    /// What a session learns of a path through an archive (see [`Reader::observe`]): the archive file as found now,
+    /// under the member's path, so that a member counts as changed when its archive does. `Ok(None)` when no archive
+    /// is on the way.
+    pub(super) fn observe_through_archive(&self, resolved: &Resolved) -> Result<Option<super::Seen>, ReadError> {
+        let timeout = std::time::Duration::from_millis(self.limits.timeout_ms);
+        let budget = Budget::new(std::time::Instant::now() + timeout, crate::budget::Cancel::new());
+        let Some(found) = self.archive_found(resolved, &budget, &mut super::Trace::default())? else { return Ok(None) };
+        let Some(place) = found.place(&budget) else { return Ok(None) };
+        self.check_member_policy(&place, &found.member)?;
+        Ok(self.seen_member(&found))
+    }
+
+    /// The archive on the way to `resolved`, opened and judged as a file path is (confined, by policy), with the
+    /// member path after it; `None` when no name on the way is an archive file that opens.
+    fn archive_found(
+        &self,
+        resolved: &Resolved,
+        budget: &Budget,
+        trace: &mut super::Trace,
+    ) -> Result<Option<Found>, ReadError> {
+        let Some((archive_path, member)) = self.archive_on_the_way(resolved) else { return Ok(None) };
         let archive_shown = self.roots.display_in(resolved.root, &archive_path);
         // A name on the way that does not open (a broken link, say) leaves the caller's error standing.
         let (opened, shown) = match self.open_confined(&archive_shown, budget, trace) {
@@ -122,74 +182,18 @@ impl Reader {
         let indexes = &self.indexes;
         let target = Target { file, metadata, head: &head, shown, budget: budget.clone(), indexes };
         let Some(format) = sniff_any(&target) else { return Ok(None) };
-        let place = Place {
-            archive: Archive { file, end: target.read_end(), format, budget: budget.clone() },
-            shown: target.shown.clone(),
-            root: opened.root,
-            relative: opened.real_relative.clone(),
-            inner: String::new(),
-            depth: 1,
-        };
-        trace.shown = Some(place.shown_member(&member_path));
-        self.check_member_policy(&place, &member_path)?;
-        let result = self.read_in_archive(&place, &member_path, request, limits)?;
-        if observe {
-            trace.seen = Some(self.seen_member(&opened, file, metadata, &head, &member_path));
-        }
-        Ok(Some(result))
+        let shown = target.shown;
+        Ok(Some(Found { opened, shown, head, format, member }))
     }
 
-    /// What a session learns of a path through an archive (see [`Reader::observe`]): the archive file as found now,
-    /// under the member's path, so that a member counts as changed when its archive does. `Ok(None)` when no archive
-    /// is on the way.
-    pub(super) fn observe_through_archive(&self, resolved: &Resolved) -> Result<Option<super::Seen>, ReadError> {
-        let Some((archive_path, member_path)) = self.archive_on_the_way(resolved) else { return Ok(None) };
-        let archive_shown = self.roots.display_in(resolved.root, &archive_path);
-        let archive_resolved = self.roots.resolve(&archive_shown)?;
-        self.check_policy(archive_resolved.root, &archive_resolved.relative, &archive_shown)?;
-        let opened = match self.roots.open(&archive_resolved, &archive_shown) {
-            Ok(opened) => opened,
-            Err(error) if error.code == ErrorCode::NotFound => return Ok(None),
-            Err(error) => return Err(error),
-        };
-        self.check_policy(opened.root, &opened.real_relative, &archive_shown)?;
-        self.check_ignored(&opened, &archive_shown)?;
-        let Handle::File(file, metadata) = &opened.handle else { return Ok(None) };
-        let head = super::file::read_head(file, metadata, &archive_shown)?;
-        let budget = Budget::new(
-            std::time::Instant::now() + std::time::Duration::from_millis(self.limits.timeout_ms),
-            crate::budget::Cancel::new(),
-        );
-        let indexes = &self.indexes;
-        let target =
-            Target { file, metadata, head: &head, shown: archive_shown.clone(), budget: budget.clone(), indexes };
-        let Some(format) = sniff_any(&target) else { return Ok(None) };
-        let place = Place {
-            archive: Archive { file, end: target.read_end(), format, budget },
-            shown: archive_shown,
-            root: opened.root,
-            relative: opened.real_relative.clone(),
-            inner: String::new(),
-            depth: 1,
-        };
-        self.check_member_policy(&place, &member_path)?;
-        Ok(Some(self.seen_member(&opened, file, metadata, &head, &member_path)))
-    }
-
-    /// The archive file `opened` as found, under the member path `member` beneath it, its content hashed when small.
-    fn seen_member(
-        &self,
-        opened: &crate::resolve::Opened,
-        file: &std::fs::File,
-        metadata: &std::fs::Metadata,
-        head: &[u8],
-        member: &str,
-    ) -> super::Seen {
-        let mut real_path = self.roots.real_path(opened.root).join(&opened.real_relative);
-        real_path.extend(member.split('/'));
+    /// The archive file found, under the member's path beneath it, its content hashed when small.
+    fn seen_member(&self, found: &Found) -> Option<super::Seen> {
+        let Handle::File(file, metadata) = &found.opened.handle else { return None };
+        let mut real_path = self.roots.real_path(found.opened.root).join(&found.opened.real_relative);
+        real_path.extend(found.member.split('/'));
         let mut seen = super::Seen::of(real_path, file, metadata);
-        seen.content = super::observe::hash_file(file, metadata, head).ok().flatten();
-        seen
+        seen.content = super::observe::hash_file(file, metadata, &found.head).ok().flatten();
+        Some(seen)
     }
 
     /// The first name on the way to `resolved` that is not a directory, and the member path after it (UTF-8 names
