@@ -67,9 +67,13 @@ pub fn member_line(entry: &MemberEntry<'_>) -> String {
     line
 }
 
-/// The notices of an archive's listing: its format and member count, and whether names stored twice were dropped.
-pub fn listing_notices(format: &str, members: usize, duplicates_dropped: bool) -> Vec<String> {
-    let mut notices = vec![format!("{format} archive, {members} member{}", if members == 1 { "" } else { "s" })];
+/// The notices of an archive's listing: its format and member count (or where its catalog stopped), and whether names
+/// stored twice were dropped.
+pub fn listing_notices(format: &str, members: usize, stopped: bool, duplicates_dropped: bool) -> Vec<String> {
+    let mut notices = vec![match stopped {
+        true => format!("{format} archive, listed up to its first {members} members (a listing holds no more)"),
+        false => format!("{format} archive, {members} member{}", if members == 1 { "" } else { "s" }),
+    }];
     if duplicates_dropped {
         notices.push("some names are stored more than once: each is listed and read as its last copy".to_string());
     }

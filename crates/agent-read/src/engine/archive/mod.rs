@@ -306,10 +306,11 @@ impl Reader {
         let page = Page {
             shown,
             total: children.len() as u64,
-            stopped_at: catalog.stopped_at,
+            stopped_at: None,
             notices: render::archive::listing_notices(
                 place.archive.format.name(),
                 catalog.members.len(),
+                catalog.stopped_at.is_some(),
                 catalog.duplicates_dropped,
             ),
             other_roots: None,
