@@ -133,14 +133,33 @@ pub struct Member {
     pub compressed_size: Option<u64>,
     /// How it is compressed inside the archive (zip: `stored`, `deflate`, …).
     pub method: Option<&'static str>,
-    /// When it was last modified, as declared.
-    pub modified: Option<SystemTime>,
+    /// When it was last modified, as declared (turned into a time only for the members a read shows).
+    stamp: Option<Stamp>,
     /// Whether it is encrypted (zip).
     pub encrypted: bool,
     /// A GNU sparse file (tar): its data is not stored in one run.
     pub sparse: bool,
     /// Where its data is.
     at: Locator,
+}
+
+/// A member's time as its header stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stamp {
+    /// Seconds since 1970 (tar).
+    Unix(u64),
+    /// A zip's date and time, the archiver's local time without a zone.
+    Zip(::zip::DateTime),
+}
+
+impl Member {
+    /// When it was last modified, as declared (a zip's local time read as UTC).
+    pub fn modified(&self) -> Option<SystemTime> {
+        match self.stamp? {
+            Stamp::Unix(seconds) => std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs(seconds)),
+            Stamp::Zip(time) => zip::system_time(time),
+        }
+    }
 }
 
 /// Where a member's data is in its archive.

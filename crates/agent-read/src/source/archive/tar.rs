@@ -6,7 +6,7 @@ use super::io::{Allowance, Exact, FileReader, Forward, cut_short, is_over_allowa
 use super::names::{clean_path, shown_name};
 use super::{
     Archive, ArchiveError, Catalog, Format, Locator, Lookup, MAX_HEADER_BYTES, MAX_MEMBERS, MAX_NAME_BYTES, Member,
-    MemberKind,
+    MemberKind, Stamp,
 };
 use crate::media::compressed::Compression;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -100,8 +100,7 @@ fn member_of<R: Read>(entry: &tar::Entry<'_, R>, archive: &Archive<'_>) -> Resul
     if archive.format == Format::Tar(None) && data_start.saturating_add(size) > archive.end {
         return Err(ArchiveError::Damaged(format!("member {} is cut short", shown_name(&raw))));
     }
-    let modified =
-        header.mtime().ok().and_then(|s| std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs(s)));
+    let stamp = header.mtime().ok().map(Stamp::Unix);
     Ok(Some(Member {
         name: shown_name(&raw),
         path: clean_path(&raw),
@@ -109,7 +108,7 @@ fn member_of<R: Read>(entry: &tar::Entry<'_, R>, archive: &Archive<'_>) -> Resul
         size,
         compressed_size: None,
         method: None,
-        modified,
+        stamp,
         encrypted: false,
         sparse: header.entry_type().is_gnu_sparse(),
         at: Locator::Tar { data_start },

@@ -9,17 +9,20 @@
 use super::io::{Allowance, Exact, FileReader, is_over_allowance};
 use super::names::{clean_path, shown_name};
 use super::{
-    Archive, ArchiveError, Catalog, Locator, Lookup, MAX_DEFLATE_RATIO, MAX_DIRECTORY_BYTES, Member, MemberKind,
+    Archive, ArchiveError, Catalog, Locator, Lookup, MAX_DEFLATE_RATIO, MAX_DIRECTORY_BYTES, Member, MemberKind, Stamp,
 };
 use std::io::{self, BufReader, Read};
 use zip::result::ZipError;
 use zip::{CompressionMethod, ZipArchive};
 
 /// Opens the central directory of `archive`.
-fn open_directory<'f>(archive: &Archive<'f>) -> Result<ZipArchive<FileReader<'f>>, ArchiveError> {
+/// The central directory is read through a buffer: the crate reads each entry in a few small reads.
+type Directory<'f> = ZipArchive<BufReader<FileReader<'f>>>;
+
+fn open_directory<'f>(archive: &Archive<'f>) -> Result<Directory<'f>, ArchiveError> {
     let allowance = Allowance::new(MAX_DIRECTORY_BYTES);
     let reader = FileReader::new(archive.file, 0, archive.end, archive.budget.clone()).with_allowance(allowance);
-    ZipArchive::new(reader).map_err(|error| zip_error(error, archive))
+    ZipArchive::new(BufReader::with_capacity(64 * 1024, reader)).map_err(|error| zip_error(error, archive))
 }
 
 /// Every member of `archive`, in the order of its central directory.
@@ -44,7 +47,7 @@ pub fn lookup(archive: &Archive<'_>, path: &str) -> Result<Lookup, ArchiveError>
     Ok(Lookup::Found(member))
 }
 
-fn catalog_of(zip: &ZipArchive<FileReader<'_>>, archive: &Archive<'_>) -> Result<Catalog, ArchiveError> {
+fn catalog_of(zip: &Directory<'_>, archive: &Archive<'_>) -> Result<Catalog, ArchiveError> {
     let mut catalog = Catalog { duplicates_dropped: zip.has_duplicate_names(), ..Catalog::default() };
     for index in 0..zip.len() {
         if index % 4096 == 0 {
@@ -68,7 +71,7 @@ fn catalog_of(zip: &ZipArchive<FileReader<'_>>, archive: &Archive<'_>) -> Result
             size: entry.size(),
             compressed_size: Some(entry.compressed_size()),
             method: Some(method_name(entry.compression())),
-            modified: entry.last_modified().and_then(system_time),
+            stamp: entry.last_modified().map(Stamp::Zip),
             encrypted: entry.encrypted(),
             sparse: false,
             at: Locator::Zip { index },
@@ -79,7 +82,7 @@ fn catalog_of(zip: &ZipArchive<FileReader<'_>>, archive: &Archive<'_>) -> Result
 
 /// Where the data of the member at `index` is (its local header read for where its data starts), and how to
 /// decode it.
-fn data_of(zip: &mut ZipArchive<FileReader<'_>>, index: usize, archive: &Archive<'_>) -> Result<Locator, ArchiveError> {
+fn data_of(zip: &mut Directory<'_>, index: usize, archive: &Archive<'_>) -> Result<Locator, ArchiveError> {
     let raw = zip.by_index_raw(index).map_err(|error| zip_error(error, archive))?;
     let start = raw.data_start().ok_or_else(|| ArchiveError::Damaged("a member without a data offset".into()))?;
     Ok(Locator::ZipData {
@@ -161,7 +164,7 @@ fn method_name(method: CompressionMethod) -> &'static str {
 }
 
 /// A zip timestamp (the archiver's local time, no zone) as a time, read as UTC.
-fn system_time(time: zip::DateTime) -> Option<std::time::SystemTime> {
+pub(super) fn system_time(time: zip::DateTime) -> Option<std::time::SystemTime> {
     let text = format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
         time.year(),
