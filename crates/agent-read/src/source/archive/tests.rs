@@ -166,3 +166,34 @@ fn a_zip_member_is_read_without_decoding_any_other_and_a_tar_gz_member_without_d
     assert_eq!(read_member(&archive, "first.txt").unwrap(), b"first\n");
     assert!(archive.catalog().is_err());
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Whatever follows an archive's first bytes, listing it and reading a member end in a value or an error, never a
+    /// panic: damaged zips (a real one with bytes flipped) and tars of arbitrary headers alike.
+    #[test]
+    fn hostile_archives_end_in_a_value_or_an_error(flips in proptest::collection::vec((0usize..4096, 1u8..=255), 1..12), tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2048)) {
+        let mut zip = zip_of(&[("a.txt", b"alpha\n"), ("dir/b.log", &[b'b'; 3000]), ("c/", b"")]);
+        for (at, xor) in &flips {
+            let len = zip.len();
+            zip[at % len] ^= xor;
+        }
+        let mut tar = tar_of(&[("a.txt", b"alpha\n")]);
+        tar.truncate(512);
+        tar.extend_from_slice(&tail);
+        for bytes in [zip, gzip(&tar), tar] {
+            let file = file_of(&bytes);
+            let format = if bytes.starts_with(b"PK") { Format::Zip } else if bytes.starts_with(&[0x1f, 0x8b]) { Format::Tar(Some(Compression::Gzip)) } else { Format::Tar(None) };
+            let archive = Archive { file: &file, end: bytes.len() as u64, format, budget: budget() };
+            let _ = archive.catalog();
+            for path in ["a.txt", "dir/b.log", "c"] {
+                if let Ok(Lookup::Found(member)) = archive.lookup(path) {
+                    if let Ok(mut reader) = archive.open(&member) {
+                        let _ = reader.read_to_end(&mut Vec::new());
+                    }
+                }
+            }
+        }
+    }
+}
