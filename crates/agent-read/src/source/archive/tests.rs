@@ -188,10 +188,10 @@ proptest::proptest! {
             let archive = Archive { file: &file, end: bytes.len() as u64, format, budget: budget() };
             let _ = archive.catalog();
             for path in ["a.txt", "dir/b.log", "c"] {
-                if let Ok(Lookup::Found(member)) = archive.lookup(path) {
-                    if let Ok(mut reader) = archive.open(&member) {
-                        let _ = reader.read_to_end(&mut Vec::new());
-                    }
+                if let Ok(Lookup::Found(member)) = archive.lookup(path)
+                    && let Ok(mut reader) = archive.open(&member)
+                {
+                    let _ = reader.read_to_end(&mut Vec::new());
                 }
             }
         }
