@@ -53,7 +53,9 @@ impl HttpServer {
         Self::spawn(&mut command, root, extra)
     }
 
-    fn spawn(command: &mut Command, root: &Path, extra: &[&str]) -> HttpServer {
+    /// Starts `command` (a server listening on a free port), confined to `root`, and waits for the line that names its
+    /// address.
+    pub fn spawn(command: &mut Command, root: impl AsRef<std::ffi::OsStr>, extra: &[&str]) -> HttpServer {
         let mut child = command
             .args(extra)
             .arg("--root")

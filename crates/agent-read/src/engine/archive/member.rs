@@ -26,7 +26,7 @@ use crate::source::archive::{Archive, ArchiveError, Format, Member, MemberKind};
 use crate::source::copy::{CopyError, copy};
 use crate::window::Source;
 use crate::window::index::store::LineIndexes;
-use crate::window::stream::{self, Opener, Stream};
+use crate::window::stream::{self, Decoder, Opener, Stream};
 
 /// Bytes of a member copied out at most, for the roads that read a file whole or by seeking.
 pub const MAX_COPY_BYTES: u64 = 256 * 1024 * 1024;
@@ -44,7 +44,7 @@ impl Reader {
         let shown = place.shown_member(path);
         refuse_unreadable(&shown, member)?;
         let archive = &place.archive;
-        let open: &Opener<'_> = &|| archive.open(member);
+        let open: &Opener<'_> = &|_| archive.open(member).map(as_decoder);
         let stream = Stream::new(open, archive.budget.clone());
         let head = member_head(&stream, &shown, place)?;
         let archive_meta =
@@ -142,7 +142,7 @@ impl Reader {
         let shown = place.shown_member(path);
         refuse_unreadable(&shown, outer)?;
         let archive = &place.archive;
-        let open: &Opener<'_> = &|| archive.open(outer);
+        let open: &Opener<'_> = &|_| archive.open(outer).map(as_decoder);
         let stream = Stream::new(open, archive.budget.clone());
         let (file, metadata) = copied(place, outer, &shown, &stream, limits)?;
         let head = read_head(&file, &metadata, &shown)?;
@@ -273,6 +273,22 @@ fn is_streamed_text(head: &[u8], shown: &str, request: &FileRequest<'_>) -> bool
     let notebook = shown.rsplit('.').next().is_some_and(|extension| extension.eq_ignore_ascii_case("ipynb"));
     matches!(refined, Content::Text(_)) && !notebook
 }
+
+/// A member's bytes as a stream's decoder: one that makes no restart points, so every read that looks back starts the
+/// member afresh (no restart point is ever offered to it).
+fn as_decoder<'f>(reader: Box<dyn std::io::Read + 'f>) -> Box<dyn Decoder + 'f> {
+    Box::new(MemberBytes(reader))
+}
+
+struct MemberBytes<'f>(Box<dyn std::io::Read + 'f>);
+
+impl std::io::Read for MemberBytes<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl Decoder for MemberBytes<'_> {}
 
 /// The member copied into an unnamed temporary file, with that file's metadata.
 fn copied(
