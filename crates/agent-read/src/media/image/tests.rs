@@ -5,7 +5,7 @@
 
 use super::decode::{self, Input};
 use super::memory::MemoryPool;
-use super::resample::Size;
+use super::resample::{Region, Size};
 use super::{ImageFile, read_with};
 use crate::budget::{Budget, Cancel};
 use crate::classify::ImageType;
@@ -52,8 +52,8 @@ fn picture(width: u32, height: u32, samples: usize, seed: u64) -> Vec<u8> {
 /// Our decode of `bytes`, averaged down to at most `side` pixels.
 fn streamed(bytes: &[u8], kind: ImageType, side: u32) -> DynamicImage {
     let decoder = decode::open(kind, Input::Memory(Cursor::new(bytes)), bytes.len() as u64).unwrap();
-    let out = decoder.size().fit_within(side);
-    decoder.decode(out, &budget(120.0)).unwrap()
+    let size = decoder.size();
+    decoder.decode(Region::whole(size), size.fit_within(side), &budget(120.0)).unwrap()
 }
 
 /// `image`'s full decode, then its `thumbnail` to the same size.
@@ -258,7 +258,7 @@ fn png_bounds_hold_rows_not_the_full_image() {
     let decoder = decode::open(ImageType::Png, Input::Memory(Cursor::new(&plain)), plain.len() as u64).unwrap();
     assert_eq!(decoder.size(), size);
     let out = size.fit_within(2000);
-    let bound = decoder.peak_bytes(out);
+    let bound = decoder.peak_bytes(Region::whole(size), out);
     assert!(bound < 25_000_000, "the output (2000² × 4) and a few rows: {bound}");
     let full = size.pixels() * 3;
     assert!(bound * 10 < full, "far below the full-size pixels ({full}): {bound}");
@@ -324,7 +324,7 @@ fn a_jpeg_is_decoded_at_the_smallest_scale_that_covers_its_output() {
     let bound = |bytes: &[u8], side| {
         let decoder = decode::open(ImageType::Jpeg, Input::Memory(Cursor::new(bytes)), 0).unwrap();
         assert_eq!(decoder.size(), size);
-        decoder.peak_bytes(size.fit_within(side))
+        decoder.peak_bytes(Region::whole(size), size.fit_within(side))
     };
     // 2000 px wide needs 1/2 (3000 × 2000); 700 needs 1/8 (750 × 500); the whole image needs every pixel.
     let (half, eighth, whole) = (bound(&bytes, 2000), bound(&bytes, 700), bound(&bytes, 6000));
@@ -428,15 +428,11 @@ fn read_png(
     let meta = AttachmentMeta {
         path: "chart.png".into(),
         size_bytes: bytes.len() as u64,
-        mtime: None,
         mime: "image/png".into(),
-        original_width: None,
-        original_height: None,
-        scale: None,
-        reencoded: false,
+        ..AttachmentMeta::default()
     };
     let budget = budget(seconds);
-    let image = ImageFile { file: &file, kind: ImageType::Png, meta, budget: &budget };
+    let image = ImageFile { file: &file, kind: ImageType::Png, meta, budget: &budget, region: None };
     read_with(image, &Limits::default(), pool)
 }
 
