@@ -59,16 +59,18 @@ pub fn encode(image: &DynamicImage, max_bytes: u64) -> Result<Encoded, String> {
     if png.len() as u64 <= max_bytes || survey.translucent {
         return Ok(Encoded { bytes: png, mime: "image/png", choice });
     }
+    drop(png);
     let jpeg = jpeg_of(image)?;
     Ok(Encoded { bytes: jpeg, mime: "image/jpeg", choice: EncodingChoice::PngOverLimit { limit: max_bytes } })
 }
 
 /// An opaque image with many colours and few flat areas: JPEG when it is clearly smaller than a quickly made PNG,
-/// else the PNG made properly.
+/// else the PNG made properly. (Each encoding is dropped as soon as it is not needed: what a read reserves for its
+/// re-encoding counts on it.)
 fn photographic(pixels: &Pixels<'_>, survey: &Survey, max_bytes: u64) -> Result<Encoded, String> {
     let jpeg = jpeg_of(pixels.image)?;
-    let quick = png_of(pixels, survey, DeflateCompression::FdeflateUltraFast)?;
-    let times = quick.len() as f64 / jpeg.len().max(1) as f64;
+    let quick = png_of(pixels, survey, DeflateCompression::FdeflateUltraFast)?.len();
+    let times = quick as f64 / jpeg.len().max(1) as f64;
     if times >= CLEARLY_SMALLER {
         return Ok(Encoded { bytes: jpeg, mime: "image/jpeg", choice: EncodingChoice::Photographic { times } });
     }
