@@ -265,9 +265,9 @@ fn chart_png() -> Vec<u8> {
     let image = image::RgbImage::from_fn(2400, 1200, |x, y| {
         let (bar, within) = ((x.saturating_sub(200) / 200) as usize, x.saturating_sub(200) % 200);
         let top = 1100 - 100 * (1 + (bar as u32 * 7) % 9);
-        let colour = if x < 200 && x >= 196 || (1100..1104).contains(&y) {
+        let colour = if (196..200).contains(&x) || (1100..1104).contains(&y) {
             [0, 0, 0]
-        } else if x >= 200 && y < 1100 && within >= 40 && within < 160 && y >= top {
+        } else if x >= 200 && y < 1100 && (40..160).contains(&within) && y >= top {
             bars[bar % 3]
         } else if y % 100 == 0 {
             [220, 220, 220]

@@ -190,5 +190,5 @@ fn a_region_near_the_end_of_a_huge_png_is_read_without_its_full_size_pixels() {
     let sent = image::load_from_memory(&data(attachment(&v))).expect("decodes").to_rgb8();
     assert_eq!(sent.dimensions(), (2000, 1000));
     assert_eq!(sent.get_pixel(0, 0).0, [(5000 / 24) as u8, 40, 200], "row 5000's colour");
-    assert_eq!(sent.get_pixel(1999, 999).0, [(5999 / 24 % 256) as u8, 40, 200], "row 5999's colour");
+    assert_eq!(sent.get_pixel(1999, 999).0, [(5999 / 24) as u8, 40, 200], "row 5999's colour");
 }
