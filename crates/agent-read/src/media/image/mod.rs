@@ -284,3 +284,6 @@ fn too_large(path: &str, why: String) -> ReadError {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod region_tests;
