@@ -13,6 +13,7 @@ use crate::render::attachment::EncodingChoice;
 use image::{DynamicImage, ImageEncoder};
 use png::{BitDepth, ColorType, DeflateCompression, Filter};
 use std::collections::HashMap;
+use std::io::Write;
 
 /// Share of pixels equal to their left neighbour from which an image is taken as flat (screenshot, diagram, text)
 /// rather than photographic.
@@ -159,7 +160,8 @@ fn pack(pixel: &[u8]) -> u32 {
 }
 
 /// A PNG of the pixels: indexed when a colour image has a palette (no row filter: none compresses such images
-/// better), else grey or RGB with adaptive row filters, alpha kept only when some pixel is translucent.
+/// better), else grey or RGB with adaptive row filters, alpha kept only when some pixel is translucent. Rows are
+/// converted and written one at a time: no second copy of the image is made.
 fn png_of(pixels: &Pixels<'_>, survey: &Survey, compression: DeflateCompression) -> Result<Vec<u8>, String> {
     let image = pixels.image;
     let (width, height) = (image.width(), image.height());
@@ -167,30 +169,79 @@ fn png_of(pixels: &Pixels<'_>, survey: &Survey, compression: DeflateCompression)
     let mut encoder = png::Encoder::new(&mut out, width, height);
     encoder.set_depth(BitDepth::Eight);
     encoder.set_deflate_compression(compression);
-    let data: std::borrow::Cow<'_, [u8]> = match &survey.palette {
+    let layout = match &survey.palette {
         Some(palette) if pixels.colour => {
             let (rgb, alpha) = palette_chunks(palette);
-            encoder.set_color(ColorType::Indexed);
             encoder.set_palette(rgb);
             if let Some(alpha) = alpha {
                 encoder.set_trns(alpha);
             }
             encoder.set_filter(Filter::NoFilter);
-            indexed(pixels, palette).into()
+            Layout::Indexed(palette.iter().enumerate().map(|(index, &colour)| (colour, index as u8)).collect())
         }
         _ => {
-            let (color, data) = plain(pixels, survey.translucent);
-            encoder.set_color(color);
             // Few grey levels in flat areas (a page of text): as a palette, unfiltered rows compress best.
             let few_levels = survey.palette.is_some() && survey.flat_share >= FLAT_SHARE;
             encoder.set_filter(if few_levels { Filter::NoFilter } else { Filter::Adaptive });
-            data
+            // An alpha channel no pixel uses is left out.
+            let keep = match pixels.channels {
+                2 | 4 if !survey.translucent => pixels.channels - 1,
+                all => all,
+            };
+            Layout::Samples { keep }
         }
     };
+    encoder.set_color(layout.color_type());
     let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
-    writer.write_image_data(&data).map_err(|e| e.to_string())?;
+    let mut stream = writer.stream_writer().map_err(|e| e.to_string())?;
+    let mut row = Vec::with_capacity(width as usize * pixels.channels);
+    for samples in pixels.samples().chunks_exact(width.max(1) as usize * pixels.channels) {
+        row.clear();
+        layout.convert(samples, pixels.channels, &mut row);
+        stream.write_all(&row).map_err(|e| e.to_string())?;
+    }
+    stream.finish().map_err(|e| e.to_string())?;
     writer.finish().map_err(|e| e.to_string())?;
     Ok(out)
+}
+
+/// How a row of samples becomes a row of a PNG.
+enum Layout {
+    /// Each pixel's index in the palette, found from its packed colour.
+    Indexed(HashMap<u32, u8>),
+    /// The first `keep` samples of each pixel: all of them, or all but an alpha channel no pixel uses.
+    Samples { keep: usize },
+}
+
+impl Layout {
+    fn color_type(&self) -> ColorType {
+        match self {
+            Layout::Indexed(_) => ColorType::Indexed,
+            Layout::Samples { keep: 1 } => ColorType::Grayscale,
+            Layout::Samples { keep: 2 } => ColorType::GrayscaleAlpha,
+            Layout::Samples { keep: 3 } => ColorType::Rgb,
+            Layout::Samples { .. } => ColorType::Rgba,
+        }
+    }
+
+    fn convert(&self, samples: &[u8], channels: usize, row: &mut Vec<u8>) {
+        match self {
+            Layout::Samples { keep } if *keep == channels => row.extend_from_slice(samples),
+            Layout::Samples { keep } => {
+                samples.chunks_exact(channels).for_each(|pixel| row.extend_from_slice(&pixel[..*keep]));
+            }
+            Layout::Indexed(indexes) => {
+                let mut last = (u32::MAX, 0u8);
+                for pixel in samples.chunks_exact(channels) {
+                    let packed = pack(pixel);
+                    if packed != last.0 {
+                        last = (packed, indexes.get(&packed).copied().unwrap_or(0));
+                    }
+                    row.push(last.1);
+                }
+            }
+        }
+    }
 }
 
 /// The palette's RGB entries, and its alpha entries when any is translucent (up to the last translucent one).
@@ -199,36 +250,6 @@ fn palette_chunks(palette: &[u32]) -> (Vec<u8>, Option<Vec<u8>>) {
     let alpha: Vec<u8> = palette.iter().map(|colour| colour.to_be_bytes()[3]).collect();
     let last = alpha.iter().rposition(|&a| a != u8::MAX);
     (rgb, last.map(|last| alpha[..=last].to_vec()))
-}
-
-/// Each pixel's index in the palette.
-fn indexed(pixels: &Pixels<'_>, palette: &[u32]) -> Vec<u8> {
-    let indexes: HashMap<u32, u8> = palette.iter().enumerate().map(|(index, &colour)| (colour, index as u8)).collect();
-    let mut out = Vec::with_capacity(pixels.samples().len() / pixels.channels);
-    let mut last = (u32::MAX, 0u8);
-    for pixel in pixels.samples().chunks_exact(pixels.channels) {
-        let packed = pack(pixel);
-        if packed != last.0 {
-            last = (packed, indexes.get(&packed).copied().unwrap_or(0));
-        }
-        out.push(last.1);
-    }
-    out
-}
-
-/// The samples as a grey or RGB PNG takes them: alpha dropped when every pixel is opaque.
-fn plain<'a>(pixels: &Pixels<'a>, translucent: bool) -> (ColorType, std::borrow::Cow<'a, [u8]>) {
-    let samples = pixels.image.as_bytes();
-    match (pixels.channels, translucent) {
-        (1, _) => (ColorType::Grayscale, samples.into()),
-        (2, true) => (ColorType::GrayscaleAlpha, samples.into()),
-        (2, false) => (ColorType::Grayscale, samples.chunks_exact(2).map(|p| p[0]).collect::<Vec<_>>().into()),
-        (_, true) => (ColorType::Rgba, samples.into()),
-        (3, false) => (ColorType::Rgb, samples.into()),
-        (_, false) => {
-            (ColorType::Rgb, samples.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect::<Vec<_>>().into())
-        }
-    }
 }
 
 /// A JPEG of the image (grey stays grey; alpha, which JPEG cannot hold, is dropped).

@@ -168,9 +168,10 @@ fn read_all(mut file: &std::fs::File, size: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// An upper bound of what re-encoding an `out`-sized image holds beside it: an RGB copy (for JPEG, or a PNG without
-/// its alpha) or a palette's indexes, the encodings being compared (a JPEG and a PNG, each dropped when not needed),
-/// the bytes sent and their base64, and copies smaller still when a retry shrinks it.
+/// An upper bound of what re-encoding an `out`-sized image holds beside it: an RGB copy (a JPEG of an image with an
+/// alpha channel), the encodings being compared (a JPEG and a PNG, each dropped when not needed; a PNG is written
+/// from the pixels a row at a time), the bytes sent and their base64, and copies smaller still when a retry shrinks
+/// it.
 fn encode_bytes(out: Size, channels: usize, limits: &Limits) -> u64 {
     out.pixels() * (channels as u64 + 3) + limits.max_image_bytes * 2
 }
