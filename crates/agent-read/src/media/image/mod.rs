@@ -116,15 +116,28 @@ fn read_with(image: ImageFile<'_>, limits: &Limits, pool: &MemoryPool) -> Result
             (attachment(encoded.mime, &encoded.bytes, w, h), encoded.choice)
         }
     };
-    let (w, h) = (attachment.width.unwrap_or(0), attachment.height.unwrap_or(0));
-    let scale = f64::from(w) / f64::from(area.size.width);
-    meta.scale = (w != area.size.width || h != area.size.height).then_some((scale * 10_000.0).round() / 10_000.0);
     meta.region = region.map(|r| [r.x0, r.y0, r.x1, r.y1]);
+    Ok(described(kind, meta, attachment, choice, area.size, limits))
+}
+
+/// The result for `attachment`, made of `shown` pixels of the image: the envelope completed (scale, encoding,
+/// tokens) and the line describing it.
+fn described(
+    kind: ImageType,
+    mut meta: AttachmentMeta,
+    attachment: Attachment,
+    choice: EncodingChoice,
+    shown: Size,
+    limits: &Limits,
+) -> AttachmentResult {
+    let (w, h) = (attachment.width.unwrap_or(0), attachment.height.unwrap_or(0));
+    let scale = f64::from(w) / f64::from(shown.width);
+    meta.scale = (w != shown.width || h != shown.height).then_some((scale * 10_000.0).round() / 10_000.0);
     meta.encoding = Some(encoding_reason(choice));
     meta.estimated_tokens = Some(ImageTokens::of(w, h));
-    let shown = ImageShown { kind, meta: &meta, attachment: &attachment, choice, max_side: limits.max_image_side };
-    let output = crate::render::attachment::image(&shown);
-    Ok(AttachmentResult { output, attachments: vec![attachment], meta })
+    let described = ImageShown { kind, meta: &meta, attachment: &attachment, choice, max_side: limits.max_image_side };
+    let output = crate::render::attachment::image(&described);
+    AttachmentResult { output, attachments: vec![attachment], meta }
 }
 
 /// The region asked for, as an area of an image of `size`: refused (`INVALID_RANGE`, naming the image's size) when
