@@ -233,6 +233,8 @@ fn exact_token_counts_are_refused_without_the_feature_and_used_with_it() {
     let settings = SessionSettings { token_counting: TokenCounting::O200k, ..SessionSettings::default() };
     match (Session::new(reader, settings), cfg!(feature = "tiktoken")) {
         (Ok(session), true) => {
+            // "hello world" is two tokens in o200k_base.
+            assert_eq!(TokenCounting::O200k.count("hello world"), 2);
             ws.file("a.txt", "hello world");
             let output = session.read(&ReadRequest::new("a.txt"), &ReadOptions::default()).output().into_owned();
             let exact = TokenCounting::O200k.count(&output);
