@@ -61,7 +61,7 @@ pub fn read(
         return Err(past_end(target, kind, missing, converted.unit_count));
     }
     let chosen: Vec<u32> = converted.units.iter().map(|unit| unit.number).collect();
-    let spec = crate::media::pages::spec_of(&chosen);
+    let spec = crate::render::spec_of(&chosen);
     let meta = TextMeta {
         rendered_from: Some(kind.name()),
         page_count: kind.unit().map(|_| converted.unit_count),

@@ -17,9 +17,9 @@ use crate::limits::Limits;
 use crate::media::pdf::{self, Extracted, Isolation, MAX_PAGE_CHARS, PageSelection, PageText, PdfError};
 use crate::render::flags::{Flags, Place};
 use crate::render::pdf::{
-    Document, PAGE_HEADER_START, Page, cut_page, line_mode_notices, pages_footer, render_page, render_pages, spec_of,
+    Document, PAGE_HEADER_START, Page, cut_page, line_mode_notices, pages_footer, render_page, render_pages,
 };
-use crate::render::{self, FOOTER_RESERVE, human_size};
+use crate::render::{self, FOOTER_RESERVE, human_size, spec_of};
 use crate::request::Window;
 use crate::result::{Attachment, AttachmentMeta, AttachmentResult, ReadResult, TextMeta, TextResult};
 use base64::Engine;

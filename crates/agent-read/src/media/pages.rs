@@ -1,20 +1,6 @@
 //! The `pages` field of a request: which pages of a PDF (or sheets, slides of a document) to extract. Parsed strictly (an error names the problem and shows the
 //! valid forms) and kept as sorted, merged ranges, so pages come out in order, each once, and "7-" needs no page count.
 
-/// `1-3,5,7-9`: page numbers (ascending) as the ranges `pages` reads back.
-pub fn spec_of(pages: &[u32]) -> String {
-    let mut ranges: Vec<(u32, u32)> = Vec::new();
-    for &page in pages {
-        match ranges.last_mut() {
-            Some((_, end)) if *end + 1 == page => *end = page,
-            _ => ranges.push((page, page)),
-        }
-    }
-    let items: Vec<String> =
-        ranges.iter().map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") }).collect();
-    items.join(",")
-}
-
 /// Pages chosen by a request's `pages` field: sorted, merged 1-based inclusive ranges.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageSelection {

@@ -103,6 +103,21 @@ pub fn append_footer(out: &mut String, footer: &str) {
     out.push_str(footer);
 }
 
+/// `1-3,5,7-9`: page numbers (ascending) as the ranges `pages` reads back.
+#[cfg(any(feature = "pdf", feature = "documents"))]
+pub fn spec_of(pages: &[u32]) -> String {
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    for &page in pages {
+        match ranges.last_mut() {
+            Some((_, end)) if *end + 1 == page => *end = page,
+            _ => ranges.push((page, page)),
+        }
+    }
+    let items: Vec<String> =
+        ranges.iter().map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") }).collect();
+    items.join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

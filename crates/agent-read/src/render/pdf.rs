@@ -98,8 +98,6 @@ pub fn cut_page(piece: &str, number: u32, room: usize) -> (String, Counts) {
     (out, counts)
 }
 
-pub use crate::media::pages::spec_of;
-
 /// The notices of the pages' text read as lines: how many pages, which were cut short, and where extraction stopped;
 /// `by_bytes` when the window is a byte range, whose offsets count the text rather than the file; `goes_on`, the
 /// pages after the chosen ones (as `pages` reads them), when the document has more.
@@ -129,7 +127,7 @@ pub fn pages_footer(
     next: Option<String>,
 ) -> String {
     let total = extracted.page_count;
-    let mut footer = Footer::new(format!("pages {} of {total}", spec_of(shown)));
+    let mut footer = Footer::new(format!("pages {} of {total}", super::spec_of(shown)));
     footer.notice(human_size(size_bytes));
     if let Some(page) = cut_page {
         footer.notice(format!("page {page} cut at the output cap"));
