@@ -13,6 +13,7 @@ use serde_json::Value;
 mod block;
 pub mod duplicates;
 mod find;
+mod line_pattern;
 pub(crate) mod json;
 
 pub use block::{BlockWindow, ReadMode};

@@ -1,10 +1,10 @@
 //! A line window over a source: where it starts (a line number, or a count from the end) and the pass that hands
 //! its lines to a sink — through the file's [line index](super::index) when it has one, so a repeated read costs the
-//! window, and building that index during the full pass when it has none.
+//! window, and teaching that index what the pass learns when it has none (or only part of one).
 
 use super::index::store::LineIndexes;
 use super::index::{FileIdentity, FileVersion, IndexBuilder, LineIndex};
-use super::scan::{self, CapturedLine, Flow, Pass, ScanSummary, Start};
+use super::scan::{self, Candidates, CapturedLine, Checkpoint, Flow, Pass, ScanSummary, Start};
 use super::{Source, tail};
 use std::io;
 use std::sync::Arc;
@@ -20,65 +20,157 @@ pub struct Indexing<'a> {
     pub version: FileVersion,
 }
 
-/// Hands at most `limit` lines from `offset` (1-based; negative counts from the end) to `sink`, and returns what a
-/// full pass would: the total line count and line-ending statistics. With `indexing`, a known index answers the
-/// totals and the pass starts at its nearest checkpoint and stops after the window; otherwise one full pass counts
-/// everything and leaves an index behind.
+impl Indexing<'_> {
+    /// The index known for the file as it is now, complete or partial (see [`LineIndexes::find`]).
+    pub fn known(&self, source: &Source<'_>) -> io::Result<Option<Arc<LineIndex>>> {
+        self.indexes.find(self.identity, self.version, source)
+    }
+}
+
+/// What a line pass is asked for, beside its sink.
+#[derive(Clone, Copy)]
+pub struct Walk<'c> {
+    /// The first line, from 1, or negative from the end (`-1` the last line).
+    pub offset: i64,
+    /// Lines handed to the sink at most.
+    pub limit: u64,
+    /// Bytes of each line kept for the sink.
+    pub keep_max: usize,
+    /// Once the window is complete, count on to the end only when it is at most this many bytes further (see
+    /// [`Pass::count_ahead`]); `u64::MAX` always counts to the end.
+    pub count_ahead: u64,
+    /// Where a search may match, for a sink that asks only for those lines ([`Flow::Candidates`]).
+    pub candidates: Option<&'c dyn Candidates>,
+}
+
+impl<'c> Walk<'c> {
+    /// A window of `limit` lines from `offset`, keeping `keep_max` bytes of each, counted to the end.
+    pub fn counting_all(offset: i64, limit: u64, keep_max: usize) -> Walk<'static> {
+        Walk { offset, limit, keep_max, count_ahead: u64::MAX, candidates: None }
+    }
+
+    fn pass(&self, source: &Source<'_>) -> Pass<'c> {
+        Pass { count_ahead: self.count_ahead, candidates: self.candidates, ..Pass::whole(source) }
+    }
+}
+
+/// Hands at most `walk.limit` lines from `walk.offset` to `sink`, and returns what a full pass would: the total line
+/// count and line-ending statistics, or, where the pass stopped counting after the window (`walk.count_ahead`), a
+/// lower bound (`reached_end` false). With `indexing`, a complete index answers the totals and the pass starts at its
+/// nearest checkpoint and stops after the window; a partial one places a window that starts within what it counted,
+/// and a pass beyond it goes on from where it stopped; whatever a pass learns is kept, also when its time budget
+/// runs out.
 pub fn scan_lines(
     source: &Source<'_>,
     indexing: Option<Indexing<'_>>,
-    offset: i64,
-    limit: u64,
-    keep_max: usize,
+    walk: &Walk<'_>,
     mut sink: impl FnMut(CapturedLine<'_>) -> Flow,
 ) -> io::Result<ScanSummary> {
     if source.is_stream() {
-        return scan_stream(source, indexing, offset, limit, keep_max, sink);
+        return scan_stream(source, indexing, walk, sink);
     }
     let Some(indexing) = indexing else {
-        return scan::scan(source, window_start(source, offset)?, limit, keep_max, sink);
+        return scan::scan_pass(source, walk.pass(source), window_start(source, walk.offset)?, walk.limit, walk.keep_max, sink);
     };
-    if let Some(index) = indexing.indexes.find(indexing.identity, indexing.version, source)? {
-        if let Some(summary) = scan_from_index(source, &index, offset, limit, keep_max, &mut sink)? {
-            return Ok(summary);
+    let mut known = indexing.known(source)?;
+    if let Some(index) = &known {
+        let placed = if index.is_complete() {
+            scan_from_index(source, index, walk, &mut sink)?
+        } else if walk.offset > 0 && walk.offset.unsigned_abs() <= index.newlines() + 1 {
+            scan_within(source, index, walk, &mut sink)?
+        } else {
+            Placed::Beyond
+        };
+        match placed {
+            Placed::Scanned(summary) => return Ok(summary),
+            Placed::Beyond => {}
+            Placed::Untrusted => {
+                indexing.indexes.forget(indexing.identity);
+                known = None;
+            }
         }
-        indexing.indexes.forget(indexing.identity);
     }
-    let mut builder = IndexBuilder::new(source.data_start);
-    let pass = Pass { observer: Some(&mut builder), ..Pass::whole(source) };
-    let summary = scan::scan_pass(source, pass, window_start(source, offset)?, limit, keep_max, sink)?;
+    let start = window_start(source, walk.offset)?;
+    let partial = known.filter(|index| starts_past(start, index));
+    let (mut builder, pass) = match &partial {
+        Some(index) => {
+            let from = Checkpoint { line: index.newlines() + 1, byte: index.reach() };
+            (IndexBuilder::continuing(index), Pass { from, endings: index.endings().clone(), ..walk.pass(source) })
+        }
+        None => (IndexBuilder::new(source.data_start), walk.pass(source)),
+    };
+    let outcome = scan::scan_pass(source, Pass { observer: Some(&mut builder), ..pass }, start, walk.limit, walk.keep_max, sink);
     if let Some(index) = builder.build(indexing.identity, indexing.version, source)? {
         indexing.indexes.keep(Arc::new(index));
     }
-    Ok(summary)
+    outcome
 }
 
-/// The window read from `index`'s nearest checkpoint; `None` (nothing handed to the sink) when that checkpoint is not
-/// a line start in the file, so the index cannot be trusted.
+/// What a known index made of a window.
+enum Placed {
+    /// The window was handed over; the totals.
+    Scanned(ScanSummary),
+    /// The window starts past what a partial index counted: a pass must go on from its reach.
+    Beyond,
+    /// A checkpoint is not a line start in the file: the index cannot be trusted (nothing was handed over).
+    Untrusted,
+}
+
+/// Whether a window starting at `start` lies wholly past what the partial `index` counted, so that a pass may begin
+/// at its reach (not a line start: the pass only counts until the window starts).
+fn starts_past(start: Start, index: &LineIndex) -> bool {
+    match start {
+        Start::Line(first) => first >= index.newlines() + 2,
+        Start::Byte(at) => at >= index.reach(),
+    }
+}
+
+/// The window read from the complete `index`'s nearest checkpoint.
 fn scan_from_index(
     source: &Source<'_>,
     index: &LineIndex,
-    offset: i64,
-    limit: u64,
-    keep_max: usize,
+    walk: &Walk<'_>,
     sink: impl FnMut(CapturedLine<'_>) -> Flow,
-) -> io::Result<Option<ScanSummary>> {
+) -> io::Result<Placed> {
     let total = index.total_lines();
-    let first = match offset {
-        1.. => offset.unsigned_abs(),
-        _ => total.saturating_sub(offset.unsigned_abs()) + 1,
+    let first = match walk.offset {
+        1.. => walk.offset.unsigned_abs(),
+        _ => total.saturating_sub(walk.offset.unsigned_abs()) + 1,
     };
     if first > total {
         // Past the end: nothing to hand over, and the totals say why.
-        return Ok(Some(index.summary()));
+        return Ok(Placed::Scanned(index.summary()));
     }
     let from = index.checkpoint_before(first);
     if !index.starts_a_line(source, from)? {
-        return Ok(None);
+        return Ok(Placed::Untrusted);
     }
-    let pass = Pass { from, stop_when_done: true, ..Pass::whole(source) };
-    scan::scan_pass(source, pass, Start::Line(first), limit, keep_max, sink)?;
-    Ok(Some(index.summary()))
+    let pass = Pass { from, stop_when_done: true, ..walk.pass(source) };
+    scan::scan_pass(source, pass, Start::Line(first), walk.limit, walk.keep_max, sink)?;
+    Ok(Placed::Scanned(index.summary()))
+}
+
+/// The window starting at line `walk.offset`, within what the partial `index` counted, read from its nearest
+/// checkpoint: the total is the index's lower bound, unless the window runs to the end of the file.
+fn scan_within(
+    source: &Source<'_>,
+    index: &LineIndex,
+    walk: &Walk<'_>,
+    sink: impl FnMut(CapturedLine<'_>) -> Flow,
+) -> io::Result<Placed> {
+    let first = walk.offset.unsigned_abs();
+    let from = index.checkpoint_before(first);
+    if !index.starts_a_line(source, from)? {
+        return Ok(Placed::Untrusted);
+    }
+    let pass = Pass { from, stop_when_done: true, ..walk.pass(source) };
+    let summary = scan::scan_pass(source, pass, Start::Line(first), walk.limit, walk.keep_max, sink)?;
+    let known = index.summary();
+    if summary.reached_end {
+        // Counted from a checkpoint: the total is exact; the endings of the part before it are the index's.
+        return Ok(Placed::Scanned(ScanSummary { endings: known.endings.merged(summary.endings), ..summary }));
+    }
+    Ok(Placed::Scanned(ScanSummary { total_lines: known.total_lines.max(summary.total_lines), ..known }))
 }
 
 /// A window of a text read forward only. Its totals come from an earlier full pass over the same file when one is
@@ -87,11 +179,10 @@ fn scan_from_index(
 fn scan_stream(
     source: &Source<'_>,
     indexing: Option<Indexing<'_>>,
-    offset: i64,
-    limit: u64,
-    keep_max: usize,
+    walk: &Walk<'_>,
     sink: impl FnMut(CapturedLine<'_>) -> Flow,
 ) -> io::Result<ScanSummary> {
+    let (offset, limit, keep_max) = (walk.offset, walk.limit, walk.keep_max);
     let known = indexing.and_then(|known| known.indexes.stream_totals(known.identity, known.version));
     let remember = |totals: ScanSummary| {
         if let Some(known) = indexing {
@@ -146,7 +237,7 @@ mod tests {
         let size = file.metadata().unwrap().len();
         let source = Source::new(file, 0, size, utf8());
         let mut lines = Vec::new();
-        let summary = scan_lines(&source, indexing, offset, limit, 200, |line| {
+        let summary = scan_lines(&source, indexing, &Walk::counting_all(offset, limit, 200), |line| {
             lines.push((line.number, String::from_utf8_lossy(line.kept).into_owned()));
             Flow::More
         })
@@ -248,7 +339,7 @@ mod tests {
             let source = Source::streamed(&stream, 0, utf8());
             let mut lines = Vec::new();
             decoded.store(0, Ordering::Relaxed);
-            let summary = scan_lines(&source, Some(known), offset, 2, 200, |line| {
+            let summary = scan_lines(&source, Some(known), &Walk::counting_all(offset, 2, 200), |line| {
                 lines.push(line.number);
                 Flow::More
             })

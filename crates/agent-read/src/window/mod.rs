@@ -29,6 +29,11 @@ use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io;
 
+/// Bytes a read counts past its window to learn the exact total: a pass whose rest is further than this stops after
+/// the window (and a search after the matches it shows), and gives a lower bound. A full pass over this much costs
+/// a few milliseconds from the page cache.
+pub const COUNT_AHEAD: u64 = 64 << 20;
+
 /// Bytes read per chunk. A multiple of 4, so chunks stay aligned to UTF-16 and UTF-32 code units. 64 KiB stays in
 /// the L2 cache between the kernel's copy and the scans; larger buffers measured slower on our machines.
 pub const CHUNK_LEN: usize = 64 * 1024;
@@ -220,6 +225,12 @@ impl LineEndings {
             (_, 0, 0) => "lf",
             _ => "mixed",
         }
+    }
+
+    /// The counts of two parts of one content, which may overlap: sums, whose [`LineEndings::describe`] is that of
+    /// the whole (each style is told from which kinds of ending occur, and whether every line feed has its CR).
+    pub fn merged(self, other: LineEndings) -> LineEndings {
+        LineEndings { lf: self.lf + other.lf, crlf: self.crlf + other.crlf, lone_cr: self.lone_cr + other.lone_cr }
     }
 }
 
