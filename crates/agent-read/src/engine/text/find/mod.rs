@@ -364,3 +364,6 @@ fn past_end(path: &str, offset: i64, total: u64) -> ReadError {
     ))
     .with_hint("search from the start: remove `offset`")
 }
+
+#[cfg(test)]
+mod tests;
