@@ -630,7 +630,8 @@ async fn a_client_that_never_lists_its_roots_is_read_beneath_the_command_line_ro
     client.cancel().await.unwrap();
 }
 
-/// `huge.log` in `dir`: text up front, then a 64 GiB hole, so that counting its lines takes many seconds.
+/// `huge.log` in `dir`: text up front, then a 64 GiB hole, so that a read of a line past the text (or a search that
+/// finds nothing) takes many seconds.
 fn write_huge_log(dir: &Path) {
     let huge = dir.join("huge.log");
     std::fs::write(&huge, "line\n".repeat(20_000)).unwrap();
@@ -686,7 +687,7 @@ async fn slow_read_then_cancelled(lifecycle: Option<rmcp::ClientLifecycleMode>) 
         Some(lifecycle) => ().serve_with_lifecycle(transport, lifecycle).await.expect("discover"),
         None => ().serve(transport).await.expect("initialize"),
     };
-    let Value::Object(arguments) = json!({"path": "huge.log"}) else { unreachable!() };
+    let Value::Object(arguments) = json!({"path": "huge.log", "offset": 30_000}) else { unreachable!() };
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(
         CallToolRequestParams::new("read").with_arguments(arguments),
     ));
@@ -718,7 +719,9 @@ async fn cancelling_a_read_many_stops_the_file_it_is_reading() {
     let audit_log = audit.path().join("audit.jsonl");
     let client =
         connect_with(dir.path(), &["--audit-log", audit_log.to_str().unwrap(), "--timeout-ms", "600000"]).await;
-    let Value::Object(arguments) = json!({"paths": ["notes.txt", "huge.log"]}) else { unreachable!() };
+    let Value::Object(arguments) = json!({"paths": ["notes.txt", "huge.log"], "find": "absent"}) else {
+        unreachable!()
+    };
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(
         CallToolRequestParams::new("read_many").with_arguments(arguments),
     ));

@@ -5,6 +5,7 @@
 
 #[cfg(feature = "compressed")]
 mod compressed;
+mod count;
 mod directory;
 #[cfg(feature = "documents")]
 mod document;

@@ -91,15 +91,41 @@ pub fn scan_lines(
         }
     }
     let start = window_start(source, walk.offset)?;
-    let partial = known.filter(|index| starts_past(start, index));
-    let (mut builder, pass) = match &partial {
+    learning_pass(source, indexing, known.as_deref(), start, walk, sink)
+}
+
+/// Counts every line of the text to its end, going on from where a partial index stopped, and keeps the complete
+/// index it makes (what it counted is kept also when the time budget stops it): the total.
+pub fn count_to_end(source: &Source<'_>, indexing: Indexing<'_>) -> io::Result<u64> {
+    let known = indexing.known(source)?;
+    if let Some(index) = known.as_deref().filter(|index| index.is_complete()) {
+        return Ok(index.total_lines());
+    }
+    let walk = Walk::counting_all(1, 0, 0);
+    let summary = learning_pass(source, indexing, known.as_deref(), Start::Byte(u64::MAX), &walk, |_| Flow::Done)?;
+    Ok(summary.total_lines)
+}
+
+/// A pass that keeps what it learns in the file's index: from a partial index's reach when the window starts past
+/// it (so nothing before is read again), else from the top.
+fn learning_pass(
+    source: &Source<'_>,
+    indexing: Indexing<'_>,
+    known: Option<&LineIndex>,
+    start: Start,
+    walk: &Walk<'_>,
+    sink: impl FnMut(CapturedLine<'_>) -> Flow,
+) -> io::Result<ScanSummary> {
+    let partial = known.filter(|index| !index.is_complete() && starts_past(start, index));
+    let (mut builder, pass) = match partial {
         Some(index) => {
             let from = Checkpoint { line: index.newlines() + 1, byte: index.reach() };
             (IndexBuilder::continuing(index), Pass { from, endings: index.endings().clone(), ..walk.pass(source) })
         }
         None => (IndexBuilder::new(source.data_start), walk.pass(source)),
     };
-    let outcome = scan::scan_pass(source, Pass { observer: Some(&mut builder), ..pass }, start, walk.limit, walk.keep_max, sink);
+    let pass = Pass { observer: Some(&mut builder), ..pass };
+    let outcome = scan::scan_pass(source, pass, start, walk.limit, walk.keep_max, sink);
     if let Some(index) = builder.build(indexing.identity, indexing.version, source)? {
         indexing.indexes.keep(Arc::new(index));
     }
@@ -363,5 +389,77 @@ mod tests {
         let (lines, summary) = window(&file, Some(indexing(&indexes, &file)), 60_001, 1);
         assert!(lines.is_empty());
         assert_eq!(summary.total_lines, 60_000);
+    }
+
+    /// Reads a window counting at most `count_ahead` bytes past it; its lines' numbers and texts, and the totals.
+    fn bounded(
+        file: &std::fs::File,
+        indexing: Option<Indexing<'_>>,
+        offset: i64,
+        limit: u64,
+        count_ahead: u64,
+    ) -> (Vec<(u64, String)>, ScanSummary) {
+        let size = file.metadata().unwrap().len();
+        let source = Source::new(file, 0, size, utf8());
+        let mut lines = Vec::new();
+        let walk = Walk { count_ahead, ..Walk::counting_all(offset, limit, 200) };
+        let summary = scan_lines(&source, indexing, &walk, |line| {
+            lines.push((line.number, String::from_utf8_lossy(line.kept).into_owned()));
+            Flow::More
+        })
+        .unwrap();
+        (lines, summary)
+    }
+
+    #[test]
+    fn a_window_far_from_the_end_stops_counting_and_leaves_a_partial_index_later_reads_go_on_from() {
+        let file = big_file();
+        let indexes = LineIndexes::in_memory();
+        let known = || Some(indexing(&indexes, &file));
+        let (lines, summary) = bounded(&file, known(), 1, 3, 1000);
+        assert_eq!(lines.len(), 3);
+        assert!(!summary.reached_end, "{summary:?}");
+        assert!(summary.total_lines > 3 && summary.total_lines < 60_000, "a lower bound: {summary:?}");
+        let source = Source::new(&file, 0, file.metadata().unwrap().len(), utf8());
+        assert!(!indexing(&indexes, &file).known(&source).unwrap().unwrap().is_complete());
+        // Deeper windows, inside and past what was counted, number their lines as a full pass does.
+        for (offset, limit) in [(2, 2), (45_000, 3), (20_000, 2)] {
+            let (lines, summary) = bounded(&file, known(), offset, limit, 1000);
+            let (plain, _) = window(&file, None, offset, limit);
+            assert_eq!(lines, plain, "offset {offset}");
+            assert!(summary.total_lines >= lines.last().unwrap().0, "{summary:?}");
+        }
+        // A tail counts to the end, going on from the reach; the index is then complete.
+        let (lines, summary) = bounded(&file, known(), -2, 2, 1000);
+        assert_eq!(lines, window(&file, None, -2, 2).0);
+        assert_eq!((summary.total_lines, summary.reached_end), (60_000, true));
+        assert!(indexing(&indexes, &file).known(&source).unwrap().unwrap().is_complete());
+        assert_eq!(window(&file, known(), 59_999, 5), window(&file, None, 59_999, 5));
+    }
+
+    #[test]
+    fn counting_to_the_end_goes_on_from_a_partial_index_and_keeps_what_a_stopped_pass_counted() {
+        let file = big_file();
+        let indexes = LineIndexes::in_memory();
+        let size = file.metadata().unwrap().len();
+        let cancel = crate::budget::Cancel::new();
+        let far = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+        let source = Source::new(&file, 0, size, utf8()).with_budget(crate::budget::Budget::new(far, cancel.clone()));
+        // A pass cancelled after its first line keeps what it counted up to the chunk it stopped at.
+        let walk = Walk::counting_all(1, u64::MAX, 200);
+        let stopped = scan_lines(&source, Some(indexing(&indexes, &file)), &walk, |_| {
+            cancel.cancel();
+            Flow::More
+        });
+        assert!(stopped.is_err());
+        let known = indexing(&indexes, &file).known(&Source::new(&file, 0, size, utf8())).unwrap();
+        let partial = known.expect("the cancelled pass left what it counted");
+        assert!(!partial.is_complete() && partial.reach() > 0, "{partial:?}");
+        let source = Source::new(&file, 0, size, utf8());
+        assert_eq!(count_to_end(&source, indexing(&indexes, &file)).unwrap(), 60_000);
+        let complete = indexing(&indexes, &file).known(&source).unwrap().unwrap();
+        assert!(complete.is_complete());
+        assert_eq!(*complete, *indexing(&indexes, &file).known(&source).unwrap().unwrap());
+        assert_eq!(window(&file, Some(indexing(&indexes, &file)), 59_000, 2), window(&file, None, 59_000, 2));
     }
 }

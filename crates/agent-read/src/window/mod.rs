@@ -103,6 +103,12 @@ impl<'f> Source<'f> {
         Source { budget: Some(budget), ..self }
     }
 
+    /// The same source without its time budget or cancel signal: only for a few bytes' work that must be done even
+    /// after they ran out (the fingerprints of the index a stopped pass leaves behind).
+    pub fn without_budget(&self) -> Source<'f> {
+        Source { budget: None, ..*self }
+    }
+
     /// Whether the text is rendered in memory rather than read from a file.
     pub fn is_in_memory(&self) -> bool {
         matches!(self.backing, Backing::Memory(_))

@@ -68,6 +68,26 @@ pub fn read(
     read_source(&source, indexing, format, window, meta, limits, rendering)
 }
 
+/// Counts every line of the text file `target` (see `Reader::count_lines`): the total.
+pub fn count_lines(target: &Target<'_>, format: &TextFormat) -> Result<u64, ReadError> {
+    let layout = format.codec.newline_layout();
+    let source = Source::new(target.file, format.bom_len as u64, target.read_end(), layout)
+        .with_head(target.head)
+        .with_budget(target.budget.clone());
+    let indexing = Indexing {
+        indexes: target.indexes,
+        identity: FileIdentity::of(target.file, target.metadata, source.data_start, layout),
+        version: FileVersion::of(target.metadata),
+    };
+    lines::count_to_end(&source, indexing).map_err(|e| match e.kind() {
+        std::io::ErrorKind::TimedOut => ReadError::new(
+            ErrorCode::Timeout,
+            format!("counting the lines of {} stopped at the time budget; what it counted is kept", target.shown),
+        ),
+        _ => ReadError::from_io(&e, &target.shown),
+    })
+}
+
 /// Reads the window of text rendered in memory (a notebook's cells, a PDF's pages) exactly as a file's, with the
 /// rendering's notices and next-call prefix in the footer.
 pub fn read_rendered(

@@ -310,11 +310,13 @@ impl IndexBuilder {
         source: &Source<'_>,
     ) -> io::Result<Option<LineIndex>> {
         let Some(end) = self.end else { return Ok(None) };
-        let fits = if end.complete { end.end == version.size } else { end.end < version.size };
-        if !fits || end.end < identity.data_start {
+        // A partial index must have counted something (a pass stopped at its very start knows nothing).
+        let fits = if end.complete { end.end == version.size } else { (identity.data_start + 1..version.size).contains(&end.end) };
+        if !fits {
             return Ok(None);
         }
-        let (head, tail) = fingerprints(source, version.size)?;
+        // Two reads of a few bytes, done also when the pass stopped because its budget ran out.
+        let (head, tail) = fingerprints(&source.without_budget(), version.size)?;
         Ok(Some(LineIndex {
             identity,
             version,
