@@ -165,10 +165,10 @@ pub struct TextMeta {
     /// The limit applied when the requested one was clamped (line mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit_clamped_to: Option<u64>,
-    /// `lf`, `crlf`, `cr`, `mixed`, or `none` for a file without line breaks (line mode).
+    /// `lf`, `crlf`, `cr`, `mixed`, or `none` for a file without line breaks, as far as the read counted (line mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line_ending: Option<&'static str>,
-    /// Whether the file ends with a newline (line mode).
+    /// Whether the file ends with a newline (line mode); absent when the read stopped counting before the end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trailing_newline: Option<bool>,
     /// `block` (opened by a header line) or `paragraph` (top level, between blank lines) (block mode).

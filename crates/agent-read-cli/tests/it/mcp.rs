@@ -1182,3 +1182,36 @@ fn a_client_that_reads_no_answer_is_made_to_wait_and_then_gets_every_answer() {
     assert!(taken < CALLS, "the server took all {CALLS} calls while none of their answers was read");
     assert!(peak < PEAK_LIMIT, "peak resident memory {} MiB with answers unread", peak >> 20);
 }
+
+/// A read of a big file that gave a lower bound of its lines leaves the count to the server: it goes on in the
+/// background, and a later read (of any window) gives the exact total without counting.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_big_files_lines_are_counted_in_the_background_for_later_reads() {
+    use std::io::{Seek, Write};
+    let dir = workspace();
+    let path = dir.path().join("big.log");
+    std::fs::write(&path, "line\n".repeat(1000)).unwrap();
+    // A 96 MiB hole (a line of NUL bytes) and a last line: too far for a first window to count.
+    let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len((96 << 20) - 6).unwrap();
+    file.seek(std::io::SeekFrom::End(0)).unwrap();
+    file.write_all(b"\nlast\n").unwrap();
+    let client = connect_with(dir.path(), &["--no-repeat-stubs"]).await;
+    let first = call(&client, json!({"path": "big.log", "limit": 2})).await;
+    let meta = &first.structured_content.as_ref().unwrap()["meta"];
+    assert!(meta.get("total_lines").is_none() && meta["total_lines_at_least"].as_u64().is_some(), "{meta}");
+    assert!(text_of(&first).contains("(lines 1-2 of at least "), "{}", text_of(&first));
+    let mut exact = None;
+    for _ in 0..600 {
+        let again = call(&client, json!({"path": "big.log", "limit": 2})).await;
+        exact = again.structured_content.as_ref().unwrap()["meta"]["total_lines"].as_u64();
+        if exact.is_some() {
+            assert!(text_of(&again).contains("(lines 1-2 of 1002 · 96.0 MiB · next: offset=3 limit=2)"));
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(exact, Some(1002), "the count never finished");
+    client.cancel().await.unwrap();
+}

@@ -312,7 +312,8 @@ impl Scanned {
         meta.truncated_lines = Some(renderer.truncated);
         meta.limit_clamped_to = clamped_to;
         meta.line_ending = Some(self.summary.endings.describe());
-        meta.trailing_newline = Some(self.summary.trailing_newline);
+        // Unknown when the pass stopped before the end.
+        meta.trailing_newline = self.exact().then_some(self.summary.trailing_newline);
         let mut output = self.renderer.into_output();
         render::append_footer(&mut output, footer);
         output
