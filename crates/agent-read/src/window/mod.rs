@@ -255,8 +255,10 @@ impl EndingCounter {
         EndingCounter { layout, counts: LineEndings::default(), carriage_returns: 0, prev_was_cr: false }
     }
 
-    /// Adds one chunk whose line feed count is already known (`lf`).
-    pub fn feed(&mut self, chunk: &[u8], lf: u64) {
+    /// Adds one chunk whose line feed count is already known (`lf`); says whether the chunk holds a carriage return
+    /// not followed by a line feed within it (one at its very end counts), as far as its layout lets it tell (any
+    /// carriage return counts in UTF-16 and UTF-32).
+    pub fn feed(&mut self, chunk: &[u8], lf: u64) -> bool {
         self.counts.lf += lf;
         let unit = self.layout.unit;
         let starts_with_lf = chunk.get(..unit) == Some(self.layout.lf_unit());
@@ -266,13 +268,17 @@ impl EndingCounter {
         let whole = chunk.len() - chunk.len() % unit;
         self.prev_was_cr = whole >= unit && chunk[whole - unit..whole] == *self.layout.cr_unit();
         if memchr::memchr(b'\r', chunk).is_none() {
-            return;
+            return false;
         }
         if unit == 1 {
-            self.carriage_returns += memchr::memchr_iter(b'\r', chunk).count() as u64;
-            self.counts.crlf += memchr::memmem::find_iter(chunk, b"\r\n").count() as u64;
+            let carriage_returns = memchr::memchr_iter(b'\r', chunk).count() as u64;
+            let crlf = memchr::memmem::find_iter(chunk, b"\r\n").count() as u64;
+            self.carriage_returns += carriage_returns;
+            self.counts.crlf += crlf;
+            carriage_returns > crlf
         } else {
             self.count_wide(chunk);
+            true
         }
     }
 

@@ -192,7 +192,7 @@ pub fn scan_pass(
         }
         let chunk = &buf[..n];
         let chunk_lf = count_newlines(layout, chunk);
-        pass.endings.feed(chunk, chunk_lf);
+        let lone_cr = pass.endings.feed(chunk, chunk_lf);
         if let Some(observer) = pass.observer.as_deref_mut() {
             observer.observe(layout, chunk, pos, newlines_before_chunk, chunk_lf);
         }
@@ -212,8 +212,9 @@ pub fn scan_pass(
                 let first_number = newlines_before_chunk + 1 + count_newlines(layout, &chunk[..from]);
                 // A lone carriage return ends a line for the pattern but not for the pass: such a chunk goes line
                 // by line.
-                let candidates = candidates.filter(|_| !has_lone_cr(chunk));
-                if capture.take(chunk, from, pos, first_number, candidates) == Flow::Done {
+                let candidates = candidates.filter(|_| !lone_cr);
+                let lines = ChunkLines { chunk, pos, first_number: newlines_before_chunk + 1, lf: chunk_lf };
+                if capture.take(&lines, from, first_number, candidates) == Flow::Done {
                     phase = Phase::Count;
                     if pass.stop_when_done {
                         let more = capture.line_start < source.end;
@@ -259,10 +260,12 @@ fn counted_to(newlines: u64, endings: LineEndings, reach: u64) -> ScanSummary {
     ScanSummary { total_lines: newlines + 1, endings, trailing_newline: false, end: reach, reached_end: false }
 }
 
-/// Whether `chunk` holds a carriage return not followed by a line feed (one at its very end counts: what follows is
-/// in the next chunk).
-fn has_lone_cr(chunk: &[u8]) -> bool {
-    memchr::memchr_iter(b'\r', chunk).any(|at| chunk.get(at + 1) != Some(&b'\n'))
+/// A chunk in the capture phase: its bytes, where it starts, the number of the line it starts in, and its line feeds.
+struct ChunkLines<'c> {
+    chunk: &'c [u8],
+    pos: u64,
+    first_number: u64,
+    lf: u64,
 }
 
 /// The summary of a pass that stopped once its window was complete, at `end`, knowing of `lines` lines (those up to
@@ -313,19 +316,20 @@ impl<F: FnMut(CapturedLine<'_>) -> Flow> Capture<F> {
     /// alone, only those and the lines just ahead of them); `Done` once the window is complete.
     fn take(
         &mut self,
-        chunk: &[u8],
+        lines: &ChunkLines<'_>,
         mut from: usize,
-        chunk_pos: u64,
         mut number: u64,
         candidates: Option<&dyn Candidates>,
     ) -> Flow {
-        let unit = self.layout.unit;
+        let (chunk, chunk_pos, unit) = (lines.chunk, lines.pos, self.layout.unit);
         loop {
             if let (Some(before), Some(candidates)) = (self.sparse, candidates)
                 && self.kept.is_empty()
                 && self.line_start == chunk_pos + from as u64
             {
-                let (to, skipped) = jump(chunk, from, before, candidates);
+                // The line feeds from here to the chunk's end: those of the chunk less those before this line.
+                let lf_after = lines.lf - (number - lines.first_number);
+                let (to, skipped) = jump(chunk, from, lf_after, before, candidates);
                 if skipped > 0 {
                     candidates.jumped(number, number + skipped - 1);
                     (from, number) = (to, number + skipped);
@@ -391,25 +395,27 @@ impl<F: FnMut(CapturedLine<'_>) -> Flow> Capture<F> {
     }
 }
 
-/// Where to go on from line start `from` in UTF-8 `chunk` when only lines that may match are wanted: the start of
-/// the `before` lines ahead of the first candidate line of the chunk's whole lines (or of its last, unfinished line
-/// when none is a candidate), and how many lines that jumps over.
-fn jump(chunk: &[u8], from: usize, before: u64, candidates: &dyn Candidates) -> (usize, u64) {
+/// Where to go on from line start `from` in UTF-8 `chunk` (with `lf_after` line feeds from there to its end) when
+/// only lines that may match are wanted: the start of the `before` lines ahead of the first candidate line of the
+/// chunk's whole lines (or of its last, unfinished line when none is a candidate), and how many lines that jumps over.
+fn jump(chunk: &[u8], from: usize, lf_after: u64, before: u64, candidates: &dyn Candidates) -> (usize, u64) {
     let Some(last_lf) = memchr::memrchr(b'\n', &chunk[from..]) else { return (from, 0) };
     let region = &chunk[from..from + last_lf + 1];
     let line_start = |end: usize| memchr::memrchr(b'\n', &region[..end]).map_or(0, |lf| lf + 1);
-    let target = match candidates.first(region) {
-        Some(at) if at < region.len() => line_start(at),
-        _ => region.len(),
-    };
+    let candidate = candidates.first(region).filter(|&at| at < region.len());
+    let target = candidate.map_or(region.len(), line_start);
     let mut start = target;
-    for _ in 0..before {
-        if start == 0 {
-            break;
-        }
+    let mut backed = 0;
+    while backed < before && start > 0 {
         start = line_start(start - 1);
+        backed += 1;
     }
-    (from + start, memchr::memchr_iter(b'\n', &region[..start]).count() as u64)
+    let skipped = match candidate {
+        // No candidate: every whole line goes but the `before` kept; their line feeds are already counted.
+        None => lf_after - backed,
+        Some(_) => memchr::memchr_iter(b'\n', &region[..start]).count() as u64,
+    };
+    (from + start, skipped)
 }
 
 /// In the skip phase: the index in `chunk` where the window starts, if it starts in this chunk.
