@@ -77,7 +77,7 @@ def main():
     subprocess.run(["cat", LOG], stdout=subprocess.DEVNULL, check=True)
     root = os.path.dirname(os.path.abspath(LOG))
     name = os.path.basename(LOG)
-    ours = lambda *args: [BIN, name, "--root", root, "--timeout-ms", "600000", *args]
+    ours = lambda *args, timeout="600000": [BIN, name, "--root", root, "--timeout-ms", timeout, *args]
     cache = tempfile.mkdtemp(prefix="agent-read-index-")
     cached = lambda *args: [BIN, name, "--root", root, "--index-cache", cache, "--timeout-ms", "600000", *args]
     deep = 10_000_000
@@ -88,7 +88,7 @@ def main():
         (f"window at line {deep:,}", ours("--offset", str(deep), "--limit", "100"),
          ["sed", "-n", f"{deep},{deep + 99}p;{deep + 99}q", LOG], None),
         ("last 100 lines (counts every line)", ours("--offset", "-100"), ["tail", "-n", "100", LOG], ["wc", "-l", LOG]),
-        ("last 100 lines, 200 ms budget", [*ours("--offset", "-100")[:-2], "--timeout-ms", "200"],
+        ("last 100 lines, 200 ms budget", ours("--offset", "-100", timeout="200"),
          ["tail", "-n", "100", LOG], None),
     ]
     load = os.getloadavg()

@@ -189,9 +189,9 @@ fn a_tail_whose_count_runs_out_of_time_comes_by_byte_offset() {
     assert_eq!(
         out,
         format!(
-            "@{start}: second to last\n@{}: the last line\n(bytes {start}-{size} of {size} · 0.0% of the file · the \
+            "@{start}: second to last\n@{}: the last line\n(bytes {start}-{size} of {size} · 0% of the file · the \
              last 2 line(s) by byte offset: counting the lines before them took longer than the 0.3 s time budget \
-             (at least {at_least} so far; a later read goes on counting from there) · end of file)",
+             (at least {at_least} counted) · end of file)",
             start + 15
         )
     );

@@ -146,10 +146,10 @@ fn share_of(part: u64, whole: u64) -> String {
 }
 
 /// The notice of a tail shown by byte offset because counting the `lines` before it ran out of `seconds`; `at_least`
-/// is what the count reached (kept for later reads).
+/// is what the count reached.
 pub fn tail_by_bytes_notice(lines: u64, seconds: f64, at_least: Option<u64>) -> String {
     let counted = match at_least {
-        Some(n) => format!(" (at least {n} so far; a later read goes on counting from there)"),
+        Some(n) => format!(" (at least {n} counted)"),
         None => String::new(),
     };
     format!(

@@ -90,9 +90,8 @@ pub enum Flow {
 /// What one pass learned about the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScanSummary {
-    /// Lines in the whole file when the pass reached the end; else a lower bound (a pass that stopped counting: the
-    /// lines it counted and the one going on past them; a pass that stopped once its window was complete: the line
-    /// feeds before the chunk it stopped in).
+    /// Lines in the whole file when the pass reached the end; else a lower bound: the lines it counted, and the one
+    /// going on past them.
     pub total_lines: u64,
     /// Line-terminator statistics over the whole file (when the pass reached the end).
     pub endings: LineEndings,
