@@ -1191,7 +1191,7 @@ async fn a_big_files_lines_are_counted_in_the_background_for_later_reads() {
     use std::io::{Seek, Write};
     let dir = workspace();
     let path = dir.path().join("big.log");
-    std::fs::write(&path, "line\n".repeat(1000)).unwrap();
+    std::fs::write(&path, "line\n".repeat(20_000)).unwrap();
     // A 96 MiB hole (a line of NUL bytes) and a last line: too far for a first window to count.
     let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.set_len((96 << 20) - 6).unwrap();
@@ -1207,11 +1207,11 @@ async fn a_big_files_lines_are_counted_in_the_background_for_later_reads() {
         let again = call(&client, json!({"path": "big.log", "limit": 2})).await;
         exact = again.structured_content.as_ref().unwrap()["meta"]["total_lines"].as_u64();
         if exact.is_some() {
-            assert!(text_of(&again).contains("(lines 1-2 of 1002 · 96.0 MiB · next: offset=3 limit=2)"));
+            assert!(text_of(&again).contains("(lines 1-2 of 20002 · 96.0 MiB · next: offset=3 limit=2)"));
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    assert_eq!(exact, Some(1002), "the count never finished");
+    assert_eq!(exact, Some(20_002), "the count never finished");
     client.cancel().await.unwrap();
 }
