@@ -13,8 +13,8 @@ use serde_json::Value;
 mod block;
 pub mod duplicates;
 mod find;
-mod line_pattern;
 pub(crate) mod json;
+mod line_pattern;
 
 pub use block::{BlockWindow, ReadMode};
 pub use find::FindWindow;

@@ -134,7 +134,9 @@ pub fn lines_footer(
     window_notices(&mut footer, facts);
     if !total.exact {
         let share = share_of(total.counted_to, facts.size_bytes);
-        footer.notice(format!("lines counted to {share} of the file only (offset=-100 reads the end and counts them all)"));
+        footer.notice(format!(
+            "lines counted to {share} of the file only (offset=-100 reads the end and counts them all)"
+        ));
     }
     footer.finish(next_call, "end of file")
 }

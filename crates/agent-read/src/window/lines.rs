@@ -70,7 +70,14 @@ pub fn scan_lines(
         return scan_stream(source, indexing, walk, sink);
     }
     let Some(indexing) = indexing else {
-        return scan::scan_pass(source, walk.pass(source), window_start(source, walk.offset)?, walk.limit, walk.keep_max, sink);
+        return scan::scan_pass(
+            source,
+            walk.pass(source),
+            window_start(source, walk.offset)?,
+            walk.limit,
+            walk.keep_max,
+            sink,
+        );
     };
     let mut known = indexing.known(source)?;
     if let Some(index) = &known {

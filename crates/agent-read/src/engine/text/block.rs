@@ -40,7 +40,8 @@ pub fn read(
         return read_split(source, indexing, format, (&block, &request, split), meta, limits, rendering);
     }
     let window = request.lines_of(block.start, block.end - block.start + 1);
-    let Some(scanned) = text::scan_window(source, indexing, format, window, &meta.path, limits, rendering, u64::MAX)? else {
+    let Some(scanned) = text::scan_window(source, indexing, format, window, &meta.path, limits, rendering, u64::MAX)?
+    else {
         return Ok(empty(meta));
     };
     let (first, last, total) = (scanned.first, scanned.last, scanned.total());
@@ -126,7 +127,8 @@ fn read_split(
     }
     let room = Limits { max_output_bytes: limits.max_output_bytes.saturating_sub(output.len()), ..limits.clone() };
     let window = request.lines_of(first, last - first + 1);
-    let Some(scanned) = text::scan_window(source, indexing, format, window, &meta.path, &room, rendering, u64::MAX)? else {
+    let Some(scanned) = text::scan_window(source, indexing, format, window, &meta.path, &room, rendering, u64::MAX)?
+    else {
         return Ok(empty(meta));
     };
     let (shown_last, total) = (scanned.last, scanned.total());

@@ -311,7 +311,11 @@ impl IndexBuilder {
     ) -> io::Result<Option<LineIndex>> {
         let Some(end) = self.end else { return Ok(None) };
         // A partial index must have counted something (a pass stopped at its very start knows nothing).
-        let fits = if end.complete { end.end == version.size } else { (identity.data_start + 1..version.size).contains(&end.end) };
+        let fits = if end.complete {
+            end.end == version.size
+        } else {
+            (identity.data_start + 1..version.size).contains(&end.end)
+        };
         if !fits {
             return Ok(None);
         }
@@ -353,7 +357,8 @@ impl PassObserver for IndexBuilder {
     }
 
     fn stopped(&mut self, newlines: u64, endings: &EndingCounter, at: u64) {
-        self.end = Some(PassEnd { newlines, endings: endings.clone(), trailing_newline: false, end: at, complete: false });
+        self.end =
+            Some(PassEnd { newlines, endings: endings.clone(), trailing_newline: false, end: at, complete: false });
     }
 }
 

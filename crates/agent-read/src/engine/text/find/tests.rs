@@ -11,32 +11,8 @@ use std::io::Write;
 
 /// Patterns that stress what the line pattern must keep: every line the pattern matches on its own.
 const PATTERNS: &[&str] = &[
-    "ab",
-    "a b",
-    "^a",
-    "b$",
-    "^$",
-    r"\bab\b",
-    "(?i)AB",
-    "a.b",
-    r"a\sb",
-    "[^a]b",
-    "a\nb",
-    r"a\r?$",
-    "é",
-    "x{3,}",
-    "(ab|ba)+",
-    "a|b",
-    r"\Aa",
-    r"b\z",
-    ".",
-    "b\r",
-    "\r",
-    "(?m)^b",
-    "(?-R)a$",
-    "(?-m)^a",
-    r"\s$",
-    "^.{0,2}$",
+    "ab", "a b", "^a", "b$", "^$", r"\bab\b", "(?i)AB", "a.b", r"a\sb", "[^a]b", "a\nb", r"a\r?$", "é", "x{3,}",
+    "(ab|ba)+", "a|b", r"\Aa", r"b\z", ".", "b\r", "\r", "(?m)^b", "(?-R)a$", "(?-m)^a", r"\s$", "^.{0,2}$",
 ];
 
 fn utf8() -> TextFormat {
@@ -66,9 +42,11 @@ fn answer(text: &[u8], request: &FindWindow) -> String {
 
 /// A line of a small alphabet, a long one now and then (so lines cross the 64 KiB chunks), and its ending.
 fn line() -> impl Strategy<Value = String> {
-    let short = proptest::collection::vec(prop::sample::select(vec!["a", "b", " ", "x", "é", "\r", "A", "B", "ab"]), 0..8)
-        .prop_map(|parts| parts.concat());
-    let long = (1_000usize..90_000, prop::sample::select(vec!["x", "ab ", "b"])).prop_map(|(n, s)| s.repeat(n / s.len()));
+    let short =
+        proptest::collection::vec(prop::sample::select(vec!["a", "b", " ", "x", "é", "\r", "A", "B", "ab"]), 0..8)
+            .prop_map(|parts| parts.concat());
+    let long =
+        (1_000usize..90_000, prop::sample::select(vec!["x", "ab ", "b"])).prop_map(|(n, s)| s.repeat(n / s.len()));
     let content = prop_oneof![20 => short, 1 => long];
     (content, prop::sample::select(vec!["\n", "\n", "\r\n"])).prop_map(|(content, end)| content + end)
 }
@@ -105,5 +83,8 @@ fn a_text_with_few_candidate_lines_is_searched_in_jumps_with_the_right_numbers()
     let fast = request("END", 1, 5, 1);
     assert!(fast.line_pattern.is_some());
     let output = answer(&text, &fast);
-    assert!(output.starts_with("200000- 200000 ok\n200001: the END\n(find \"END\" from line 1: 1 of 1 match(es)"), "{output}");
+    assert!(
+        output.starts_with("200000- 200000 ok\n200001: the END\n(find \"END\" from line 1: 1 of 1 match(es)"),
+        "{output}"
+    );
 }
