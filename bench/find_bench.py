@@ -85,6 +85,21 @@ def main():
         headline = footer.split(" · ")[0].lstrip("(")
         print(f"| {name} | {a * 1000:.1f} ms | {m1 * 1000:.1f} ms | {a / m1:.2f}× | {c * 1000:.1f} ms | {a / c:.2f}× "
               f"| {rss:.1f} MiB | `{headline}` |")
+    # What start-up alone costs each: the same search in a file of one line.
+    tiny = os.path.join(DATA, "find-tiny.log")
+    with open(tiny, "wb") as f:
+        f.write(b"2026-11-25T07:00:00Z ERROR disk full\n")
+    root = os.path.dirname(os.path.abspath(tiny))
+    commands = [[BIN, os.path.basename(tiny), "--root", root, "--find", "ERROR disk", "--limit", "1", "--context", "0"],
+                ["grep", "-n", "-m1", "ERROR disk", tiny]]
+    runs = [[], []]
+    for _ in range(RUNS * 3):
+        for k, cmd in enumerate(commands):
+            runs[k].append(timed(cmd, GREP_ENV if k else None)[0])
+    a, g = (statistics.median(r) for r in runs)
+    print()
+    print(f"Start-up, the same search in a one-line file: agent-read {a * 1000:.1f} ms, `grep -n -m1` {g * 1000:.1f} ms "
+          f"({a / g:.2f}×).")
 
 
 main()
