@@ -144,6 +144,7 @@ enum Phase {
 }
 
 /// Scans the whole content once, handing at most `limit` lines from `start` on to `sink`.
+#[cfg(test)]
 pub fn scan(
     source: &Source<'_>,
     start: Start,

@@ -64,6 +64,7 @@ pub fn read(
         indexes: target.indexes,
         identity: FileIdentity::of(target.file, target.metadata, source.data_start, layout),
         version: FileVersion::of(target.metadata),
+        ends: None,
     });
     read_source(&source, indexing, format, window, meta, limits, rendering)
 }
@@ -78,6 +79,7 @@ pub fn count_lines(target: &Target<'_>, format: &TextFormat) -> Result<u64, Read
         indexes: target.indexes,
         identity: FileIdentity::of(target.file, target.metadata, source.data_start, layout),
         version: FileVersion::of(target.metadata),
+        ends: None,
     };
     lines::count_to_end(&source, indexing).map_err(|e| match e.kind() {
         std::io::ErrorKind::TimedOut => ReadError::new(

@@ -49,7 +49,7 @@ pub fn read(
     let mut search = Search::new(request, format, renderer, limits);
     search.page_header = rendering.page_header;
     // A search that shows its matches may stop there when the rest is far; a stream's rest is unknown until read.
-    search.stop_after_shown = (!source.is_stream()).then_some(source.end);
+    search.stop_after_shown = source.stream().is_none().then_some(source.end);
     // Jumping over lines is for UTF-8 text whose lines carry no page header to keep track of.
     let filter = request.line_pattern.as_ref().filter(|_| format.codec.is_utf8() && rendering.page_header.is_none());
     let filter = filter.map(|pattern| LineFilter { pattern, jumped: Cell::new(None) });
