@@ -101,3 +101,44 @@ impl Counting {
 fn same_file(a: &ReadRequest, b: &ReadRequest) -> bool {
     a.path == b.path && a.encoding == b.encoding
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_read::{Config, TextMeta, TextResult};
+
+    /// A read's result that gave only a lower bound of its file's lines.
+    fn lower_bound() -> ReadResult {
+        let meta = TextMeta { total_lines_at_least: Some(2), ..TextMeta::default() };
+        ReadResult::Text(TextResult { output: String::new(), meta })
+    }
+
+    #[cfg(unix)]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn however_many_reads_ask_one_count_runs_and_a_few_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        // Text up front, then a 64 GiB hole: counting it takes far longer than the test.
+        let huge = dir.path().join("huge.log");
+        std::fs::write(&huge, "line\n".repeat(20_000)).unwrap();
+        std::fs::File::options().write(true).open(&huge).unwrap().set_len(64 << 30).unwrap();
+        let reader = Arc::new(Reader::new(Config::with_roots([dir.path()])).unwrap());
+        let counting = Arc::new(Counting::default());
+        counting.after(&reader, &ReadRequest::new("huge.log"), &lower_bound());
+        // A read that gave an exact total, or no text, asks for nothing.
+        let exact = ReadResult::Text(TextResult { output: String::new(), meta: TextMeta::default() });
+        counting.after(&reader, &ReadRequest::new("other.log"), &exact);
+        assert!(counting.lock().running);
+        for n in 0..100 {
+            counting.after(&reader, &ReadRequest::new(format!("log-{n}.log")), &lower_bound());
+            counting.after(&reader, &ReadRequest::new("log-0.log"), &lower_bound());
+        }
+        let waiting: Vec<String> = counting.lock().waiting.iter().map(|(_, request)| request.path.clone()).collect();
+        counting.stop();
+        assert!(waiting.len() <= MAX_WAITING, "{waiting:?}");
+        assert_eq!(waiting.iter().filter(|path| *path == "log-0.log").count(), 1, "each file waits once: {waiting:?}");
+        assert!(!waiting.iter().any(|path| path == "other.log"), "{waiting:?}");
+        assert!(counting.lock().waiting.is_empty());
+        counting.after(&reader, &ReadRequest::new("late.log"), &lower_bound());
+        assert!(counting.lock().waiting.is_empty(), "nothing starts once stopped");
+    }
+}
