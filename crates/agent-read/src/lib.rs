@@ -49,6 +49,7 @@ mod request;
 mod resolve;
 mod result;
 mod session;
+mod source;
 mod suggest;
 mod tokens;
 mod tool;

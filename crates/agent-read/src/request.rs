@@ -24,7 +24,8 @@ pub(crate) use json::truncate_for_message;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadRequest {
-    /// File or directory to read: absolute, or relative to the workspace root.
+    /// File or directory to read: absolute, or relative to the workspace root. A path through a zip or tar archive
+    /// reads its member (`logs.zip/dir/b.log`).
     #[serde(alias = "file_path", deserialize_with = "fields::path")]
     pub path: String,
     /// 1-based line (or directory entry) to start from. Negative counts from the end: -1 is the last line,

@@ -41,7 +41,8 @@ to map coordinates back). PDFs come back as text, page by page. Word, Excel and 
 and HTML pages come back as Markdown-like text (headings, lists, pipe tables, links; a unit per sheet or slide; no \
 script or hidden content). Jupyter notebooks come back as their cells (source, then text outputs), paged like any \
 text. Compressed files (gzip, zstd, xz, bzip2) come back as the text they hold, paged by lines (byte ranges address \
-the compressed bytes). A CSV or TSV window that starts below the header repeats it first, marked \
+the compressed bytes). Archives (zip, tar, tar.gz, tar.zst) list their members like a directory; a path through one \
+(\"logs.zip/dir/b.log\") reads a member like a file. A CSV or TSV window that starts below the header repeats it first, marked \
 `⟨header row, line 1⟩`.
 
 Does not: modify anything, read outside the workspace roots, or show other binary files as text (it names their \

@@ -6,6 +6,7 @@
 mod common;
 
 mod adversarial;
+mod archives;
 mod block;
 mod cli;
 mod compressed;

@@ -44,9 +44,20 @@ fn wine(ws: &Ws) -> Command {
     command
 }
 
-/// What a plain-text run printed, standard output then standard error.
+/// What a plain-text run printed, standard output then standard error, without what Wine itself says there (a prefix
+/// still settling may report a fault of one of Wine's own service processes).
 fn printed(output: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let program: String = stderr.lines().filter(|line| !is_wines_own(line)).map(|line| format!("{line}\n")).collect();
+    format!("{}{program}", String::from_utf8_lossy(&output.stdout))
+}
+
+/// A line Wine writes: `wine: …`, or a debug channel's `0024:err:module:…`.
+fn is_wines_own(line: &str) -> bool {
+    let channel = line.split(':').nth(1);
+    line.starts_with("wine: ")
+        || (line.get(..4).is_some_and(|id| id.chars().all(|c| c.is_ascii_hexdigit()))
+            && matches!(channel, Some("err" | "fixme" | "warn" | "trace")))
 }
 
 /// A workspace with text, a secret beneath the root and files outside it.

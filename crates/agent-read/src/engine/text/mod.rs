@@ -236,6 +236,21 @@ pub fn find_streamed(
     find::read(source, None, format, request, meta, limits, &rendering)
 }
 
+/// Reads the window of text a stream yields whose end is known (an archive's member: `source` ends at its size), as
+/// a file's: lines (tails read it twice), byte ranges over its own bytes, and `find`. Block mode is the caller's to
+/// refuse (it reads backward).
+#[cfg_attr(not(feature = "archives"), allow(dead_code))]
+pub fn read_member(
+    source: &Source<'_>,
+    format: &TextFormat,
+    window: Window,
+    meta: TextMeta,
+    limits: &Limits,
+    rendering: &Rendering,
+) -> Result<TextResult, ReadError> {
+    read_source(source, None, format, window, meta, limits, rendering)
+}
+
 /// A line window scanned and rendered, waiting for its footer.
 pub(super) struct Scanned {
     renderer: LineRenderer,

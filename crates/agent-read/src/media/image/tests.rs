@@ -434,6 +434,7 @@ fn read_png(
         original_height: None,
         scale: None,
         reencoded: false,
+        archive: None,
     };
     let budget = budget(seconds);
     let image = ImageFile { file: &file, kind: ImageType::Png, meta, budget: &budget };
