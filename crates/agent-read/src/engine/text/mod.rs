@@ -148,7 +148,7 @@ fn read_lines(
 
 /// The answer to a tail of a big file whose lines could not all be counted within the time budget (their numbers
 /// depend on that count): the last lines by byte offset, as a byte range from where they start, saying so and how
-/// far the count went (what it counted is kept: a later read goes on from there). Runs on a short grace beyond the
+/// far the count went (what it counted stays in the reader's line index). Runs on a short grace beyond the
 /// budget, enough to find the start again and read one output's worth of bytes; `None` when even that does not end
 /// in time (the caller then answers the `TIMEOUT`).
 fn tail_by_bytes(
