@@ -4,6 +4,7 @@
 //! `error_code`, so a harness that only knows `{"output"}` or `{"error", "error_code"}` works unchanged.
 
 use crate::error::{ErrorCode, ReadError, render_error};
+use crate::tokens::ImageTokens;
 use serde::{Serialize, Serializer};
 use std::borrow::Cow;
 
@@ -368,8 +369,12 @@ pub struct AttachmentMeta {
     /// The image's own height in pixels.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_height: Option<u32>,
-    /// Returned size ÷ original size, when the image was downscaled (coordinates in the attachment ÷ scale =
-    /// coordinates in the original).
+    /// The part of the image returned, `[x0, y0, x1, y1]` in the original's pixels (right and bottom excluded), when
+    /// the request asked for a `region`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<[u32; 4]>,
+    /// Returned size ÷ original size (of the region, when one was asked), when the image was downscaled
+    /// (coordinates in the attachment ÷ scale, plus the region's top-left corner = coordinates in the original).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scale: Option<f64>,
     /// Whether the attachment was re-encoded (downscaled or converted) rather than the file's own bytes.
@@ -377,6 +382,13 @@ pub struct AttachmentMeta {
     /// The archive the file is a member of; `size_bytes` and `mtime` are then the member's own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub archive: Option<ArchiveMeta>,
+    /// Why the image went out in its encoding, in a few words ("the file's own bytes", "lossless: 143 colours",
+    /// "photographic: 6.2× smaller than lossless PNG").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+    /// What the attached image costs each family of models, estimated from its size by the published rules.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimated_tokens: Option<ImageTokens>,
 }
 
 /// A repeat of an earlier read in the same session: same path, same window, same content, so the model is told so in

@@ -1872,6 +1872,7 @@ fn schema_prints_name_description_and_parameters() {
             "offset",
             "pages",
             "path",
+            "region",
             "start_byte"
         ]
     );

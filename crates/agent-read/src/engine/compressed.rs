@@ -41,6 +41,10 @@ pub fn read(
         Window::Find(find) => Err(find),
         Window::Bytes { .. } => return Err(byte_range_refused(target, compression)),
         Window::Block(_) => return Err(block_refused(target, compression)),
+        Window::Region(_) => {
+            let what = format!("{}-compressed text", compression.name());
+            return Err(super::target::region_needs_an_image(&target.shown, &what));
+        }
     };
     if request.pages.is_some() {
         return Err(ReadError::invalid_param(format!(

@@ -290,6 +290,9 @@ impl Reader {
                 "{shown} is a directory; `find` searches one file's text"
             ))
             .with_hint("search the files in it with read_many and `find` (a glob such as \"dir/**/*.rs\"), or read one file with `find`")),
+            Handle::Directory(_) if matches!(window, Window::Region(_)) => {
+                Err(target::region_needs_an_image(&shown, "a directory"))
+            }
             Handle::Directory(_) if request.pages.is_some() => Err(ReadError::invalid_param(format!(
                 "{shown} is a directory; `pages` applies to PDFs, workbooks and presentations only"
             ))

@@ -410,12 +410,13 @@ fn entry_of(child: &Child<'_>) -> DirEntry {
     }
 }
 
-/// What a listing of an archive refuses: a byte range, block mode, `find` or `pages`.
+/// What a listing of an archive refuses: a byte range, block mode, `find`, `region` or `pages`.
 fn listing_refusal(shown: &str, window: &Window, pages: bool) -> ReadError {
     let what = match window {
         Window::Bytes { .. } => "start_byte/end_byte address a file's bytes",
         Window::Block(_) => "block mode (`mode` \"block\") applies to text files only",
         Window::Find(_) => "`find` searches one file's text",
+        Window::Region(_) => "`region` applies to images only",
         Window::Lines(_) if pages => "`pages` applies to PDFs, workbooks and presentations only",
         Window::Lines(_) => "a listing is paged with offset and limit",
     };

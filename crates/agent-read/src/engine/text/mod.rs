@@ -121,6 +121,8 @@ fn read_source(
         }
         Window::Block(block) => block::read(source, indexing, format, block, meta, limits, rendering),
         Window::Find(find) => find::read(source, indexing, format, &find, meta, limits, rendering),
+        // Refused before any text is read (`file::classify`); a text road never gets one.
+        Window::Region(_) => Err(super::target::region_needs_an_image(&meta.path, "text")),
     }
 }
 
