@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `find` beside grep on a 1 GiB log (SIZE_MIB to change it): the first match near the start (`grep -n -m1`), a match
-# only near the end (`grep -n -m1`, which then reads the whole file too), and the total (`grep -c`). Medians of RUNS
-# runs, interleaved, page cache warm; peak RSS from GNU time.
+# `find` beside grep on a 1 GiB log (SIZE_MIB to change it): the first match near the start, the one match near the
+# end, a match on every line, no match (with and without a literal to look for), each beside `grep -n -m1` and
+# `grep -c` on the same pattern. Medians of RUNS runs, interleaved, page cache warm; peak RSS from GNU time.
 #
 #   bench/find.sh                 # RUNS=5 SIZE_MIB=1024
 set -euo pipefail

@@ -60,6 +60,9 @@ impl Cancel {
     }
 }
 
+/// How long the answer after a spent time budget may take (see [`Budget::grace`]).
+const GRACE: Duration = Duration::from_millis(500);
+
 /// The bounds in time one read runs under: a deadline, and a cancel signal checked beside it.
 #[derive(Clone, Debug)]
 pub struct Budget {
@@ -83,6 +86,12 @@ impl Budget {
     #[cfg(feature = "pdf")]
     pub fn cancel(&self) -> &Cancel {
         &self.cancel
+    }
+
+    /// The same cancel signal with a short grace from now: for the bounded work that answers after the budget ran
+    /// out (reading one output's worth of a file), never for a pass over it.
+    pub fn grace(&self) -> Budget {
+        Budget { deadline: Instant::now() + GRACE, cancel: self.cancel.clone() }
     }
 
     /// Fails with a [`Cancelled`] error once the caller cancelled, or with `TimedOut` once the deadline passed.

@@ -14,6 +14,7 @@ mod block;
 pub mod duplicates;
 mod find;
 pub(crate) mod json;
+mod line_pattern;
 mod region;
 
 pub use block::{BlockWindow, ReadMode};

@@ -144,9 +144,14 @@ pub struct TextMeta {
     pub more_after: bool,
     /// Whether the output byte cap ended the window early.
     pub byte_cap_hit: bool,
-    /// Lines in the whole file (line mode).
+    /// Lines in the whole file (line mode), when counted: absent when the read stopped counting after its window
+    /// (then `total_lines_at_least` is there).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_lines: Option<u64>,
+    /// A lower bound of the file's lines, when the read stopped counting before the end (a big file whose rest was
+    /// too far to count, or a tail whose count ran out of time); absent when `total_lines` is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_lines_at_least: Option<u64>,
     /// First line shown (line mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start_line: Option<u64>,
@@ -165,10 +170,10 @@ pub struct TextMeta {
     /// The limit applied when the requested one was clamped (line mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit_clamped_to: Option<u64>,
-    /// `lf`, `crlf`, `cr`, `mixed`, or `none` for a file without line breaks (line mode).
+    /// `lf`, `crlf`, `cr`, `mixed`, or `none` for a file without line breaks, as far as the read counted (line mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line_ending: Option<&'static str>,
-    /// Whether the file ends with a newline (line mode).
+    /// Whether the file ends with a newline (line mode); absent when the read stopped counting before the end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trailing_newline: Option<bool>,
     /// `block` (opened by a header line) or `paragraph` (top level, between blank lines) (block mode).

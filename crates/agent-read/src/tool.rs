@@ -33,7 +33,8 @@ a byte range (e.g. the rest of a very long line), `pages` for PDF pages, XLSX sh
 method, class) around that line instead, found from indentation alone (`levels: 2` for the one around that), its \
 header kept in view with the line when it is longer than `limit`, and the exact call that widens it. `find` (a \
 regular expression, `(?i)` to ignore case) returns the matching lines with their numbers and `context` lines around \
-them (default 2), `limit` matches (default 50) from line `offset`, and the exact call for the next ones.
+them (default 2), `limit` matches (default 50) from line `offset`, and the exact call for the next ones (in a huge \
+file it stops once they are shown, like grep -m).
 
 Images (PNG, JPEG, GIF, WebP) come back as an image attachment, downscaled when large: the output states the scale, \
 and a point (x, y) in the attachment is (x ÷ scale, y ÷ scale) in the original. To see small text or detail, send \
@@ -57,7 +58,8 @@ Control and invisible characters are shown escaped, as `␛` (ESC) or `⟨U+202E
 PDF, sheet and slide text stands behind a `│ ` gutter. Lines over 2000 characters (the default limit) are cut and marked with the \
 exact start_byte/end_byte that hold the rest. The whole output stays under 50 KiB by default. The last line is always a footer such as \
 `(lines 1-2000 of 48213 · 1.8 MiB · next: offset=2001)` or `(... · end of file)`, with notices about encoding, \
-line endings or cut lines. Directories list one entry per line, subdirectories ending in `/`, sorted, paged the \
+line endings or cut lines; in a huge file the total may be a lower bound, `of at least 2460`, until a tail \
+(offset=-100) counts every line. Directories list one entry per line, subdirectories ending in `/`, sorted, paged the \
 same way. Errors start with a code (NOT_FOUND, INVALID_RANGE, BINARY, ...) and say what to do next, including \
 near-miss file names.
 

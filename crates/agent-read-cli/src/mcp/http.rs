@@ -75,6 +75,7 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
     let sessions_required = settings.budget_tokens.is_some();
     let transport = if options.stateless { "http-stateless" } else { "http" };
     let base = ReadServer { sessions_required, transport, ..ReadServer::new(config, settings)? };
+    let counting = base.counting.clone();
     let http_config = http_config(options);
     let stop = http_config.cancellation_token.clone();
     multi_thread_runtime()?.block_on(async move {
@@ -104,6 +105,8 @@ pub fn serve_http(config: Config, mut settings: SessionSettings, options: &HttpO
             stop.cancel();
         })
         .await;
+        // The runtime waits for its blocking pool when dropped: a count in progress must end first.
+        counting.stop();
         Ok(())
     })
 }

@@ -9,6 +9,10 @@
 //! the others; a read's time budget counts from its request's arrival, so a wait in line is spent from it, never added
 //! to it.
 //!
+//! A read of a big file that gave a lower bound of its lines (its rest was too far to count within the read) leaves
+//! the count to the background ([`counting`]): one file at a time on the blocking pool, so a later read has the
+//! exact total.
+//!
 //! Each connection (over HTTP: each MCP session) reads through its own [`Session`]: a ledger of what it returned, so
 //! that an exact repeat of an unchanged read answers a one-line notice (on by default), and an optional token budget
 //! that every answer reports. Stateless HTTP has no connection to keep one in: there every request stands alone.
@@ -26,6 +30,7 @@
 
 mod backlog;
 mod client_roots;
+mod counting;
 mod duplicates;
 pub mod http;
 mod http_auth;
@@ -90,6 +95,8 @@ struct ReadServer {
     sessions_required: bool,
     /// Over stdio, what the client is owed: no read starts while answers wait to be written (see [`backlog`]).
     backlog: Option<backlog::Backlog>,
+    /// The lines counted in the background after reads that gave a lower bound; shared by every client.
+    counting: Arc<counting::Counting>,
 }
 
 impl ReadServer {
@@ -115,6 +122,7 @@ impl ReadServer {
             roots_given: client_roots::GivenInCall::default(),
             sessions_required: false,
             backlog: None,
+            counting: Arc::default(),
         })
     }
 
@@ -132,9 +140,14 @@ impl ReadServer {
     /// Runs one read on the blocking pool, where its tool result is built too (the protocol thread, which every answer
     /// passes through, is then left only the final serialization).
     async fn read(&self, arguments: Value, call: Call) -> Result<CallToolResult, ErrorData> {
+        let counting = self.counting.clone();
         self.on_blocking_pool("read", call, move |session, options| {
             let result = match ReadRequest::from_value(&arguments) {
-                Ok(request) => session.read(&request, options),
+                Ok(request) => {
+                    let result = session.read(&request, options);
+                    counting.after(&session.reader(), &request, &result);
+                    result
+                }
                 Err(error) => session.refuse(error),
             };
             tool_result(&result, session)
@@ -512,32 +525,38 @@ fn startup_failure(error: rmcp::service::ServerInitializeError) -> ServeError {
 pub fn serve_stdio(config: Config, settings: SessionSettings) -> Result<(), ServeError> {
     let backlog = backlog::Backlog::default();
     let server = ReadServer { backlog: Some(backlog.clone()), ..ReadServer::new(config, settings)? };
+    let counting = server.counting.clone();
     runtime()?.block_on(async move {
         // Pipes (how clients start stdio servers) go through the reactor: blocking stdio would hand every read and
         // write of the protocol to another thread.
         let (input, output) = rmcp::transport::stdio_pipes();
         let transport = stdio::LineTransport::new(input, output).with_backlog(backlog);
         let service = server.serve(transport).await.map_err(startup_failure)?;
-        service.waiting().await.map(|_| ()).map_err(|e| ServeError::Failed(format!("MCP server stopped: {e}")))
+        let stopped = service.waiting().await;
+        // The runtime waits for its blocking pool when dropped: a count in progress must end first.
+        counting.stop();
+        stopped.map(|_| ()).map_err(|e| ServeError::Failed(format!("MCP server stopped: {e}")))
     })
 }
 
 /// The async runtime for stdio: one thread for the protocol (one client's messages arrive in order on one pipe; more
-/// threads would only wake each other), and a blocking pool as large as the reads one client may run at once.
+/// threads would only wake each other), and a blocking pool as large as the reads one client may run at once, and
+/// one more for the background count.
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .max_blocking_threads(MAX_READS_PER_CLIENT)
+        .max_blocking_threads(MAX_READS_PER_CLIENT + 1)
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))
 }
 
 /// The async runtime for HTTP: a worker per core, since many clients' connections at once would outrun one protocol
-/// thread, and a blocking pool as large as the reads all clients may run at once.
+/// thread, and a blocking pool as large as the reads all clients may run at once, and one more for the background
+/// count.
 fn multi_thread_runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .max_blocking_threads(MAX_CONCURRENT_READS)
+        .max_blocking_threads(MAX_CONCURRENT_READS + 1)
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))
 }

@@ -266,3 +266,39 @@ fn read_many_with_find_shows_the_files_that_match_and_counts_the_rest() {
     assert_eq!(bad["error_code"], "INVALID_PARAM", "{bad}");
     assert!(bad["error"].as_str().unwrap().contains("`find` \"(\" is not a valid pattern"), "{bad}");
 }
+
+/// Matches near the start of a big file are shown as soon as they are found: the search does not go on through the
+/// rest to count them (as `grep -m` does not), and the footer says how far it went and gives the next call, which
+/// goes on from there.
+#[cfg(unix)]
+#[test]
+fn matches_near_the_start_of_a_big_file_end_the_search_with_a_lower_bound_and_the_next_call() {
+    let ws = Ws::new();
+    // Enough text to fill the 64 KiB that tell text from binary.
+    let text = format!("ERROR one\n{}ERROR two\n", "ok, and a line long enough to fill the head\n".repeat(2000));
+    let path = ws.file("big.log", text).root.join("big.log");
+    // A 96 MiB hole (one line of NUL bytes), then a last match.
+    let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len((96 << 20) - 13).unwrap();
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0)).unwrap();
+    std::io::Write::write_all(&mut file, b"\nERROR three\n").unwrap();
+    let v = find(&ws, "big.log", "ERROR", json!({"limit": 1, "context": 1}));
+    assert_eq!(
+        output(&v),
+        "1: ERROR one\n2- ok, and a line long enough to fill the head\n(find \"ERROR\" from line 1: 1 of at least 1 \
+         match(es) in lines 1-2 so far · lines 1-2 shown · 96.0 MiB · the search stopped after the matches shown, \
+         96.0 MiB before the end · next: find=\"ERROR\" context=1 offset=2 limit=1)"
+    );
+    assert_eq!(v["meta"]["find_matches"], 1);
+    assert!(v["meta"].get("find_total").is_none(), "{v}");
+    assert!(v["meta"].get("total_lines").is_none() && v["meta"]["total_lines_at_least"].as_u64() > Some(2), "{v}");
+    // The next call goes on from there, and a search that reaches the end within reach of it counts to the end.
+    let next = request(&ws, &next_call("big.log", footer(&v)).unwrap());
+    assert!(output(&next).starts_with("2001- ok, and a line long enough to fill the head\n2002: ERROR two\n2003- "));
+    let last = find(&ws, "big.log", "ERROR", json!({"offset": 2003, "context": 0}));
+    assert_eq!(
+        output(&last),
+        "2004: ERROR three\n(find \"ERROR\" from line 2003: 1 of 1 match(es) · lines 2004-2004 shown · 96.0 MiB · \
+         end of file)"
+    );
+}

@@ -4,7 +4,7 @@
 
 use crate::common::{Bin, Ws};
 use agent_read::{Config, ReadOptions, ReadRequest, Reader};
-use std::io::Write;
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 
 /// 2 MiB or so of numbered lines (big enough to be indexed).
@@ -112,4 +112,88 @@ fn the_index_cache_is_read_from_a_config_file_relative_to_it() {
     let dir = tempfile::tempdir().unwrap();
     let config = Config::from_toml("index_cache = \"cache\"", dir.path()).unwrap();
     assert_eq!(config.index_cache, Some(dir.path().join("cache")));
+}
+
+/// `big.log` in `ws`: `lines` numbered lines (enough to fill the 64 KiB that tell text from binary), then a hole
+/// (NUL bytes, a line of its own) up to `size` bytes, then `last` (a line break first, so that the hole ends there).
+#[cfg(unix)]
+fn sparse_log(ws: &Ws, lines: u64, size: u64, last: &str) -> PathBuf {
+    let path = ws.file("big.log", log_lines(1, lines)).root.join("big.log");
+    let tail = format!("\n{last}");
+    let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(size - tail.len() as u64).unwrap();
+    file.seek(std::io::SeekFrom::End(0)).unwrap();
+    file.write_all(tail.as_bytes()).unwrap();
+    path
+}
+
+fn json_read(ws: &Ws, args: &[&str], request: serde_json::Value) -> serde_json::Value {
+    let out = ws.cmd().args(args).write_stdin(request.to_string()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    crate::common::parse_one_json(&out.stdout)
+}
+
+/// A window far from the end of a big file does not count the rest: the footer gives a lower bound, how far the
+/// count went and the call that counts every line; that call (a tail) gives the total, and leaves it for later runs.
+#[cfg(unix)]
+#[test]
+fn the_first_window_of_a_big_file_gives_a_lower_bound_and_the_call_that_counts() {
+    let ws = Ws::new();
+    sparse_log(&ws, 5000, 96 << 20, "the last line\n");
+    let cache = ws.outer.join("index-cache");
+    let cached = ["--index-cache", cache.to_str().unwrap()];
+    let v = json_read(&ws, &cached, serde_json::json!({"path": "big.log", "limit": 2}));
+    let out = crate::common::output(&v);
+    let footer = out.lines().last().unwrap();
+    assert!(out.starts_with("1:        1 event ·\n2:        2 event ··\n(lines 1-2 of at least "), "{out}");
+    assert!(
+        footer.ends_with(
+            " · 96.0 MiB · lines counted to <0.1% of the file only (offset=-100 reads the end and counts them all) · \
+             next: offset=3 limit=2)"
+        ),
+        "{footer}"
+    );
+    let meta = &v["meta"];
+    assert!(meta.get("total_lines").is_none(), "{meta}");
+    let at_least = meta["total_lines_at_least"].as_u64().unwrap();
+    assert!((3..=5001).contains(&at_least), "{meta}");
+    assert!(footer.contains(&format!("of at least {at_least} ")), "{footer}");
+    assert_eq!((meta["more_after"].as_bool(), meta["next_offset"].as_u64()), (Some(true), Some(3)));
+
+    let tail = json_read(&ws, &cached, serde_json::json!({"path": "big.log", "offset": -1}));
+    let out = crate::common::output(&tail);
+    assert!(out.starts_with("5002: the last line\n(lines 5002-5002 of 5002 · 96.0 MiB · "), "{out}");
+    assert_eq!(tail["meta"]["total_lines"], 5002);
+    // The count is kept: a later run's first window knows the total.
+    let again = json_read(&ws, &cached, serde_json::json!({"path": "big.log", "limit": 2}));
+    assert!(crate::common::output(&again).contains("(lines 1-2 of 5002 · 96.0 MiB · next: offset=3 limit=2)"));
+    assert_eq!(again["meta"]["total_lines"], 5002);
+}
+
+/// A tail needs every line before it counted to number its lines; when that takes longer than the time budget, the
+/// last lines come by byte offset, saying so and how far the count went, instead of a bare TIMEOUT.
+#[cfg(unix)]
+#[test]
+fn a_tail_whose_count_runs_out_of_time_comes_by_byte_offset() {
+    let ws = Ws::new();
+    let path = sparse_log(&ws, 5000, 64 << 30, "second to last\nthe last line\n");
+    let size = std::fs::metadata(&path).unwrap().len();
+    let start = size - "second to last\nthe last line\n".len() as u64;
+    let started = std::time::Instant::now();
+    let v = json_read(&ws, &["--timeout-ms", "300"], serde_json::json!({"path": "big.log", "offset": -2}));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
+    assert_eq!(v["ok"], true, "{v}");
+    let out = crate::common::output(&v);
+    let at_least = v["meta"]["total_lines_at_least"].as_u64().expect("what the count reached");
+    assert!(at_least > 5000, "{v}");
+    assert_eq!(
+        out,
+        format!(
+            "@{start}: second to last\n@{}: the last line\n(bytes {start}-{size} of {size} · 0% of the file · the \
+             last 2 line(s) by byte offset: counting the lines before them took longer than the 0.3 s time budget \
+             (at least {at_least} counted) · end of file)",
+            start + 15
+        )
+    );
+    assert_eq!(v["meta"]["actual_range"], serde_json::json!([start, size]));
 }

@@ -630,7 +630,8 @@ async fn a_client_that_never_lists_its_roots_is_read_beneath_the_command_line_ro
     client.cancel().await.unwrap();
 }
 
-/// `huge.log` in `dir`: text up front, then a 64 GiB hole, so that counting its lines takes many seconds.
+/// `huge.log` in `dir`: text up front, then a 64 GiB hole, so that a read of a line past the text (or a search that
+/// finds nothing) takes many seconds.
 fn write_huge_log(dir: &Path) {
     let huge = dir.join("huge.log");
     std::fs::write(&huge, "line\n".repeat(20_000)).unwrap();
@@ -686,7 +687,7 @@ async fn slow_read_then_cancelled(lifecycle: Option<rmcp::ClientLifecycleMode>) 
         Some(lifecycle) => ().serve_with_lifecycle(transport, lifecycle).await.expect("discover"),
         None => ().serve(transport).await.expect("initialize"),
     };
-    let Value::Object(arguments) = json!({"path": "huge.log"}) else { unreachable!() };
+    let Value::Object(arguments) = json!({"path": "huge.log", "offset": 30_000}) else { unreachable!() };
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(
         CallToolRequestParams::new("read").with_arguments(arguments),
     ));
@@ -718,7 +719,9 @@ async fn cancelling_a_read_many_stops_the_file_it_is_reading() {
     let audit_log = audit.path().join("audit.jsonl");
     let client =
         connect_with(dir.path(), &["--audit-log", audit_log.to_str().unwrap(), "--timeout-ms", "600000"]).await;
-    let Value::Object(arguments) = json!({"paths": ["notes.txt", "huge.log"]}) else { unreachable!() };
+    let Value::Object(arguments) = json!({"paths": ["notes.txt", "huge.log"], "find": "absent"}) else {
+        unreachable!()
+    };
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(
         CallToolRequestParams::new("read_many").with_arguments(arguments),
     ));
@@ -1207,4 +1210,37 @@ fn a_client_that_reads_no_answer_is_made_to_wait_and_then_gets_every_answer() {
     assert_eq!(ids, (1..=CALLS as u64 + 1).collect(), "every call answered once");
     assert!(taken < CALLS, "the server took all {CALLS} calls while none of their answers was read");
     assert!(peak < PEAK_LIMIT, "peak resident memory {} MiB with answers unread", peak >> 20);
+}
+
+/// A read of a big file that gave a lower bound of its lines leaves the count to the server: it goes on in the
+/// background, and a later read (of any window) gives the exact total without counting.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_big_files_lines_are_counted_in_the_background_for_later_reads() {
+    use std::io::{Seek, Write};
+    let dir = workspace();
+    let path = dir.path().join("big.log");
+    std::fs::write(&path, "line\n".repeat(20_000)).unwrap();
+    // A 96 MiB hole (a line of NUL bytes) and a last line: too far for a first window to count.
+    let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len((96 << 20) - 6).unwrap();
+    file.seek(std::io::SeekFrom::End(0)).unwrap();
+    file.write_all(b"\nlast\n").unwrap();
+    let client = connect_with(dir.path(), &["--no-repeat-stubs"]).await;
+    let first = call(&client, json!({"path": "big.log", "limit": 2})).await;
+    let meta = &first.structured_content.as_ref().unwrap()["meta"];
+    assert!(meta.get("total_lines").is_none() && meta["total_lines_at_least"].as_u64().is_some(), "{meta}");
+    assert!(text_of(&first).contains("(lines 1-2 of at least "), "{}", text_of(&first));
+    let mut exact = None;
+    for _ in 0..600 {
+        let again = call(&client, json!({"path": "big.log", "limit": 2})).await;
+        exact = again.structured_content.as_ref().unwrap()["meta"]["total_lines"].as_u64();
+        if exact.is_some() {
+            assert!(text_of(&again).contains("(lines 1-2 of 20002 · 96.0 MiB · next: offset=3 limit=2)"));
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(exact, Some(20_002), "the count never finished");
+    client.cancel().await.unwrap();
 }

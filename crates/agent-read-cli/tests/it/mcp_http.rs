@@ -116,7 +116,7 @@ async fn one_client_keeping_all_its_slots_busy_does_not_stall_another() {
     let dir = workspace();
     let huge = dir.path().join("huge.log");
     std::fs::write(&huge, "line\n".repeat(20_000)).unwrap();
-    // A 64 GiB hole after the text: counting its lines takes minutes.
+    // A 64 GiB hole after the text: reaching a line past the text takes minutes.
     std::fs::File::options().write(true).open(&huge).unwrap().set_len(64 << 30).unwrap();
     let audit = tempfile::tempdir().unwrap();
     let audit_log = audit.path().join("audit.jsonl");
@@ -126,7 +126,7 @@ async fn one_client_keeping_all_its_slots_busy_does_not_stall_another() {
     let slow: Vec<_> = (0..16)
         .map(|_| {
             let greedy = greedy.clone();
-            tokio::spawn(async move { call(&greedy, json!({"path": "huge.log"})).await })
+            tokio::spawn(async move { call(&greedy, json!({"path": "huge.log", "offset": 30_000})).await })
         })
         .collect();
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;

@@ -201,7 +201,7 @@ fn in_session(server: &HttpServer, id: &str, body: &str) -> String {
 
 const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
 
-/// A file whose reading takes minutes: text, then a 64 GiB hole whose lines are counted.
+/// A file whose reading takes minutes: text, then a 64 GiB hole, read past to reach a line beyond the text.
 fn huge_file(root: &std::path::Path) {
     let huge = root.join("huge.log");
     std::fs::write(&huge, "line\n".repeat(20_000)).unwrap();
@@ -211,8 +211,7 @@ fn huge_file(root: &std::path::Path) {
 /// Starts a read of `huge.log` in session `id`, whose answer never comes while the test runs.
 fn start_slow_call(server: &HttpServer, id: &str) {
     let (authority, id) = (server.authority().to_string(), id.to_string());
-    let body =
-        r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"read","arguments":{"path":"huge.log"}}}"#;
+    let body = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"read","arguments":{"path":"huge.log","offset":30000}}}"#;
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nMcp-Session-Id: {id}\r\nMCP-Protocol-Version: 2025-06-18\r\n\
          Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"

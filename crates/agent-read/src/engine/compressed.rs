@@ -241,7 +241,7 @@ mod tests {
         use crate::window::index::store::LineIndexes;
         use crate::window::index::streamed::FileEnds;
         use crate::window::index::{FileIdentity, FileVersion};
-        use crate::window::lines::{Indexing, scan_lines};
+        use crate::window::lines::{Indexing, Walk, scan_lines};
         use crate::window::restarts::Restart;
         use crate::window::scan::Flow;
         use crate::window::stream::{Decoder, Stream};
@@ -292,7 +292,7 @@ mod tests {
             let source = Source::streamed(&stream, 0, layout);
             let mut lines = Vec::new();
             decoded.store(0, Ordering::Relaxed);
-            scan_lines(&source, Some(indexing), offset, 2, 200, |line| {
+            scan_lines(&source, Some(indexing), &Walk::counting_all(offset, 2, 200), |line| {
                 lines.push(String::from_utf8_lossy(line.kept).into_owned());
                 Flow::More
             })

@@ -7,6 +7,7 @@
 mod archive;
 #[cfg(feature = "compressed")]
 mod compressed;
+mod count;
 mod directory;
 #[cfg(feature = "documents")]
 mod document;
@@ -552,14 +553,16 @@ mod tests {
     fn a_cancelled_read_stops_mid_scan() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("huge.log");
-        // Text up front (so it classifies as text), then a 64 GiB hole: scanning it all takes many seconds.
+        // Text up front (so it classifies as text), then a 64 GiB hole: scanning it all takes many seconds, and a
+        // window past the text's lines must scan it all to find where it starts.
         std::fs::write(&path, "line\n".repeat(20_000)).unwrap();
         std::fs::File::options().write(true).open(&path).unwrap().set_len(64 << 30).unwrap();
         let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
         let cancel = Cancel::new();
         let started = Instant::now();
+        let request = ReadRequest { offset: Some(30_000), ..ReadRequest::new("huge.log") };
         let result = std::thread::scope(|scope| {
-            let read = scope.spawn(|| reader.read(&ReadRequest::new("huge.log"), &ReadOptions::cancellable(&cancel)));
+            let read = scope.spawn(|| reader.read(&request, &ReadOptions::cancellable(&cancel)));
             std::thread::sleep(Duration::from_millis(100));
             cancel.cancel();
             read.join().unwrap()

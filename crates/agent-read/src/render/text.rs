@@ -38,19 +38,33 @@ pub struct FindFacts {
     pub shown: u64,
     /// Matching lines found in all, as far as the search went.
     pub found: u64,
-    /// The last line searched: the end of the content, or where the time budget stopped the search.
+    /// The last line searched: the end of the content, or where the search stopped.
     pub searched_to: u64,
-    /// Whether the search reached the end of the content (else `found` is a lower bound).
-    pub complete: bool,
+    /// How far the search went (short of the end, `found` is a lower bound).
+    pub searched: Searched,
     /// The first and last lines shown, matches and context.
     pub lines: Option<[u64; 2]>,
+}
+
+/// How far a search went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Searched {
+    /// To the end of the content: the count is exact.
+    ToTheEnd,
+    /// Until the matches shown, with `left` bytes of the content after that: too far to count them.
+    UntilShown {
+        /// Bytes not searched.
+        left: u64,
+    },
+    /// Until the time budget ran out.
+    UntilTheBudget,
 }
 
 /// `(find "fn main" from line 1: 3 of 3 matches, lines 12-80 · notices · end of file)`; with no match, where it looked.
 pub fn find_footer(find: &FindFacts, facts: &WindowFacts<'_>, next_call: Option<String>) -> String {
     let quoted = &find.quoted_pattern;
     let from = find.from_line;
-    let headline = match (find.shown, find.complete) {
+    let headline = match (find.shown, find.searched == Searched::ToTheEnd) {
         (0, true) => format!("find {quoted} from line {from}: no match in lines {from}-{}", find.searched_to),
         (0, false) => format!("find {quoted} from line {from}: no match in lines {from}-{} so far", find.searched_to),
         (shown, true) => format!("find {quoted} from line {from}: {shown} of {} match(es)", find.found),
@@ -64,9 +78,13 @@ pub fn find_footer(find: &FindFacts, facts: &WindowFacts<'_>, next_call: Option<
         footer.notice(format!("lines {first}-{last} shown"));
     }
     window_notices(&mut footer, facts);
-    if !find.complete {
-        footer.notice("the time budget stopped the search");
-    }
+    match find.searched {
+        Searched::ToTheEnd => &mut footer,
+        Searched::UntilShown { left } => {
+            footer.notice(format!("the search stopped after the matches shown, {} before the end", human_size(left)))
+        }
+        Searched::UntilTheBudget => footer.notice("the time budget stopped the search"),
+    };
     footer.finish(next_call, "end of file")
 }
 
@@ -87,11 +105,58 @@ pub fn shown_from_marker(line_start: u64, from: u64, call_prefix: &str) -> Strin
     )
 }
 
-/// `(lines 1-20 of 300 · notices · next: offset=21)`.
-pub fn lines_footer(first: u64, last: u64, total: u64, facts: &WindowFacts<'_>, next_call: Option<String>) -> String {
-    let mut footer = Footer::new(format!("lines {first}-{last} of {total}"));
+/// How many lines the content has, as far as a read counted them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineTotal {
+    /// The total, or a lower bound when not `exact`.
+    pub lines: u64,
+    /// Whether the read counted to the end.
+    pub exact: bool,
+    /// Where counting stopped, in bytes (the end when `exact`).
+    pub counted_to: u64,
+}
+
+/// `(lines 1-20 of 300 · notices · next: offset=21)`; `of at least 2460` when the read stopped counting, with how far
+/// it counted and the call that counts every line.
+pub fn lines_footer(
+    first: u64,
+    last: u64,
+    total: &LineTotal,
+    facts: &WindowFacts<'_>,
+    next_call: Option<String>,
+) -> String {
+    let lines = total.lines;
+    let mut footer = if total.exact {
+        Footer::new(format!("lines {first}-{last} of {lines}"))
+    } else {
+        Footer::new(format!("lines {first}-{last} of at least {lines}"))
+    };
     window_notices(&mut footer, facts);
+    if !total.exact {
+        let share = share_of(total.counted_to, facts.size_bytes);
+        footer.notice(format!(
+            "lines counted to {share} of the file only (offset=-100 reads the end and counts them all)"
+        ));
+    }
     footer.finish(next_call, "end of file")
+}
+
+/// `12.5%`, or `<0.1%` for a share that would round to nothing.
+fn share_of(part: u64, whole: u64) -> String {
+    let percent = if whole == 0 { 100.0 } else { part as f64 * 100.0 / whole as f64 };
+    if percent < 0.1 { "<0.1%".to_string() } else { format!("{:.1}%", (percent * 10.0).floor() / 10.0) }
+}
+
+/// The notice of a tail shown by byte offset because counting the `lines` before it ran out of `seconds`; `at_least`
+/// is what the count reached.
+pub fn tail_by_bytes_notice(lines: u64, seconds: f64, at_least: Option<u64>) -> String {
+    let counted = match at_least {
+        Some(n) => format!(" (at least {n} counted)"),
+        None => String::new(),
+    };
+    format!(
+        "the last {lines} line(s) by byte offset: counting the lines before them took longer than the {seconds} s time budget{counted}"
+    )
 }
 
 /// The footer of a block window: the block and its place, the part shown when the block is longer than the window,

@@ -24,6 +24,9 @@ pub struct FindWindow {
     pub pattern: String,
     /// The pattern compiled; it runs on each line's text (decoded to UTF-8 first for other encodings).
     pub regex: Regex,
+    /// The same pattern unable to match across a line feed, to find among many lines of UTF-8 text those that may
+    /// match; absent for a pattern anchored to the text's start or end (see `line_pattern`).
+    pub line_pattern: Option<regex_automata::meta::Regex>,
     /// The line the search starts at, from 1, or negative from the end (never 0).
     pub offset: i64,
     /// Matching lines shown at most.
@@ -98,6 +101,7 @@ impl ReadRequest {
             ));
         }
         let regex = compile(pattern)?;
+        let line_pattern = super::line_pattern::compile(pattern, MAX_COMPILED_BYTES);
         let context = match self.context {
             None => DEFAULT_CONTEXT,
             Some(n @ 0..=MAX_CONTEXT) => n.unsigned_abs(),
@@ -111,6 +115,7 @@ impl ReadRequest {
         Ok(Window::Find(FindWindow {
             pattern: pattern.clone(),
             regex,
+            line_pattern,
             offset: lines.offset,
             limit,
             clamped_from: lines.clamped_from,

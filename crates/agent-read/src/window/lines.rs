@@ -1,13 +1,13 @@
 //! A line window over a source: where it starts (a line number, or a count from the end) and the pass that hands
 //! its lines to a sink — through the file's [line index](super::index) when it has one, so a repeated read costs the
-//! window, and building that index during the full pass when it has none. A streamed text (a compressed file's) has
-//! an index of its own ([`streamed`](super::index::streamed)), whose restart points let the decoder start near the
-//! window.
+//! window, and teaching that index what the pass learns when it has none (or only part of one). A streamed text (a
+//! compressed file's) has an index of its own ([`streamed`](super::index::streamed)), whose restart points let the
+//! decoder start near the window.
 
 use super::index::store::LineIndexes;
 use super::index::streamed::{FileEnds, StreamIndex};
 use super::index::{FileIdentity, FileVersion, IndexBuilder, LineIndex, starts_a_line};
-use super::scan::{self, CapturedLine, Flow, Pass, ScanSummary, Start};
+use super::scan::{self, Candidates, CapturedLine, Checkpoint, Flow, Pass, ScanSummary, Start};
 use super::stream::ReadAt;
 use super::{Source, tail};
 use std::io;
@@ -26,65 +26,190 @@ pub struct Indexing<'a> {
     pub ends: Option<FileEnds>,
 }
 
-/// Hands at most `limit` lines from `offset` (1-based; negative counts from the end) to `sink`, and returns what a
-/// full pass would: the total line count and line-ending statistics. With `indexing`, a known index answers the
-/// totals and the pass starts at its nearest checkpoint and stops after the window; otherwise one full pass counts
-/// everything and leaves an index behind.
+impl Indexing<'_> {
+    /// The index known for the file as it is now, complete or partial (see [`LineIndexes::find`]).
+    pub fn known(&self, source: &Source<'_>) -> io::Result<Option<Arc<LineIndex>>> {
+        self.indexes.find(self.identity, self.version, source)
+    }
+}
+
+/// What a line pass is asked for, beside its sink.
+#[derive(Clone, Copy)]
+pub struct Walk<'c> {
+    /// The first line, from 1, or negative from the end (`-1` the last line).
+    pub offset: i64,
+    /// Lines handed to the sink at most.
+    pub limit: u64,
+    /// Bytes of each line kept for the sink.
+    pub keep_max: usize,
+    /// Once the window is complete, count on to the end only when it is at most this many bytes further (see
+    /// [`Pass::count_ahead`]); `u64::MAX` always counts to the end.
+    pub count_ahead: u64,
+    /// Where a search may match, for a sink that asks only for those lines ([`Flow::Candidates`]).
+    pub candidates: Option<&'c dyn Candidates>,
+}
+
+impl<'c> Walk<'c> {
+    /// A window of `limit` lines from `offset`, keeping `keep_max` bytes of each, counted to the end.
+    pub fn counting_all(offset: i64, limit: u64, keep_max: usize) -> Walk<'static> {
+        Walk { offset, limit, keep_max, count_ahead: u64::MAX, candidates: None }
+    }
+
+    fn pass(&self, source: &Source<'_>) -> Pass<'c> {
+        Pass { count_ahead: self.count_ahead, candidates: self.candidates, ..Pass::whole(source) }
+    }
+}
+
+/// Hands at most `walk.limit` lines from `walk.offset` to `sink`, and returns what a full pass would: the total line
+/// count and line-ending statistics, or, where the pass stopped counting after the window (`walk.count_ahead`), a
+/// lower bound (`reached_end` false). With `indexing`, a complete index answers the totals and the pass starts at its
+/// nearest checkpoint and stops after the window; a partial one places a window that starts within what it counted,
+/// and a pass beyond it goes on from where it stopped; whatever a pass learns is kept, also when its time budget
+/// runs out.
 pub fn scan_lines(
     source: &Source<'_>,
     indexing: Option<Indexing<'_>>,
-    offset: i64,
-    limit: u64,
-    keep_max: usize,
+    walk: &Walk<'_>,
     mut sink: impl FnMut(CapturedLine<'_>) -> Flow,
 ) -> io::Result<ScanSummary> {
     if let Some(stream) = source.stream() {
-        return scan_stream(source, stream, indexing, offset, limit, keep_max, sink);
+        return scan_stream(source, stream, indexing, walk, sink);
     }
     let Some(indexing) = indexing else {
-        return scan::scan(source, window_start(source, offset)?, limit, keep_max, sink);
+        return scan::scan_pass(
+            source,
+            walk.pass(source),
+            window_start(source, walk.offset)?,
+            walk.limit,
+            walk.keep_max,
+            sink,
+        );
     };
-    if let Some(index) = indexing.indexes.find(indexing.identity, indexing.version, source)? {
-        if let Some(summary) = scan_from_index(source, &index, offset, limit, keep_max, &mut sink)? {
-            return Ok(summary);
+    let mut known = indexing.known(source)?;
+    if let Some(index) = &known {
+        let placed = if index.is_complete() {
+            scan_from_index(source, index, walk, &mut sink)?
+        } else if walk.offset > 0 && walk.offset.unsigned_abs() <= index.newlines() + 1 {
+            scan_within(source, index, walk, &mut sink)?
+        } else {
+            Placed::Beyond
+        };
+        match placed {
+            Placed::Scanned(summary) => return Ok(summary),
+            Placed::Beyond => {}
+            Placed::Untrusted => {
+                indexing.indexes.forget(indexing.identity);
+                known = None;
+            }
         }
-        indexing.indexes.forget(indexing.identity);
     }
-    let mut builder = IndexBuilder::new(source.data_start);
-    let pass = Pass { observer: Some(&mut builder), ..Pass::whole(source) };
-    let summary = scan::scan_pass(source, pass, window_start(source, offset)?, limit, keep_max, sink)?;
+    let start = window_start(source, walk.offset)?;
+    learning_pass(source, indexing, known.as_deref(), start, walk, sink)
+}
+
+/// Counts every line of the text to its end, going on from where a partial index stopped, and keeps the complete
+/// index it makes (what it counted is kept also when the time budget stops it): the total.
+pub fn count_to_end(source: &Source<'_>, indexing: Indexing<'_>) -> io::Result<u64> {
+    let known = indexing.known(source)?;
+    if let Some(index) = known.as_deref().filter(|index| index.is_complete()) {
+        return Ok(index.total_lines());
+    }
+    let walk = Walk::counting_all(1, 0, 0);
+    let summary = learning_pass(source, indexing, known.as_deref(), Start::Byte(u64::MAX), &walk, |_| Flow::Done)?;
+    Ok(summary.total_lines)
+}
+
+/// A pass that keeps what it learns in the file's index: from a partial index's reach when the window starts past
+/// it (so nothing before is read again), else from the top.
+fn learning_pass(
+    source: &Source<'_>,
+    indexing: Indexing<'_>,
+    known: Option<&LineIndex>,
+    start: Start,
+    walk: &Walk<'_>,
+    sink: impl FnMut(CapturedLine<'_>) -> Flow,
+) -> io::Result<ScanSummary> {
+    let partial = known.filter(|index| !index.is_complete() && starts_past(start, index));
+    let (mut builder, pass) = match partial {
+        Some(index) => {
+            let from = Checkpoint { line: index.newlines() + 1, byte: index.reach() };
+            (IndexBuilder::continuing(index), Pass { from, endings: index.endings().clone(), ..walk.pass(source) })
+        }
+        None => (IndexBuilder::new(source.data_start), walk.pass(source)),
+    };
+    let pass = Pass { observer: Some(&mut builder), ..pass };
+    let outcome = scan::scan_pass(source, pass, start, walk.limit, walk.keep_max, sink);
     if let Some(index) = builder.build(indexing.identity, indexing.version, source)? {
         indexing.indexes.keep(Arc::new(index));
     }
-    Ok(summary)
+    outcome
 }
 
-/// The window read from `index`'s nearest checkpoint; `None` (nothing handed to the sink) when that checkpoint is not
-/// a line start in the file, so the index cannot be trusted.
+/// What a known index made of a window.
+enum Placed {
+    /// The window was handed over; the totals.
+    Scanned(ScanSummary),
+    /// The window starts past what a partial index counted: a pass must go on from its reach.
+    Beyond,
+    /// A checkpoint is not a line start in the file: the index cannot be trusted (nothing was handed over).
+    Untrusted,
+}
+
+/// Whether a window starting at `start` lies wholly past what the partial `index` counted, so that a pass may begin
+/// at its reach (not a line start: the pass only counts until the window starts).
+fn starts_past(start: Start, index: &LineIndex) -> bool {
+    match start {
+        Start::Line(first) => first >= index.newlines() + 2,
+        Start::Byte(at) => at >= index.reach(),
+    }
+}
+
+/// The window read from the complete `index`'s nearest checkpoint.
 fn scan_from_index(
     source: &Source<'_>,
     index: &LineIndex,
-    offset: i64,
-    limit: u64,
-    keep_max: usize,
+    walk: &Walk<'_>,
     sink: impl FnMut(CapturedLine<'_>) -> Flow,
-) -> io::Result<Option<ScanSummary>> {
+) -> io::Result<Placed> {
     let total = index.total_lines();
-    let first = match offset {
-        1.. => offset.unsigned_abs(),
-        _ => total.saturating_sub(offset.unsigned_abs()) + 1,
+    let first = match walk.offset {
+        1.. => walk.offset.unsigned_abs(),
+        _ => total.saturating_sub(walk.offset.unsigned_abs()) + 1,
     };
     if first > total {
         // Past the end: nothing to hand over, and the totals say why.
-        return Ok(Some(index.summary()));
+        return Ok(Placed::Scanned(index.summary()));
     }
     let from = index.checkpoint_before(first);
     if !starts_a_line(source, from)? {
-        return Ok(None);
+        return Ok(Placed::Untrusted);
     }
-    let pass = Pass { from, stop_when_done: true, ..Pass::whole(source) };
-    scan::scan_pass(source, pass, Start::Line(first), limit, keep_max, sink)?;
-    Ok(Some(index.summary()))
+    let pass = Pass { from, stop_when_done: true, ..walk.pass(source) };
+    scan::scan_pass(source, pass, Start::Line(first), walk.limit, walk.keep_max, sink)?;
+    Ok(Placed::Scanned(index.summary()))
+}
+
+/// The window starting at line `walk.offset`, within what the partial `index` counted, read from its nearest
+/// checkpoint: the total is the index's lower bound, unless the window runs to the end of the file.
+fn scan_within(
+    source: &Source<'_>,
+    index: &LineIndex,
+    walk: &Walk<'_>,
+    sink: impl FnMut(CapturedLine<'_>) -> Flow,
+) -> io::Result<Placed> {
+    let first = walk.offset.unsigned_abs();
+    let from = index.checkpoint_before(first);
+    if !starts_a_line(source, from)? {
+        return Ok(Placed::Untrusted);
+    }
+    let pass = Pass { from, stop_when_done: true, ..walk.pass(source) };
+    let summary = scan::scan_pass(source, pass, Start::Line(first), walk.limit, walk.keep_max, sink)?;
+    let known = index.summary();
+    if summary.reached_end {
+        // Counted from a checkpoint: the total is exact; the endings of the part before it are the index's.
+        return Ok(Placed::Scanned(ScanSummary { endings: known.endings.merged(summary.endings), ..summary }));
+    }
+    Ok(Placed::Scanned(ScanSummary { total_lines: known.total_lines.max(summary.total_lines), ..known }))
 }
 
 /// A window of a text read forward only. With the text's index (learned by an earlier full pass over the same
@@ -96,16 +221,15 @@ fn scan_stream(
     source: &Source<'_>,
     stream: &dyn ReadAt,
     indexing: Option<Indexing<'_>>,
-    offset: i64,
-    limit: u64,
-    keep_max: usize,
+    walk: &Walk<'_>,
     mut sink: impl FnMut(CapturedLine<'_>) -> Flow,
 ) -> io::Result<ScanSummary> {
+    let (offset, limit, keep_max) = (walk.offset, walk.limit, walk.keep_max);
     let known = indexing.and_then(|known| Some((known, known.ends?)));
     if let Some((known, ends)) = known
         && let Some(index) = known.indexes.find_stream(known.identity, known.version, ends)
     {
-        let read = scan_from_stream_index(source, stream, &index, offset, limit, keep_max, &mut sink)?;
+        let read = scan_from_stream_index(source, stream, &index, walk, &mut sink)?;
         if read.is_none() || stream.restart_failed() {
             index_forgotten(indexing);
         }
@@ -115,7 +239,7 @@ fn scan_stream(
     }
     stream.record_restarts();
     let mut builder = IndexBuilder::new(source.data_start);
-    let pass = Pass { observer: Some(&mut builder), ..Pass::whole(source) };
+    let pass = Pass { observer: Some(&mut builder), ..walk.pass(source) };
     let summary = if offset > 0 {
         scan::scan_pass(source, pass, Start::Line(offset.unsigned_abs()), limit, keep_max, &mut sink)?
     } else {
@@ -134,7 +258,7 @@ fn scan_stream(
         return Ok(summary);
     }
     if let Some(index) = learned
-        && let Some(summary) = scan_from_stream_index(source, stream, &index, offset, limit, keep_max, &mut sink)?
+        && let Some(summary) = scan_from_stream_index(source, stream, &index, walk, &mut sink)?
     {
         if stream.restart_failed() {
             index_forgotten(indexing);
@@ -143,7 +267,7 @@ fn scan_stream(
     }
     let first = summary.total_lines.saturating_sub(offset.unsigned_abs()) + 1;
     if summary.total_lines > 0 {
-        let pass = Pass { stop_when_done: true, ..Pass::whole(source) };
+        let pass = Pass { stop_when_done: true, ..walk.pass(source) };
         scan::scan_pass(source, pass, Start::Line(first), limit, keep_max, sink)?;
     }
     Ok(summary)
@@ -163,11 +287,10 @@ fn scan_from_stream_index(
     source: &Source<'_>,
     stream: &dyn ReadAt,
     index: &StreamIndex,
-    offset: i64,
-    limit: u64,
-    keep_max: usize,
+    walk: &Walk<'_>,
     sink: impl FnMut(CapturedLine<'_>) -> Flow,
 ) -> io::Result<Option<ScanSummary>> {
+    let (offset, limit, keep_max) = (walk.offset, walk.limit, walk.keep_max);
     let summary = index.summary();
     let total = summary.total_lines;
     let first = match offset {
@@ -182,7 +305,7 @@ fn scan_from_stream_index(
     if !starts_a_line(source, from)? {
         return Ok(None);
     }
-    let pass = Pass { from, stop_when_done: true, ..Pass::whole(source) };
+    let pass = Pass { from, stop_when_done: true, ..walk.pass(source) };
     scan::scan_pass(source, pass, Start::Line(first), limit, keep_max, sink)?;
     Ok(Some(summary))
 }
@@ -218,7 +341,7 @@ mod tests {
         let size = file.metadata().unwrap().len();
         let source = Source::new(file, 0, size, utf8());
         let mut lines = Vec::new();
-        let summary = scan_lines(&source, indexing, offset, limit, 200, |line| {
+        let summary = scan_lines(&source, indexing, &Walk::counting_all(offset, limit, 200), |line| {
             lines.push((line.number, String::from_utf8_lossy(line.kept).into_owned()));
             Flow::More
         })
@@ -306,9 +429,9 @@ mod tests {
                 Ok(n)
             }
         }
-        impl crate::window::stream::Decoder for Counted<'_> {}
         let text = numbered_lines(1, 60_000);
         let decoded = AtomicU64::new(0);
+        impl crate::window::stream::Decoder for Counted<'_> {}
         let open =
             |_: Option<&crate::window::restarts::Restart>| -> io::Result<Box<dyn crate::window::stream::Decoder + '_>> {
                 Ok(Box::new(Counted(&text, &decoded)))
@@ -326,7 +449,7 @@ mod tests {
             let source = Source::streamed(&stream, 0, utf8());
             let mut lines = Vec::new();
             decoded.store(0, Ordering::Relaxed);
-            let summary = scan_lines(&source, Some(known), offset, 2, 200, |line| {
+            let summary = scan_lines(&source, Some(known), &Walk::counting_all(offset, 2, 200), |line| {
                 lines.push(line.number);
                 Flow::More
             })
@@ -350,5 +473,77 @@ mod tests {
         let (lines, summary) = window(&file, Some(indexing(&indexes, &file)), 60_001, 1);
         assert!(lines.is_empty());
         assert_eq!(summary.total_lines, 60_000);
+    }
+
+    /// Reads a window counting at most `count_ahead` bytes past it; its lines' numbers and texts, and the totals.
+    fn bounded(
+        file: &std::fs::File,
+        indexing: Option<Indexing<'_>>,
+        offset: i64,
+        limit: u64,
+        count_ahead: u64,
+    ) -> (Vec<(u64, String)>, ScanSummary) {
+        let size = file.metadata().unwrap().len();
+        let source = Source::new(file, 0, size, utf8());
+        let mut lines = Vec::new();
+        let walk = Walk { count_ahead, ..Walk::counting_all(offset, limit, 200) };
+        let summary = scan_lines(&source, indexing, &walk, |line| {
+            lines.push((line.number, String::from_utf8_lossy(line.kept).into_owned()));
+            Flow::More
+        })
+        .unwrap();
+        (lines, summary)
+    }
+
+    #[test]
+    fn a_window_far_from_the_end_stops_counting_and_leaves_a_partial_index_later_reads_go_on_from() {
+        let file = big_file();
+        let indexes = LineIndexes::in_memory();
+        let known = || Some(indexing(&indexes, &file));
+        let (lines, summary) = bounded(&file, known(), 1, 3, 1000);
+        assert_eq!(lines.len(), 3);
+        assert!(!summary.reached_end, "{summary:?}");
+        assert!(summary.total_lines > 3 && summary.total_lines < 60_000, "a lower bound: {summary:?}");
+        let source = Source::new(&file, 0, file.metadata().unwrap().len(), utf8());
+        assert!(!indexing(&indexes, &file).known(&source).unwrap().unwrap().is_complete());
+        // Deeper windows, inside and past what was counted, number their lines as a full pass does.
+        for (offset, limit) in [(2, 2), (45_000, 3), (20_000, 2)] {
+            let (lines, summary) = bounded(&file, known(), offset, limit, 1000);
+            let (plain, _) = window(&file, None, offset, limit);
+            assert_eq!(lines, plain, "offset {offset}");
+            assert!(summary.total_lines >= lines.last().unwrap().0, "{summary:?}");
+        }
+        // A tail counts to the end, going on from the reach; the index is then complete.
+        let (lines, summary) = bounded(&file, known(), -2, 2, 1000);
+        assert_eq!(lines, window(&file, None, -2, 2).0);
+        assert_eq!((summary.total_lines, summary.reached_end), (60_000, true));
+        assert!(indexing(&indexes, &file).known(&source).unwrap().unwrap().is_complete());
+        assert_eq!(window(&file, known(), 59_999, 5), window(&file, None, 59_999, 5));
+    }
+
+    #[test]
+    fn counting_to_the_end_goes_on_from_a_partial_index_and_keeps_what_a_stopped_pass_counted() {
+        let file = big_file();
+        let indexes = LineIndexes::in_memory();
+        let size = file.metadata().unwrap().len();
+        let cancel = crate::budget::Cancel::new();
+        let far = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+        let source = Source::new(&file, 0, size, utf8()).with_budget(crate::budget::Budget::new(far, cancel.clone()));
+        // A pass cancelled after its first line keeps what it counted up to the chunk it stopped at.
+        let walk = Walk::counting_all(1, u64::MAX, 200);
+        let stopped = scan_lines(&source, Some(indexing(&indexes, &file)), &walk, |_| {
+            cancel.cancel();
+            Flow::More
+        });
+        assert!(stopped.is_err());
+        let known = indexing(&indexes, &file).known(&Source::new(&file, 0, size, utf8())).unwrap();
+        let partial = known.expect("the cancelled pass left what it counted");
+        assert!(!partial.is_complete() && partial.reach() > 0, "{partial:?}");
+        let source = Source::new(&file, 0, size, utf8());
+        assert_eq!(count_to_end(&source, indexing(&indexes, &file)).unwrap(), 60_000);
+        let complete = indexing(&indexes, &file).known(&source).unwrap().unwrap();
+        assert!(complete.is_complete());
+        assert_eq!(*complete, *indexing(&indexes, &file).known(&source).unwrap().unwrap());
+        assert_eq!(window(&file, Some(indexing(&indexes, &file)), 59_000, 2), window(&file, None, 59_000, 2));
     }
 }

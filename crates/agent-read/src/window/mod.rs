@@ -34,6 +34,11 @@ use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io;
 
+/// Bytes a read counts past its window to learn the exact total: a pass whose rest is further than this stops after
+/// the window (and a search after the matches it shows), and gives a lower bound. A full pass over this much costs
+/// a few milliseconds from the page cache.
+pub const COUNT_AHEAD: u64 = 64 << 20;
+
 /// Bytes read per chunk. A multiple of 4, so chunks stay aligned to UTF-16 and UTF-32 code units. 64 KiB stays in
 /// the L2 cache between the kernel's copy and the scans; larger buffers measured slower on our machines.
 pub const CHUNK_LEN: usize = 64 * 1024;
@@ -101,6 +106,12 @@ impl<'f> Source<'f> {
     /// The same source, bounded in time by `budget`.
     pub fn with_budget(self, budget: Budget) -> Self {
         Source { budget: Some(budget), ..self }
+    }
+
+    /// The same source without its time budget or cancel signal: only for a few bytes' work that must be done even
+    /// after they ran out (the fingerprints of the index a stopped pass leaves behind).
+    pub fn without_budget(&self) -> Source<'f> {
+        Source { budget: None, ..*self }
     }
 
     /// Whether the text is rendered in memory rather than read from a file.
@@ -230,6 +241,12 @@ impl LineEndings {
             _ => "mixed",
         }
     }
+
+    /// The counts of two parts of one content, which may overlap: sums, whose [`LineEndings::describe`] is that of
+    /// the whole (each style is told from which kinds of ending occur, and whether every line feed has its CR).
+    pub fn merged(self, other: LineEndings) -> LineEndings {
+        LineEndings { lf: self.lf + other.lf, crlf: self.crlf + other.crlf, lone_cr: self.lone_cr + other.lone_cr }
+    }
 }
 
 /// Feeds chunks to the line-ending statistics, carrying the last code unit across chunk borders.
@@ -247,8 +264,10 @@ impl EndingCounter {
         EndingCounter { layout, counts: LineEndings::default(), carriage_returns: 0, prev_was_cr: false }
     }
 
-    /// Adds one chunk whose line feed count is already known (`lf`).
-    pub fn feed(&mut self, chunk: &[u8], lf: u64) {
+    /// Adds one chunk whose line feed count is already known (`lf`); says whether the chunk holds a carriage return
+    /// not followed by a line feed within it (one at its very end counts), as far as its layout lets it tell (any
+    /// carriage return counts in UTF-16 and UTF-32).
+    pub fn feed(&mut self, chunk: &[u8], lf: u64) -> bool {
         self.counts.lf += lf;
         let unit = self.layout.unit;
         let starts_with_lf = chunk.get(..unit) == Some(self.layout.lf_unit());
@@ -258,13 +277,17 @@ impl EndingCounter {
         let whole = chunk.len() - chunk.len() % unit;
         self.prev_was_cr = whole >= unit && chunk[whole - unit..whole] == *self.layout.cr_unit();
         if memchr::memchr(b'\r', chunk).is_none() {
-            return;
+            return false;
         }
         if unit == 1 {
-            self.carriage_returns += memchr::memchr_iter(b'\r', chunk).count() as u64;
-            self.counts.crlf += memchr::memmem::find_iter(chunk, b"\r\n").count() as u64;
+            let carriage_returns = memchr::memchr_iter(b'\r', chunk).count() as u64;
+            let crlf = memchr::memmem::find_iter(chunk, b"\r\n").count() as u64;
+            self.carriage_returns += carriage_returns;
+            self.counts.crlf += crlf;
+            carriage_returns > crlf
         } else {
             self.count_wide(chunk);
+            true
         }
     }
 

@@ -6,7 +6,13 @@
 //! line prefix, whatever the file's size or the length of its lines.
 //!
 //! A pass may also begin at a checkpoint of a [line index](super::index) and stop once the window is complete, so a
-//! repeated deep read costs the window rather than the file; and a pass to the end can build that index on the way.
+//! repeated deep read costs the window rather than the file; and a pass can build that index on the way. Counting
+//! past the window is bounded ([`Pass::count_ahead`]): a pass whose rest is further than that stops after its window,
+//! and its total is a lower bound.
+//!
+//! A sink that only needs the lines a search may match ([`Flow::Candidates`]) lets the pass hand over nothing else:
+//! with [`Candidates`] for the pattern, it jumps over the lines no match can be on, counting their line feeds with
+//! `memchr`, and hands over each line that may match after the lines of context just before it.
 
 use super::{CHUNK_LEN, EndingCounter, LineEndings, Source, count_newlines, newlines};
 use crate::classify::codec::NewlineLayout;
@@ -29,6 +35,19 @@ pub trait PassObserver: Debug {
     fn observe(&mut self, layout: NewlineLayout, chunk: &[u8], pos: u64, newlines_before: u64, chunk_lf: u64);
     /// Learns the counts at the end of the pass (`end`), after `newlines` line feeds, when it reached the end.
     fn finish(&mut self, newlines: u64, endings: EndingCounter, trailing_newline: bool, end: u64);
+    /// Learns where a pass that stopped before the end stopped (`at`, a chunk boundary), after `newlines` line feeds
+    /// and `endings`: its window was complete and the rest too far to count, or a read failed (the time budget).
+    fn stopped(&mut self, newlines: u64, endings: &EndingCounter, at: u64);
+}
+
+/// Where a pattern may match, for a pass that hands over only those lines ([`Flow::Candidates`]).
+pub trait Candidates: Debug {
+    /// In `region` — whole lines of UTF-8 text, from a line start to just past a line feed, no lone carriage return
+    /// in it — a byte within the first line that may hold a match, or `None` when no line of it can. Every line that
+    /// matches must be found (a line found may still not match: the sink decides).
+    fn first(&self, region: &[u8]) -> Option<usize>;
+    /// Learns that lines `first` to `last` were jumped over: searched, and none of them can match.
+    fn jumped(&self, first: u64, last: u64);
 }
 
 /// Where the window starts.
@@ -58,14 +77,21 @@ pub struct CapturedLine<'a> {
 pub enum Flow {
     /// Send the next line too.
     More,
-    /// The window is complete: count the rest.
+    /// Send only the lines that may match (as the pass's [`Candidates`] find them), each after the `before` lines
+    /// just ahead of it; without candidates (or where a chunk holds a lone carriage return), every line.
+    Candidates {
+        /// Lines handed over before each line that may match (a search's context).
+        before: u64,
+    },
+    /// The window is complete: count the rest (see [`Pass::count_ahead`]).
     Done,
 }
 
 /// What one pass learned about the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScanSummary {
-    /// Lines in the whole file (when the pass reached the end; else only the line feeds before the chunk it stopped in).
+    /// Lines in the whole file when the pass reached the end; else a lower bound: the lines it counted, and the one
+    /// going on past them.
     pub total_lines: u64,
     /// Line-terminator statistics over the whole file (when the pass reached the end).
     pub endings: LineEndings,
@@ -88,8 +114,13 @@ pub struct Pass<'b> {
     pub endings: EndingCounter,
     /// Stop once the window is complete (the line index knows the rest) instead of counting to the end.
     pub stop_when_done: bool,
+    /// Once the window is complete, count on to the end only when at most this many bytes are left after the chunk
+    /// it ended in; otherwise stop there (the summary's total is then a lower bound).
+    pub count_ahead: u64,
     /// Sees every chunk on the way, and the counts at the end (a line index being built).
-    pub observer: Option<&'b mut dyn PassObserver>,
+    pub observer: Option<&'b mut (dyn PassObserver + 'static)>,
+    /// Where a search's pattern may match, for a sink that asks only for those lines (UTF-8 text only).
+    pub candidates: Option<&'b dyn Candidates>,
 }
 
 impl Pass<'_> {
@@ -99,7 +130,9 @@ impl Pass<'_> {
             from: Checkpoint { line: 1, byte: source.data_start },
             endings: EndingCounter::new(source.layout),
             stop_when_done: false,
+            count_ahead: u64::MAX,
             observer: None,
+            candidates: None,
         }
     }
 }
@@ -111,6 +144,7 @@ enum Phase {
 }
 
 /// Scans the whole content once, handing at most `limit` lines from `start` on to `sink`.
+#[cfg(test)]
 pub fn scan(
     source: &Source<'_>,
     start: Start,
@@ -137,18 +171,28 @@ pub fn scan_pass(
     let mut buf = vec![0u8; CHUNK_LEN.min(span)];
     let mut pos = pass.from.byte;
     let mut newlines_before_chunk = pass.from.line - 1;
+    let candidates = pass.candidates.filter(|_| layout.unit == 1);
     let mut capture = Capture::new(pos, limit, keep_max, layout, sink);
     let mut phase =
         if start == Start::Line(pass.from.line) || start == Start::Byte(pos) { Phase::Capture } else { Phase::Skip };
     while pos < source.end {
         let want = buf.len().min(usize::try_from(source.end - pos).unwrap_or(CHUNK_LEN));
-        let n = source.read_at(pos, &mut buf[..want])?;
+        let n = match source.read_at(pos, &mut buf[..want]) {
+            Ok(n) => n,
+            Err(e) => {
+                // What was counted before the failure (the time budget ran out) is still true: an index keeps it.
+                if let Some(observer) = pass.observer.as_deref_mut() {
+                    observer.stopped(newlines_before_chunk, &pass.endings, pos);
+                }
+                return Err(e);
+            }
+        };
         if n == 0 {
             break;
         }
         let chunk = &buf[..n];
         let chunk_lf = count_newlines(layout, chunk);
-        pass.endings.feed(chunk, chunk_lf);
+        let lone_cr = pass.endings.feed(chunk, chunk_lf);
         if let Some(observer) = pass.observer.as_deref_mut() {
             observer.observe(layout, chunk, pos, newlines_before_chunk, chunk_lf);
         }
@@ -166,10 +210,23 @@ pub fn scan_pass(
                 capture.keep(chunk);
             } else {
                 let first_number = newlines_before_chunk + 1 + count_newlines(layout, &chunk[..from]);
-                if capture.take(chunk, from, pos, first_number) == Flow::Done {
+                // A lone carriage return ends a line for the pattern but not for the pass: such a chunk goes line
+                // by line.
+                let candidates = candidates.filter(|_| !lone_cr);
+                let lines = ChunkLines { chunk, pos, first_number: newlines_before_chunk + 1, lf: chunk_lf };
+                if capture.take(&lines, from, first_number, candidates) == Flow::Done {
                     phase = Phase::Count;
                     if pass.stop_when_done {
-                        return Ok(stopped_early(newlines_before_chunk, capture.line_start));
+                        let more = capture.line_start < source.end;
+                        return Ok(stopped_early(capture.last_number + u64::from(more), capture.line_start));
+                    }
+                    let reach = pos + n as u64;
+                    if source.end.saturating_sub(reach) > pass.count_ahead {
+                        let newlines = newlines_before_chunk + chunk_lf;
+                        if let Some(observer) = pass.observer.as_deref_mut() {
+                            observer.stopped(newlines, &pass.endings, reach);
+                        }
+                        return Ok(counted_to(newlines, pass.endings.finish(), reach));
                     }
                 }
             }
@@ -197,10 +254,25 @@ pub fn scan_pass(
     })
 }
 
-/// The summary of a pass that stopped once its window was complete, at `end`.
-fn stopped_early(newlines_before_chunk: u64, end: u64) -> ScanSummary {
+/// The summary of a pass that stopped counting at `reach`, before the end, after `newlines` line feeds: the content
+/// goes on, so it has at least one line more.
+fn counted_to(newlines: u64, endings: LineEndings, reach: u64) -> ScanSummary {
+    ScanSummary { total_lines: newlines + 1, endings, trailing_newline: false, end: reach, reached_end: false }
+}
+
+/// A chunk in the capture phase: its bytes, where it starts, the number of the line it starts in, and its line feeds.
+struct ChunkLines<'c> {
+    chunk: &'c [u8],
+    pos: u64,
+    first_number: u64,
+    lf: u64,
+}
+
+/// The summary of a pass that stopped once its window was complete, at `end`, knowing of `lines` lines (those up to
+/// the window's last, and one more when the content goes on).
+fn stopped_early(lines: u64, end: u64) -> ScanSummary {
     ScanSummary {
-        total_lines: newlines_before_chunk,
+        total_lines: lines,
         endings: LineEndings::default(),
         trailing_newline: false,
         end,
@@ -218,24 +290,64 @@ struct Capture<F> {
     keep_max: usize,
     layout: NewlineLayout,
     sink: F,
+    /// What the sink asked for after its last line: `Some(before)` when only candidate lines (and `before` lines
+    /// ahead of each) are wanted.
+    sparse: Option<u64>,
+    /// The number of the last line handed over (0 before the first).
+    last_number: u64,
 }
 
 impl<F: FnMut(CapturedLine<'_>) -> Flow> Capture<F> {
     fn new(line_start: u64, limit: u64, keep_max: usize, layout: NewlineLayout, sink: F) -> Self {
-        Capture { line_start, kept: Vec::new(), prev_unit_cr: false, remaining: limit, keep_max, layout, sink }
+        Capture {
+            line_start,
+            kept: Vec::new(),
+            prev_unit_cr: false,
+            remaining: limit,
+            keep_max,
+            layout,
+            sink,
+            sparse: None,
+            last_number: 0,
+        }
     }
 
-    /// Hands over every line that ends in `chunk` after index `from`; `Done` once the window is complete.
-    fn take(&mut self, chunk: &[u8], mut from: usize, chunk_pos: u64, first_number: u64) -> Flow {
-        let unit = self.layout.unit;
-        let base = from;
-        for (k, nl) in newlines(self.layout, &chunk[base..]).map(|nl| nl + base).enumerate() {
+    /// Hands over every line that ends in `chunk` after index `from` (with `candidates`, when the sink asks for them
+    /// alone, only those and the lines just ahead of them); `Done` once the window is complete.
+    fn take(
+        &mut self,
+        lines: &ChunkLines<'_>,
+        mut from: usize,
+        mut number: u64,
+        candidates: Option<&dyn Candidates>,
+    ) -> Flow {
+        let (chunk, chunk_pos, unit) = (lines.chunk, lines.pos, self.layout.unit);
+        loop {
+            if let (Some(before), Some(candidates)) = (self.sparse, candidates)
+                && self.kept.is_empty()
+                && self.line_start == chunk_pos + from as u64
+            {
+                // The line feeds from here to the chunk's end: those of the chunk less those before this line.
+                let lf_after = lines.lf - (number - lines.first_number);
+                let (to, skipped) = jump(chunk, from, lf_after, before, candidates);
+                if skipped > 0 {
+                    candidates.jumped(number, number + skipped - 1);
+                    (from, number) = (to, number + skipped);
+                    self.line_start = chunk_pos + to as u64;
+                }
+            }
+            let Some(nl) = newlines(self.layout, &chunk[from..]).next().map(|nl| nl + from) else { break };
             self.keep(&chunk[from..nl]);
             let cr = if self.cr_before(chunk, nl, chunk_pos) { unit as u64 } else { 0 };
-            let flow = self.deliver(first_number + k as u64, chunk_pos + nl as u64 - cr);
+            let flow = self.deliver(number, chunk_pos + nl as u64 - cr);
+            number += 1;
             self.line_start = chunk_pos + (nl + unit) as u64;
             from = nl + unit;
             self.remaining = self.remaining.saturating_sub(1);
+            self.sparse = match flow {
+                Flow::Candidates { before } => Some(before),
+                _ => None,
+            };
             if flow == Flow::Done || self.remaining == 0 {
                 return Flow::Done;
             }
@@ -254,6 +366,7 @@ impl<F: FnMut(CapturedLine<'_>) -> Flow> Capture<F> {
     fn deliver(&mut self, number: u64, content_end: u64) -> Flow {
         let kept_len = self.kept.len().min((content_end - self.line_start) as usize);
         let line = CapturedLine { number, start: self.line_start, content_end, kept: &self.kept[..kept_len] };
+        self.last_number = number;
         let flow = (self.sink)(line);
         self.kept.clear();
         flow
@@ -280,6 +393,29 @@ impl<F: FnMut(CapturedLine<'_>) -> Flow> Capture<F> {
         let whole = chunk.len() - chunk.len() % self.layout.unit;
         self.prev_unit_cr = chunk[..whole].ends_with(self.layout.cr_unit());
     }
+}
+
+/// Where to go on from line start `from` in UTF-8 `chunk` (with `lf_after` line feeds from there to its end) when
+/// only lines that may match are wanted: the start of the `before` lines ahead of the first candidate line of the
+/// chunk's whole lines (or of its last, unfinished line when none is a candidate), and how many lines that jumps over.
+fn jump(chunk: &[u8], from: usize, lf_after: u64, before: u64, candidates: &dyn Candidates) -> (usize, u64) {
+    let Some(last_lf) = memchr::memrchr(b'\n', &chunk[from..]) else { return (from, 0) };
+    let region = &chunk[from..from + last_lf + 1];
+    let line_start = |end: usize| memchr::memrchr(b'\n', &region[..end]).map_or(0, |lf| lf + 1);
+    let candidate = candidates.first(region).filter(|&at| at < region.len());
+    let target = candidate.map_or(region.len(), line_start);
+    let mut start = target;
+    let mut backed = 0;
+    while backed < before && start > 0 {
+        start = line_start(start - 1);
+        backed += 1;
+    }
+    let skipped = match candidate {
+        // No candidate: every whole line goes but the `before` kept; their line feeds are already counted.
+        None => lf_after - backed,
+        Some(_) => memchr::memchr_iter(b'\n', &region[..start]).count() as u64,
+    };
+    (from + start, skipped)
 }
 
 /// In the skip phase: the index in `chunk` where the window starts, if it starts in this chunk.

@@ -40,7 +40,8 @@ pub fn read(
         return read_split(source, indexing, format, (&block, &request, split), meta, limits, rendering);
     }
     let window = request.lines_of(block.start, block.end - block.start + 1);
-    let Some(scanned) = text::scan_window(source, indexing, format, window, &meta.path, limits, rendering)? else {
+    let Some(scanned) = text::scan_window(source, indexing, format, window, &meta.path, limits, rendering, u64::MAX)?
+    else {
         return Ok(empty(meta));
     };
     let (first, last, total) = (scanned.first, scanned.last, scanned.total());
@@ -114,7 +115,7 @@ fn read_split(
     let mut head_lines = 0;
     if let Some([first, last]) = split.head {
         let window = request.lines_of(first, last - first + 1);
-        if let Some(head) = text::scan_window(source, None, format, window, &meta.path, limits, rendering)? {
+        if let Some(head) = text::scan_window(source, None, format, window, &meta.path, limits, rendering, u64::MAX)? {
             head_lines = head.renderer.returned;
             output = head.renderer.into_output();
         }
@@ -126,7 +127,8 @@ fn read_split(
     }
     let room = Limits { max_output_bytes: limits.max_output_bytes.saturating_sub(output.len()), ..limits.clone() };
     let window = request.lines_of(first, last - first + 1);
-    let Some(scanned) = text::scan_window(source, indexing, format, window, &meta.path, &room, rendering)? else {
+    let Some(scanned) = text::scan_window(source, indexing, format, window, &meta.path, &room, rendering, u64::MAX)?
+    else {
         return Ok(empty(meta));
     };
     let (shown_last, total) = (scanned.last, scanned.total());

@@ -8,17 +8,17 @@ use crate::budget::Budget;
 use crate::classify::{Codec, EncodingSource, TextFormat};
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
-use crate::render::text::{BytesFacts, WindowFacts, bytes_footer, lines_footer};
+use crate::render::text::{BytesFacts, LineTotal, WindowFacts, bytes_footer, lines_footer, tail_by_bytes_notice};
 use crate::render::{self, FOOTER_RESERVE, LineRenderer, human_size};
 use crate::request::{LineWindow, Window};
 use crate::result::{TextMeta, TextResult};
 use crate::window::index::{FileIdentity, FileVersion, MIN_INDEXED_BYTES};
-use crate::window::lines::{self, Indexing};
+use crate::window::lines::{self, Indexing, Walk};
 use crate::window::scan::{CapturedLine, ScanSummary};
-use crate::window::{Source, bytes};
+use crate::window::{COUNT_AHEAD, Source, bytes, tail};
 
 /// What a rendering adds to a window: notices for the footer, and what the next call must repeat (`pages="3" `).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Rendering {
     /// Footer notices, after the size.
     pub notices: Vec<String>,
@@ -69,6 +69,27 @@ pub fn read(
     read_source(&source, indexing, format, window, meta, limits, rendering)
 }
 
+/// Counts every line of the text file `target` (see `Reader::count_lines`): the total.
+pub fn count_lines(target: &Target<'_>, format: &TextFormat) -> Result<u64, ReadError> {
+    let layout = format.codec.newline_layout();
+    let source = Source::new(target.file, format.bom_len as u64, target.read_end(), layout)
+        .with_head(target.head)
+        .with_budget(target.budget.clone());
+    let indexing = Indexing {
+        indexes: target.indexes,
+        identity: FileIdentity::of(target.file, target.metadata, source.data_start, layout),
+        version: FileVersion::of(target.metadata),
+        ends: None,
+    };
+    lines::count_to_end(&source, indexing).map_err(|e| match e.kind() {
+        std::io::ErrorKind::TimedOut => ReadError::new(
+            ErrorCode::Timeout,
+            format!("counting the lines of {} stopped at the time budget; what it counted is kept", target.shown),
+        ),
+        _ => ReadError::from_io(&e, &target.shown),
+    })
+}
+
 /// Reads the window of text rendered in memory (a notebook's cells, a PDF's pages) exactly as a file's, with the
 /// rendering's notices and next-call prefix in the footer.
 pub fn read_rendered(
@@ -114,11 +135,48 @@ fn read_lines(
     limits: &Limits,
     rendering: &Rendering,
 ) -> Result<TextResult, ReadError> {
-    let Some(scanned) = scan_window(source, indexing, format, request, &meta.path, limits, rendering)? else {
+    let scanned = match scan_window(source, indexing, format, request, &meta.path, limits, rendering, COUNT_AHEAD) {
+        Err(error) if error.code == ErrorCode::Timeout && request.offset < 0 && indexing.is_some() => {
+            return tail_by_bytes(source, indexing, format, request, meta, limits, rendering).ok_or(error)?;
+        }
+        scanned => scanned?,
+    };
+    let Some(scanned) = scanned else {
         let size = meta.size_bytes;
         return Ok(empty_file(meta, size));
     };
     Ok(with_footer(scanned, request, meta, format, limits, rendering))
+}
+
+/// The answer to a tail of a big file whose lines could not all be counted within the time budget (their numbers
+/// depend on that count): the last lines by byte offset, as a byte range from where they start, saying so and how
+/// far the count went (what it counted stays in the reader's line index). Runs on a short grace beyond the
+/// budget, enough to find the start again and read one output's worth of bytes; `None` when even that does not end
+/// in time (the caller then answers the `TIMEOUT`).
+fn tail_by_bytes(
+    source: &Source<'_>,
+    indexing: Option<Indexing<'_>>,
+    format: &TextFormat,
+    request: LineWindow,
+    meta: TextMeta,
+    limits: &Limits,
+    rendering: &Rendering,
+) -> Option<Result<TextResult, ReadError>> {
+    let mut source = source.ending_at(source.end);
+    source.budget = source.budget.as_ref().map(|budget| budget.grace());
+    let lines = request.offset.unsigned_abs();
+    let start = tail::start_of_last_lines(&source, lines).ok()?;
+    let known = indexing.and_then(|indexing| indexing.known(&source).ok().flatten());
+    let at_least = known.map(|index| index.total_lines());
+    let seconds = limits.timeout_ms as f64 / 1000.0;
+    let mut notices = vec![tail_by_bytes_notice(lines, seconds, at_least)];
+    notices.extend(rendering.notices.iter().cloned());
+    let rendering = Rendering { notices, ..rendering.clone() };
+    let mut result = read_bytes(&source, format, [Some(start), None], meta, limits, &rendering);
+    if let Ok(result) = &mut result {
+        result.meta.total_lines_at_least = at_least;
+    }
+    Some(result)
 }
 
 /// A scanned line window with its footer, and its meta filled.
@@ -130,11 +188,11 @@ fn with_footer(
     limits: &Limits,
     rendering: &Rendering,
 ) -> TextResult {
-    let (first, last, total) = (scanned.first, scanned.last, scanned.total());
-    let next_offset = (last < total).then_some(last + 1);
+    let (first, last, total) = (scanned.first, scanned.last, scanned.line_total());
+    let next_offset = scanned.more_after().then_some(last + 1);
     let next_call = next_offset.map(|n| format!("{}{}", rendering.call_prefix, request.next_call(n)));
     let facts = scanned.facts(&meta, format, rendering, request.clamped_from.map(|_| limits.max_lines), limits);
-    let footer = lines_footer(first, last, total, &facts, next_call);
+    let footer = lines_footer(first, last, &total, &facts, next_call);
     let output = scanned.finish(&mut meta, next_offset, request.clamped_to(), &footer);
     TextResult { output, meta }
 }
@@ -153,7 +211,8 @@ pub fn read_streamed_lines(
 ) -> Result<TextResult, ReadError> {
     let mut meta = meta;
     let rendering = Rendering { streamed: true, ..Rendering::for_text(format) };
-    let Some(scanned) = scan_window(source, indexing, format, request, &meta.path, limits, &rendering)? else {
+    let Some(scanned) = scan_window(source, indexing, format, request, &meta.path, limits, &rendering, u64::MAX)?
+    else {
         let notices = notices(Some(0), &mut meta);
         let size = meta.size_bytes;
         let mut result = empty_file(meta, size);
@@ -222,13 +281,28 @@ impl Scanned {
             format,
             renderer: &self.renderer,
             summary: &self.summary,
-            at_end: self.last >= self.total(),
+            at_end: self.summary.reached_end && self.last >= self.total(),
         }
     }
 
-    /// Lines in the whole content.
+    /// Lines in the whole content; a lower bound when the pass stopped counting ([`Scanned::exact`]).
     pub fn total(&self) -> u64 {
         self.summary.total_lines
+    }
+
+    /// Whether [`Scanned::total`] is the exact total: the pass counted to the end.
+    pub fn exact(&self) -> bool {
+        self.summary.reached_end
+    }
+
+    /// The total as the footer gives it.
+    pub fn line_total(&self) -> LineTotal {
+        LineTotal { lines: self.total(), exact: self.exact(), counted_to: self.summary.end }
+    }
+
+    /// Whether the content goes on after the window's last line.
+    pub fn more_after(&self) -> bool {
+        !self.exact() || self.last < self.total()
     }
 
     /// Fills the line fields of `meta` and returns the rendered lines followed by `footer`.
@@ -243,9 +317,13 @@ impl Scanned {
         meta.invalid_bytes = (renderer.invalid > 0).then_some(renderer.invalid);
         renderer.flags.fill(meta);
         meta.more_before = self.first > 1;
-        meta.more_after = self.last < self.total();
+        meta.more_after = self.more_after();
         meta.byte_cap_hit = renderer.cap_hit;
-        meta.total_lines = Some(self.total());
+        if self.exact() {
+            meta.total_lines = Some(self.total());
+        } else {
+            meta.total_lines_at_least = Some(self.total());
+        }
         meta.start_line = Some(self.first);
         meta.end_line = Some(self.last);
         meta.returned_lines = Some(renderer.returned);
@@ -253,14 +331,17 @@ impl Scanned {
         meta.truncated_lines = Some(renderer.truncated);
         meta.limit_clamped_to = clamped_to;
         meta.line_ending = Some(self.summary.endings.describe());
-        meta.trailing_newline = Some(self.summary.trailing_newline);
+        // Unknown when the pass stopped before the end.
+        meta.trailing_newline = self.exact().then_some(self.summary.trailing_newline);
         let mut output = self.renderer.into_output();
         render::append_footer(&mut output, footer);
         output
     }
 }
 
-/// Scans and renders the line window `request`; `None` when the content has no lines at all.
+/// Scans and renders the line window `request`; `None` when the content has no lines at all. The pass counts on past
+/// the window to the end when that is at most `count_ahead` bytes further (else the total is a lower bound).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn scan_window(
     source: &Source<'_>,
     indexing: Option<Indexing<'_>>,
@@ -269,6 +350,7 @@ pub(super) fn scan_window(
     path: &str,
     limits: &Limits,
     rendering: &Rendering,
+    count_ahead: u64,
 ) -> Result<Option<Scanned>, ReadError> {
     let mut renderer = LineRenderer::new(format.codec, limits.max_line_chars, limits.max_output_bytes)
         .with_call_prefix(&rendering.call_prefix);
@@ -277,7 +359,8 @@ pub(super) fn scan_window(
     }
     let keep_max = renderer.keep_max();
     let sink = |line: CapturedLine<'_>| renderer.push(line);
-    let summary = match lines::scan_lines(source, indexing, request.offset, request.limit, keep_max, sink) {
+    let walk = Walk { count_ahead, ..Walk::counting_all(request.offset, request.limit, keep_max) };
+    let summary = match lines::scan_lines(source, indexing, &walk, sink) {
         Ok(summary) => summary,
         Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Err(timed_out(renderer, limits)),
         Err(e) if let Some(damage) = crate::window::stream::damage(&e).map(str::to_string) => {
@@ -289,7 +372,7 @@ pub(super) fn scan_window(
     if total == 0 {
         return Ok(None);
     }
-    if request.offset > 0 && request.offset.unsigned_abs() > total {
+    if request.offset > 0 && request.offset.unsigned_abs() > total && summary.reached_end {
         return Err(past_end(path, request.offset, total));
     }
     match (renderer.first, renderer.last) {
@@ -412,6 +495,7 @@ pub fn base_meta(target: &Target<'_>, format: &TextFormat) -> TextMeta {
 pub(super) fn empty_file(mut meta: TextMeta, size: u64) -> TextResult {
     let output = render::text::empty_file(size);
     meta.total_lines = Some(0);
+    meta.total_lines_at_least = None;
     meta.returned_lines = Some(0);
     meta.truncated_lines = Some(0);
     meta.trailing_newline = Some(false);

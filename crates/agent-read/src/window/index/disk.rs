@@ -14,7 +14,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Format of the files written; files of another format are ignored.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 /// Larger cache files are not read: a well-formed one holds at most `MAX_CHECKPOINTS` pairs of numbers.
 const MAX_FILE_BYTES: u64 = 1 << 20;
 

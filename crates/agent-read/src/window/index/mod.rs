@@ -1,4 +1,4 @@
-//! A sparse line index: where some lines of a big file start, learned during a full pass over it, so that later
+//! A sparse line index: where some lines of a big file start, learned by the passes reads make over it, so that later
 //! reads of the same file begin near their window instead of at the top.
 //!
 //! Contract:
@@ -10,6 +10,10 @@
 //!   rebuilt. Anything else is a different file: a full pass builds a new index.
 //! - A checkpoint is the start of a line, about every `spacing` bytes. A read begins at the last checkpoint before its
 //!   window after checking that the byte before it is a line feed, so a wrong checkpoint is caught, never trusted.
+//! - An index may be *partial*: a pass that stopped before the end (its window was complete and the rest was too far
+//!   to count, or its time budget ran out) leaves what it learned up to where it stopped ([`LineIndex::reach`]). A
+//!   partial index places windows that start before its reach and lets a later pass go on counting from there; only
+//!   a complete one knows the total.
 //! - Memory is bounded: at most [`MAX_CHECKPOINTS`] per index; the spacing doubles rather than exceed it.
 
 pub mod disk;
@@ -77,7 +81,7 @@ impl FileVersion {
     }
 }
 
-/// What a full pass learned about a file's lines, kept for later reads of the same file.
+/// What the passes over a file learned about its lines, kept for later reads of the same file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineIndex {
     /// The file and text it describes.
@@ -86,8 +90,11 @@ pub struct LineIndex {
     pub version: FileVersion,
     checkpoints: Vec<Checkpoint>,
     spacing: u64,
-    /// Line feeds in the text.
+    /// Where counting stopped: the end of the text (`version.size`) when the index is complete.
+    reach: u64,
+    /// Line feeds before `reach`.
     newlines: u64,
+    /// Line endings before `reach`.
     endings: EndingCounter,
     trailing_newline: bool,
     /// CRC-32 of the text's first `SAMPLE_LEN` bytes and of its last, to recognise an append.
@@ -96,20 +103,42 @@ pub struct LineIndex {
 }
 
 impl LineIndex {
-    /// Lines in the indexed text.
+    /// Whether the index counted the whole text: then it knows the total.
+    pub fn is_complete(&self) -> bool {
+        self.reach == self.version.size
+    }
+
+    /// Where counting stopped (the end of the text when complete).
+    pub fn reach(&self) -> u64 {
+        self.reach
+    }
+
+    /// Line feeds before [`LineIndex::reach`]: the lines known to end before it.
+    pub fn newlines(&self) -> u64 {
+        self.newlines
+    }
+
+    /// The line endings counted before [`LineIndex::reach`], for a pass that goes on from there.
+    pub fn endings(&self) -> &EndingCounter {
+        &self.endings
+    }
+
+    /// Lines in the indexed text: the total when complete, else a lower bound (the lines counted, and the one that
+    /// goes on past the reach).
     pub fn total_lines(&self) -> u64 {
         let partial_line = self.version.size > self.identity.data_start && !self.trailing_newline;
         self.newlines + u64::from(partial_line)
     }
 
-    /// What a full pass over the indexed text would report.
+    /// What a full pass over the indexed text would report; for a partial index, what is known (`reached_end` false,
+    /// `total_lines` a lower bound).
     pub fn summary(&self) -> ScanSummary {
         ScanSummary {
             total_lines: self.total_lines(),
             endings: self.endings.finish(),
             trailing_newline: self.trailing_newline,
-            end: self.version.size,
-            reached_end: true,
+            end: self.reach,
+            reached_end: self.is_complete(),
         }
     }
 
@@ -136,7 +165,8 @@ impl LineIndex {
     }
 
     /// This index carried over the bytes `source` has beyond it, when the file only grew by appending: its old
-    /// first and last bytes unchanged. `None` when it did not, or the pass stopped short.
+    /// first and last bytes unchanged. `None` when it did not, or the pass stopped short. A partial index stays
+    /// partial: it only takes the new version (what it counted is still there).
     pub fn extended(&self, source: &Source<'_>, version: FileVersion) -> io::Result<Option<LineIndex>> {
         let old_end = self.version.size;
         // The pass over the new bytes must start on a code unit boundary, as every pass does.
@@ -144,13 +174,17 @@ impl LineIndex {
         if version.size <= old_end || !aligned || !self.ends_match(source)? {
             return Ok(None);
         }
+        if !self.is_complete() {
+            let (head, tail) = fingerprints(source, version.size)?;
+            return Ok(Some(LineIndex { version, head, tail, ..self.clone() }));
+        }
         let mut builder = IndexBuilder::continuing(self);
         let pass = Pass {
             // Any point will do for a pass that captures nothing: only the line feeds before it matter.
             from: Checkpoint { line: self.newlines + 1, byte: old_end },
             endings: self.endings.clone(),
-            stop_when_done: false,
             observer: Some(&mut builder),
+            ..Pass::whole(source)
         };
         scan::scan_pass(source, pass, Start::Byte(u64::MAX), 0, 0, |_| Flow::Done)?;
         builder.build(self.identity, version, source)
@@ -163,7 +197,7 @@ impl LineIndex {
         let within = self
             .checkpoints
             .iter()
-            .all(|c| c.line >= 2 && c.line <= self.newlines + 1 && c.byte > data_start && c.byte <= self.version.size);
+            .all(|c| c.line >= 2 && c.line <= self.newlines + 1 && c.byte > data_start && c.byte <= self.reach);
         let layout = self.identity.layout;
         let layout_ok = matches!(layout.unit, 1 | 2 | 4) && self.endings.layout() == layout;
         increasing
@@ -171,8 +205,15 @@ impl LineIndex {
             && layout_ok
             && self.checkpoints.len() <= MAX_CHECKPOINTS
             && (INITIAL_SPACING..=MAX_SPACING).contains(&self.spacing)
-            && self.version.size >= data_start
-            && self.newlines <= self.version.size - data_start
+            && (data_start..=self.version.size).contains(&self.reach)
+            && (self.is_complete() || !self.trailing_newline)
+            && self.newlines <= self.reach - data_start
+    }
+
+    /// Whether this index knows more of the same file than `other` does: a later version, or the same one counted
+    /// further (a partial index must not replace the complete one a concurrent pass just made).
+    pub fn knows_more_than(&self, other: &LineIndex) -> bool {
+        self.identity != other.identity || self.version != other.version || self.reach > other.reach
     }
 }
 
@@ -220,12 +261,14 @@ pub struct IndexBuilder {
     end: Option<PassEnd>,
 }
 
+/// Where the pass ended: at the end of the text (`complete`), or where it stopped before it.
 #[derive(Debug)]
 struct PassEnd {
     newlines: u64,
     endings: EndingCounter,
     trailing_newline: bool,
     end: u64,
+    complete: bool,
 }
 
 impl IndexBuilder {
@@ -239,8 +282,8 @@ impl IndexBuilder {
         }
     }
 
-    /// A builder that goes on from `index`'s end.
-    fn continuing(index: &LineIndex) -> Self {
+    /// A builder that goes on from `index`'s reach (its end, for an append).
+    pub fn continuing(index: &LineIndex) -> Self {
         let last = index.checkpoints.last().map_or(index.identity.data_start, |c| c.byte);
         IndexBuilder {
             checkpoints: index.checkpoints.clone(),
@@ -268,26 +311,39 @@ impl IndexBuilder {
     /// The checkpoints gathered, if the pass reached the end of the text (a streamed text's, whose end only the pass
     /// learns).
     pub fn into_checkpoints(self) -> Option<Vec<Checkpoint>> {
-        self.end.map(|_| self.checkpoints)
+        self.end.filter(|end| end.complete).map(|_| self.checkpoints)
     }
 
-    /// The index of the text the pass went through, if it reached the end of the file as `version` describes it.
+    /// The index of the text the pass went through: complete if it reached the end of the file as `version`
+    /// describes it, partial if it stopped before; `None` if it ended elsewhere (the file holds less than its size
+    /// says) or never saw a chunk.
     pub fn build(
         self,
         identity: FileIdentity,
         version: FileVersion,
         source: &Source<'_>,
     ) -> io::Result<Option<LineIndex>> {
-        let Some(end) = self.end.filter(|end| end.end == version.size) else { return Ok(None) };
-        let (head, tail) = fingerprints(source, end.end)?;
+        let Some(end) = self.end else { return Ok(None) };
+        // A partial index must have counted something (a pass stopped at its very start knows nothing).
+        let fits = if end.complete {
+            end.end == version.size
+        } else {
+            (identity.data_start + 1..version.size).contains(&end.end)
+        };
+        if !fits {
+            return Ok(None);
+        }
+        // Two reads of a few bytes, done also when the pass stopped because its budget ran out.
+        let (head, tail) = fingerprints(&source.without_budget(), version.size)?;
         Ok(Some(LineIndex {
             identity,
             version,
             checkpoints: self.checkpoints,
             spacing: self.spacing,
+            reach: end.end,
             newlines: end.newlines,
             endings: end.endings,
-            trailing_newline: end.trailing_newline,
+            trailing_newline: end.complete && end.trailing_newline,
             head,
             tail,
         }))
@@ -311,7 +367,12 @@ impl PassObserver for IndexBuilder {
     }
 
     fn finish(&mut self, newlines: u64, endings: EndingCounter, trailing_newline: bool, end: u64) {
-        self.end = Some(PassEnd { newlines, endings, trailing_newline, end });
+        self.end = Some(PassEnd { newlines, endings, trailing_newline, end, complete: true });
+    }
+
+    fn stopped(&mut self, newlines: u64, endings: &EndingCounter, at: u64) {
+        self.end =
+            Some(PassEnd { newlines, endings: endings.clone(), trailing_newline: false, end: at, complete: false });
     }
 }
 

@@ -36,9 +36,9 @@ impl LineIndexes {
         LineIndexes { disk: Some(folder), ..LineIndexes::default() }
     }
 
-    /// The index of the file `identity` names as it is now (`version`, its text in `source`): a kept one, or a kept
-    /// one extended over bytes appended since. `None` when none is known or the file changed otherwise; the caller
-    /// then makes a full pass and [keeps](Self::keep) its index.
+    /// The index of the file `identity` names as it is now (`version`, its text in `source`): a kept one (complete
+    /// or partial), or a kept one extended over bytes appended since. `None` when none is known or the file changed
+    /// otherwise; the caller then makes a pass and [keeps](Self::keep) what it learned.
     pub fn find(
         &self,
         identity: FileIdentity,
@@ -65,8 +65,16 @@ impl LineIndexes {
         }
     }
 
-    /// Keeps `index` for later reads: in memory, and on disk when a folder is set (a failed write only costs speed).
+    /// Keeps `index` for later reads: in memory, and on disk when a folder is set (a failed write only costs speed);
+    /// unless the index kept for the same file knows more (a pass that stopped early must not replace what a
+    /// concurrent one counted to the end).
     pub fn keep(&self, index: Arc<LineIndex>) {
+        let superseded = self.with_recent(|recent| {
+            recent.iter().any(|kept| kept.identity == index.identity && !index.knows_more_than(kept))
+        });
+        if superseded {
+            return;
+        }
         if let Some(folder) = &self.disk {
             folder.save(&index);
         }

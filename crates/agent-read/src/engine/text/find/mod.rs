@@ -1,12 +1,19 @@
 //! `find`: the lines of a text that match a pattern, each with its number and `context` lines around it, in one
 //! forward pass from the line the search starts at.
 //!
-//! The pass goes through the same line scan as any window (the line index places a start counted from the end), and
-//! every kind of content read as text takes it: files in any encoding (other encodings are decoded before the
-//! pattern runs), notebooks and PDFs (their renderings). Memory is one chunk, one line, and the `context` lines
-//! before the current one. Once `limit` matches and their context are shown, the pass goes on counting matches to
-//! give the total, until the end or the time budget; a budget that runs out after a match was shown leaves a lower
-//! bound, not an error.
+//! The pass goes through the same line scan as any window (the line index places a start, also one counted from the
+//! end), and every kind of content read as text takes it: files in any encoding (other encodings are decoded before
+//! the pattern runs), notebooks and PDFs (their renderings). Memory is one chunk, one line, and the `context` lines
+//! before the current one.
+//!
+//! In UTF-8 text the pass searches whole chunks at once: the pattern's line form ([`FindWindow::line_pattern`])
+//! points at the lines that may match, the scan jumps over the others counting their line feeds, and each line
+//! pointed at is judged by the pattern itself, so the answer is the one a line-by-line search gives.
+//!
+//! Once `limit` matches and their context are shown, the search counts on to give the total only when the rest of
+//! the content is within [`COUNT_AHEAD`] bytes; past that it stops there, as `grep -m` does, and the footer gives a
+//! lower bound and the call for the next matches. A time budget that runs out after a match was shown also leaves a
+//! lower bound, not an error.
 
 use super::{Rendering, Scanned, empty_file};
 use crate::classify::TextFormat;
@@ -14,12 +21,13 @@ use crate::classify::codec::DecodeLimit;
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
 use crate::render::LineRenderer;
-use crate::render::text::{FIND_GROUP_SEPARATOR, FindFacts, find_footer, page_marker, shown_from_marker};
+use crate::render::text::{FIND_GROUP_SEPARATOR, FindFacts, Searched, find_footer, page_marker, shown_from_marker};
 use crate::request::FindWindow;
 use crate::result::{TextMeta, TextResult};
-use crate::window::Source;
-use crate::window::lines::{self, Indexing};
-use crate::window::scan::{CapturedLine, Flow};
+use crate::window::lines::{self, Indexing, Walk};
+use crate::window::scan::{Candidates, CapturedLine, Flow};
+use crate::window::{COUNT_AHEAD, Source};
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 /// Bytes of each line the pattern runs on: a longer line is searched in its first this many bytes.
@@ -40,7 +48,18 @@ pub fn read(
     let keep_max = renderer.keep_max().max(SEARCHED_LINE_BYTES);
     let mut search = Search::new(request, format, renderer, limits);
     search.page_header = rendering.page_header;
-    let outcome = lines::scan_lines(source, indexing, request.offset, u64::MAX, keep_max, |line| search.take(line));
+    // A search that shows its matches may stop there when the rest is far; a stream's rest is unknown until read.
+    search.stop_after_shown = source.stream().is_none().then_some(source.end);
+    // Jumping over lines is for UTF-8 text whose lines carry no page header to keep track of.
+    let filter = request.line_pattern.as_ref().filter(|_| format.codec.is_utf8() && rendering.page_header.is_none());
+    let filter = filter.map(|pattern| LineFilter { pattern, jumped: Cell::new(None) });
+    let candidates = filter.as_ref().map(|filter| filter as &dyn Candidates);
+    let walk = Walk { count_ahead: 0, candidates, ..Walk::counting_all(request.offset, u64::MAX, keep_max) };
+    let outcome = lines::scan_lines(source, indexing, &walk, |line| search.take(line));
+    if let Some([first, last]) = filter.and_then(|filter| filter.jumped.get()) {
+        search.from_line = Some(search.from_line.map_or(first, |from| from.min(first)));
+        search.last_seen = search.last_seen.max(last);
+    }
     let summary = match outcome {
         Ok(summary) => Some(summary),
         Err(e) if e.kind() == std::io::ErrorKind::TimedOut && search.shown > 0 => None,
@@ -54,14 +73,19 @@ pub fn read(
         }
         return Err(past_end(&meta.path, request.offset, summary.map_or(0, |s| s.total_lines)));
     };
-    let complete = summary.is_some();
+    let searched = match (&summary, search.stopped) {
+        (None, _) => Searched::UntilTheBudget,
+        (Some(_), true) => Searched::UntilShown { left: source.end.saturating_sub(search.stopped_at) },
+        (Some(_), false) => Searched::ToTheEnd,
+    };
+    let complete = searched == Searched::ToTheEnd;
     let facts = FindFacts {
         quoted_pattern: request.quoted(),
         from_line,
         shown: search.shown,
         found: search.found,
         searched_to: search.last_seen,
-        complete,
+        searched,
         lines: search.renderer.first.zip(search.renderer.last).map(|(first, last)| [first, last]),
     };
     // More to show: the limit or the output cap was reached, and the search did not end having found no more than it
@@ -122,6 +146,12 @@ struct Search<'r> {
     /// How a page's header line starts, in a rendering with pages; and the page the current line is on.
     page_header: Option<&'static str>,
     page: Option<String>,
+    /// Where the content ends, when the search may stop once its matches are shown and the rest is further than
+    /// [`COUNT_AHEAD`] bytes.
+    stop_after_shown: Option<u64>,
+    /// Whether it stopped so, and where (the end of the last line it saw).
+    stopped: bool,
+    stopped_at: u64,
 }
 
 impl<'r> Search<'r> {
@@ -142,10 +172,13 @@ impl<'r> Search<'r> {
             full: false,
             page_header: None,
             page: None,
+            stop_after_shown: None,
+            stopped: false,
+            stopped_at: 0,
         }
     }
 
-    /// Takes one line of the pass; the pass never stops early (the total is counted to the end).
+    /// Takes one line of the pass; says which lines it needs next.
     fn take(&mut self, line: CapturedLine<'_>) -> Flow {
         self.from_line.get_or_insert(line.number);
         self.last_seen = line.number;
@@ -165,18 +198,42 @@ impl<'r> Search<'r> {
             // A match past the limit is the next call's to show, as a match: it ends the context after the last.
             self.after_left = 0;
         }
-        if self.full || self.shown == self.request.limit && self.after_left == 0 {
-            return Flow::More;
-        }
-        match found {
-            Some(at) if self.shown < self.request.limit => self.show_match(line, at),
-            _ if self.after_left > 0 => {
-                self.after_left -= 1;
-                self.show(line, "- ", "");
+        let content_end = line.content_end;
+        if !self.done_showing() {
+            match found {
+                Some(at) if self.shown < self.request.limit => self.show_match(line, at),
+                _ if self.after_left > 0 => {
+                    self.after_left -= 1;
+                    self.show(line, "- ", "");
+                }
+                _ => self.keep_before(&line),
             }
-            _ => self.keep_before(&line),
         }
-        Flow::More
+        self.next_flow(content_end)
+    }
+
+    /// Whether every match to show is shown with its context (or the output cap took the rest).
+    fn done_showing(&self) -> bool {
+        self.full || self.shown == self.request.limit && self.after_left == 0
+    }
+
+    /// What the search needs after the line ending at `content_end`: every line while context is due, else only
+    /// those that may match (with the context before them while matches are still shown); nothing more once the
+    /// matches are shown and the rest is too far to count.
+    fn next_flow(&mut self, content_end: u64) -> Flow {
+        if !self.done_showing() {
+            return match self.after_left {
+                0 => Flow::Candidates { before: self.request.context },
+                _ => Flow::More,
+            };
+        }
+        if let Some(end) = self.stop_after_shown
+            && end.saturating_sub(content_end) > COUNT_AHEAD
+        {
+            (self.stopped, self.stopped_at) = (true, content_end);
+            return Flow::Done;
+        }
+        Flow::Candidates { before: 0 }
     }
 
     /// Where the pattern matches the line (the byte it starts at in the line's text as kept), if it does.
@@ -261,6 +318,26 @@ impl<'r> Search<'r> {
     }
 }
 
+/// The lines of UTF-8 text the pattern may match, found by its line form over whole chunks; remembers the lines
+/// the pass jumped over (searched, and found to hold no match).
+#[derive(Debug)]
+struct LineFilter<'p> {
+    pattern: &'p regex_automata::meta::Regex,
+    /// The first and last lines jumped over.
+    jumped: Cell<Option<[u64; 2]>>,
+}
+
+impl Candidates for LineFilter<'_> {
+    fn first(&self, region: &[u8]) -> Option<usize> {
+        self.pattern.find(region).map(|m| m.start())
+    }
+
+    fn jumped(&self, first: u64, last: u64) {
+        let known = self.jumped.get().map_or([first, last], |[from, _]| [from, last]);
+        self.jumped.set(Some(known));
+    }
+}
+
 /// The start of the character at or before byte `at` of UTF-8 text.
 fn char_start(text: &[u8], mut at: usize) -> usize {
     while at > 0 && at < text.len() && (text[at] & 0xC0) == 0x80 {
@@ -287,3 +364,6 @@ fn past_end(path: &str, offset: i64, total: u64) -> ReadError {
     ))
     .with_hint("search from the start: remove `offset`")
 }
+
+#[cfg(test)]
+mod tests;
