@@ -21,6 +21,7 @@
 pub mod bounds;
 pub mod ignore;
 pub mod rules;
+mod wildcard;
 
 use crate::config_error::ConfigError;
 use ignore::{IgnoreFile, IgnoreFiles};

@@ -1,17 +1,19 @@
 //! A compiled list of policy globs (the deny list, or the allow list), and how a path is matched against it.
 //!
 //! Matching is ASCII case-insensitive, done by lowercasing both the globs and the paths (`globset`'s own
-//! case-insensitive mode turns every glob into a regex; lowercased, a literal name such as `.env` or an extension such
-//! as `*.pem` takes `globset`'s hash-lookup paths and needs none). A glob with a class (`[A-Z]`) keeps `globset`'s
+//! case-insensitive mode turns every glob into a regex). A glob with a class (`[A-Z]`) keeps `globset`'s
 //! case-insensitive mode, whose folding is ASCII-only too, so both kinds agree.
+//!
+//! Globs of names and `*` alone — every default one — are matched by [`wildcard`](super::wildcard), which compiles
+//! nothing: a one-shot read then pays no regex compilation. The others go to `globset`, into as few sets as their
+//! regexes allow: a set whose regexes outgrow the regex engine's size limit is split in two until each part builds,
+//! so a list of ten thousand globs is accepted like a short one.
 //!
 //! "Anything beneath a matching directory matches too" is checked by matching the path and each of its ancestors,
 //! rather than by a second `…/**` glob per pattern: that second glob was always a regex.
-//!
-//! The globs go into as few sets as their regexes allow: a set whose regexes outgrow the regex engine's size limit
-//! is split in two until each part builds, so a list of ten thousand globs is accepted like a short one.
 
 use super::bounds;
+use super::wildcard::Wildcards;
 use crate::config_error::{ConfigError, GlobList, GlobProblem};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::path::{Path, PathBuf};
@@ -50,8 +52,8 @@ impl Rules {
     pub fn new(patterns: &[String], kind: Kind) -> Result<Rules, ConfigError> {
         let list = kind.list();
         let refuse = |pattern: &String, problem| ConfigError::Glob { list, pattern: pattern.clone(), problem };
-        let mut relative = Vec::new();
-        let mut absolute = Vec::new();
+        let (mut relative, mut absolute) = (Sets::default(), Sets::default());
+        let (mut relative_globs, mut absolute_globs) = (Vec::new(), Vec::new());
         for pattern in patterns {
             let spelled = native_glob(pattern);
             let trimmed = spelled.trim().trim_end_matches('/');
@@ -59,18 +61,24 @@ impl Rules {
                 return Err(refuse(pattern, GlobProblem::Empty));
             }
             bounds::check(trimmed).map_err(|why| refuse(pattern, GlobProblem::TooComplex { why }))?;
-            let (target, glob) = if is_absolute_glob(trimmed) {
-                (&mut absolute, trimmed.to_string())
+            let (sets, globs, glob) = if is_absolute_glob(trimmed) {
+                (&mut absolute, &mut absolute_globs, trimmed.to_string())
             } else if trimmed.starts_with("**/") || (kind == Kind::Allow && trimmed.contains('/')) {
-                (&mut relative, trimmed.to_string())
+                (&mut relative, &mut relative_globs, trimmed.to_string())
             } else {
-                (&mut relative, format!("**/{trimmed}"))
+                (&mut relative, &mut relative_globs, format!("**/{trimmed}"))
             };
-            let compiled =
-                compile(&glob).map_err(|e| refuse(pattern, GlobProblem::Invalid { reason: e.to_string() }))?;
-            target.push((compiled, pattern.clone()));
+            let index = sets.sources.len();
+            sets.sources.push(pattern.clone());
+            if !sets.wildcards.add(index, &glob.to_ascii_lowercase()) {
+                let compiled =
+                    compile(&glob).map_err(|e| refuse(pattern, GlobProblem::Invalid { reason: e.to_string() }))?;
+                globs.push((compiled, index));
+            }
         }
-        Ok(Rules { relative: Sets::build(relative, list)?, absolute: Sets::build(absolute, list)?, kind })
+        relative.build(relative_globs, list)?;
+        absolute.build(absolute_globs, list)?;
+        Ok(Rules { relative, absolute, kind })
     }
 
     /// The first rule (in the order given) that matches `relative` or `absolute`, or one of their ancestors (or, for
@@ -145,34 +153,34 @@ fn compile(glob: &str) -> Result<Glob, globset::Error> {
     GlobBuilder::new(&text).case_insensitive(has_class).literal_separator(true).build()
 }
 
-/// Globs in one or more sets, with the pattern each came from.
+/// Globs in order: those [`Wildcards`] match, the others in one or more `globset` sets, each glob with its place.
 #[derive(Debug, Clone, Default)]
 struct Sets {
-    sets: Vec<(GlobSet, Vec<String>)>,
+    wildcards: Wildcards,
+    sets: Vec<(GlobSet, Vec<usize>)>,
+    /// The patterns as written, by place.
+    sources: Vec<String>,
 }
 
 impl Sets {
-    fn build(globs: Vec<(Glob, String)>, list: GlobList) -> Result<Sets, ConfigError> {
-        let mut sets = Sets::default();
-        if !globs.is_empty() {
-            sets.add(globs, list)?;
-        }
-        Ok(sets)
+    /// Compiles the globs `globset` matches (each with its place).
+    fn build(&mut self, globs: Vec<(Glob, usize)>, list: GlobList) -> Result<(), ConfigError> {
+        if globs.is_empty() { Ok(()) } else { self.add(globs, list) }
     }
 
     /// Builds `globs` as one set, or, when their regexes are too big for one, as two halves (each split again as
-    /// needed). Order is kept, so the first set holding a match holds the first rule that matches.
-    fn add(&mut self, globs: Vec<(Glob, String)>, list: GlobList) -> Result<(), ConfigError> {
+    /// needed).
+    fn add(&mut self, globs: Vec<(Glob, usize)>, list: GlobList) -> Result<(), ConfigError> {
         let mut builder = GlobSetBuilder::new();
         globs.iter().for_each(|(glob, _)| _ = builder.add(glob.clone()));
         match builder.build() {
             Ok(set) => {
-                self.sets.push((set, globs.into_iter().map(|(_, source)| source).collect()));
+                self.sets.push((set, globs.into_iter().map(|(_, index)| index).collect()));
                 Ok(())
             }
             Err(e) if globs.len() == 1 => Err(ConfigError::Glob {
                 list,
-                pattern: globs[0].1.clone(),
+                pattern: self.sources[globs[0].1].clone(),
                 problem: GlobProblem::Uncompilable { reason: e.to_string() },
             }),
             Err(_) => {
@@ -187,7 +195,7 @@ impl Sets {
     /// The first pattern (in order) matching `path` or one of its ancestors, or with `copies`, one of them with its
     /// last name replaced by a name it is a copy of.
     fn first_match(&self, path: &Path, copies: bool) -> Option<&str> {
-        if self.sets.is_empty() {
+        if self.sources.is_empty() {
             return None;
         }
         let lowered = ascii_lowercase(path);
@@ -195,16 +203,23 @@ impl Sets {
         if copies {
             paths.extend(paths.clone().iter().flat_map(|p| originals_of(p)));
         }
-        let candidates: Vec<globset::Candidate<'_>> = paths.iter().map(globset::Candidate::new).collect();
-        self.sets.iter().find_map(|(set, sources)| {
-            // `is_match` first: most paths match nothing, and it is a cheaper search than listing every match.
-            let first = candidates
-                .iter()
-                .filter(|candidate| set.is_match_candidate(candidate))
-                .filter_map(|candidate| set.matches_candidate(candidate).into_iter().min())
-                .min()?;
-            sources.get(first).map(String::as_str)
-        })
+        let by_wildcard = paths.iter().filter_map(|path| self.wildcards.first_match(path)).min();
+        let by_set = if self.sets.is_empty() {
+            None
+        } else {
+            let candidates: Vec<globset::Candidate<'_>> = paths.iter().map(globset::Candidate::new).collect();
+            self.sets.iter().find_map(|(set, indexes)| {
+                // `is_match` first: most paths match nothing, and it is a cheaper search than listing every match.
+                let first = candidates
+                    .iter()
+                    .filter(|candidate| set.is_match_candidate(candidate))
+                    .filter_map(|candidate| set.matches_candidate(candidate).into_iter().min())
+                    .min()?;
+                indexes.get(first).copied()
+            })
+        };
+        let first = by_wildcard.into_iter().chain(by_set).min()?;
+        self.sources.get(first).map(String::as_str)
     }
 }
 
