@@ -9,6 +9,7 @@ mod directory;
 #[cfg(feature = "documents")]
 mod document;
 mod file;
+mod listings;
 mod narrow;
 pub mod observe;
 mod table;
@@ -52,6 +53,8 @@ pub struct Reader {
     media: Arc<file::Media>,
     /// Where big text files' lines start, learned by earlier reads.
     indexes: Arc<LineIndexes>,
+    /// Sorted listings of big directories, for their later pages.
+    listings: Arc<listings::Listings>,
 }
 
 /// Where a request got to, for the audit log (and for a session, what it read).
@@ -105,6 +108,7 @@ impl Reader {
             audit,
             media: Arc::new(file::Media::new(config.pdf_worker, config.pdf_as_document)),
             indexes: Arc::new(indexes),
+            listings: Arc::default(),
         })
     }
 
@@ -276,7 +280,9 @@ impl Reader {
                 let first_root_itself = opened.root == 0 && opened.real_relative.as_os_str().is_empty();
                 let other_roots = (first_root_itself && self.roots.several()).then(|| self.roots.named_from(1));
                 let relative = &opened.real_relative;
-                let listing = directory::Listing { dir: &dir, relative, refuses: &refuses, shown, budget, other_roots };
+                let listings = &self.listings;
+                let listing =
+                    directory::Listing { dir: &dir, relative, refuses: &refuses, shown, budget, other_roots, listings };
                 directory::list(&listing, window, limits).map(ReadResult::Directory)
             }
         }
