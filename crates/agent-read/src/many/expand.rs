@@ -183,8 +183,8 @@ impl Expander<'_> {
                 tally.unspellable += 1;
                 continue;
             }
-            let size =
-                if found.is_link { roots.symlink_metadata(key.0, &key.1).map_or(0, |m| m.len()) } else { found.size };
+            // Only a file kept is measured (files are read smallest first): the walk itself measures nothing.
+            let size = roots.symlink_metadata(key.0, &key.1).map_or(0, |m| m.len());
             let path = roots.display_in(found.root, &found.relative);
             state.seen.insert(key);
             state.out.candidates.push(Candidate { order: (index, sub), path, size, from_glob: true });

@@ -46,7 +46,7 @@ pub enum IgnoreFile {
 
 /// The compiled ignore files of one directory.
 #[derive(Debug)]
-enum DirRules {
+pub enum DirRules {
     /// No ignore file.
     None,
     /// Compiled rules.
@@ -58,7 +58,7 @@ enum DirRules {
 /// The `.gitignore` and `.ignore` rules, then those of `.git/info/exclude` (consulted only when the first say
 /// nothing); `written` maps a line changed for `globset` back to the line as the file has it.
 #[derive(Debug)]
-struct Compiled {
+pub struct Compiled {
     own: Gitignore,
     exclude: Gitignore,
     written: HashMap<String, String>,
@@ -231,13 +231,25 @@ impl<F: Fn(&Path) -> IgnoreFile> IgnoreFiles<F> {
         IgnoreFiles { read, dirs: Mutex::new(HashMap::new()) }
     }
 
-    fn rules(&self, dir: &Path) -> Arc<DirRules> {
+    /// The rules of directory `dir` (relative to the root of the paths checked), read once.
+    pub fn rules(&self, dir: &Path) -> Arc<DirRules> {
         if let Some(rules) = self.dirs.lock().unwrap_or_else(PoisonError::into_inner).get(dir) {
             return rules.clone();
         }
         let rules = Arc::new(DirRules::load(dir, &self.read));
         self.dirs.lock().unwrap_or_else(PoisonError::into_inner).insert(dir.to_path_buf(), rules.clone());
         rules
+    }
+
+    /// The rules of directory `dir` whose listing is known: only the ignore files `listed` names (`.gitignore`,
+    /// `.ignore`, `.git`) are looked for, so a directory without any costs no open. Not kept: a walk lists each
+    /// directory once.
+    pub fn listed_rules(&self, dir: &Path, listed: &dyn Fn(&str) -> bool) -> Arc<DirRules> {
+        let read = |file: &Path| {
+            let first = file.strip_prefix(dir).ok().and_then(|rest| rest.iter().next()).and_then(|name| name.to_str());
+            if first.is_some_and(listed) { (self.read)(file) } else { IgnoreFile::Missing }
+        };
+        Arc::new(DirRules::load(dir, &read))
     }
 
     /// Whether `relative` is ignored, as git decides: through an ignored ancestor, or by its own rules.
@@ -258,6 +270,19 @@ impl<F: Fn(&Path) -> IgnoreFile> IgnoreFiles<F> {
         }
         None
     }
+}
+
+/// Whether `relative` is ignored by the rules of the directories above it, `chain` holding each one's from the root of
+/// the paths checked down to `relative`'s parent, its ancestors being known not to be ignored (a walk's).
+pub fn ignored_along(chain: &[Arc<DirRules>], relative: &Path, is_dir: bool) -> Option<Denial> {
+    for rules in chain.iter().rev() {
+        match rules.verdict(relative, is_dir) {
+            Verdict::Ignored(rule) => return Some(Denial { rule }),
+            Verdict::Kept => return None,
+            Verdict::Silent => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]

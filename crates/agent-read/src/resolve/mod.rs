@@ -230,6 +230,15 @@ impl Roots {
         }
     }
 
+    /// Lists a directory beneath a root, confined like every open: its entries' names and kinds, as the directory
+    /// stream gives them.
+    pub fn read_dir(&self, root: usize, relative: &Path) -> io::Result<cap_std::fs::ReadDir> {
+        match &self.roots[root].dir {
+            Some(dir) => dir.read_dir(dot_if_empty(relative)),
+            None => Dir::open_ambient_dir("/", cap_std::ambient_authority())?.read_dir(dot_if_empty(relative)),
+        }
+    }
+
     fn open_beneath(&self, root: usize, relative: &Path) -> io::Result<File> {
         let root = &self.roots[root];
         open_confined(root.dir.as_deref(), &root.real, relative)
