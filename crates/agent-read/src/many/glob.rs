@@ -158,11 +158,26 @@ impl Shown {
     }
 }
 
-/// A folder being walked: its path beneath the base, its sorted entries and the next to visit.
+/// A folder being walked: its sorted entries and the next to visit.
 struct Folder {
-    below: PathBuf,
     entries: Vec<(OsString, FileType)>,
     next: usize,
+}
+
+/// Where a walk stands: the folders from the base down to the one being walked, and the path of the entry at hand
+/// (or of that folder) beneath the base and as ignore files judge it (beneath the anchor, with a leading `/`), grown
+/// and shrunk name by name rather than joined anew for every entry.
+struct Position {
+    folders: Vec<Folder>,
+    below: PathBuf,
+    rooted: PathBuf,
+}
+
+impl Position {
+    fn pop(&mut self) {
+        self.below.pop();
+        self.rooted.pop();
+    }
 }
 
 struct Walk<'a, F> {
@@ -181,27 +196,34 @@ impl<F: Fn(&Path) -> IgnoreFile> Walk<'_, F> {
         let mut found = Found::default();
         let mut faults = Faults::default();
         let Some(mut chain) = self.chain_to_base(budget, &mut found) else { return found };
-        let mut folders: Vec<Folder> = Vec::new();
-        self.enter(PathBuf::new(), &mut folders, &mut chain, budget, &mut found, &mut faults);
-        while let Some(folder) = folders.last_mut() {
+        let rooted = Path::new("/").join(self.above).join(self.base);
+        let mut at = Position { folders: Vec::new(), below: PathBuf::new(), rooted };
+        self.enter(&mut at, &mut chain, budget, &mut found, &mut faults);
+        while let Some(folder) = at.folders.last_mut() {
             let Some((name, kind)) = folder.entries.get(folder.next) else {
-                folders.pop();
+                at.folders.pop();
                 chain.pop();
+                at.pop();
                 continue;
             };
             folder.next += 1;
-            let below = folder.below.join(name);
-            let relative = self.base.join(&below);
-            if !self.shown.admits(name) || ignored_along(&chain, &self.above.join(&relative), kind.is_dir()).is_some() {
+            let kind = *kind;
+            if !self.shown.admits(name) {
                 continue;
             }
-            if kind.is_dir() {
-                if found.stopped.is_none() {
-                    self.enter(below, &mut folders, &mut chain, budget, &mut found, &mut faults);
+            at.below.push(name);
+            at.rooted.push(name);
+            if ignored_along(&chain, &at.rooted, kind.is_dir()).is_none() {
+                if kind.is_dir() {
+                    if found.stopped.is_none() && self.enter(&mut at, &mut chain, budget, &mut found, &mut faults) {
+                        continue;
+                    }
+                } else if self.matcher.is_match(&at.below) {
+                    let relative = self.base.join(&at.below);
+                    found.files.push(Match { root: self.root, relative, is_link: kind.is_symlink() });
                 }
-            } else if self.matcher.is_match(&below) {
-                found.files.push(Match { root: self.root, relative, is_link: kind.is_symlink() });
             }
+            at.pop();
         }
         found.unwalked = faults.reasons();
         found
@@ -211,11 +233,12 @@ impl<F: Fn(&Path) -> IgnoreFile> Walk<'_, F> {
     /// the anchor, nor the base, is ignored; `None` (nothing to walk) otherwise.
     fn chain_to_base(&self, budget: &mut WalkBudget<'_>, found: &mut Found) -> Option<Vec<Arc<DirRules>>> {
         let mut chain = Vec::new();
-        let mut folder = PathBuf::new();
+        let (mut folder, mut rooted) = (PathBuf::new(), PathBuf::from("/"));
         for name in self.above.join(self.base).iter() {
             chain.push(self.ignores.rules(&folder));
             folder.push(name);
-            if ignored_along(&chain, &folder, true).is_some() {
+            rooted.push(name);
+            if ignored_along(&chain, &rooted, true).is_some() {
                 return None;
             }
         }
@@ -223,22 +246,23 @@ impl<F: Fn(&Path) -> IgnoreFile> Walk<'_, F> {
         found.stopped.is_none().then_some(chain)
     }
 
-    /// Lists the folder `below` the base and pushes it with its ignore rules; what keeps the walk out of it is
-    /// counted, and a missing base is no fault (the glob then matches nothing).
+    /// Lists the folder `at` stands on and pushes it with its ignore rules; `false` when it could not be listed (what
+    /// kept the walk out is counted, and a missing base is no fault: the glob then matches nothing).
     fn enter(
         &self,
-        below: PathBuf,
-        folders: &mut Vec<Folder>,
+        at: &mut Position,
         chain: &mut Vec<Arc<DirRules>>,
         budget: &mut WalkBudget<'_>,
         found: &mut Found,
         faults: &mut Faults,
-    ) {
-        let relative = self.base.join(&below);
-        let listing = match self.roots.read_dir(self.root, &relative) {
+    ) -> bool {
+        let listing = match self.roots.read_dir(self.root, &self.base.join(&at.below)) {
             Ok(listing) => listing,
-            Err(e) if below.as_os_str().is_empty() && crate::platform::is_missing(&e) => return,
-            Err(e) => return faults.count(&e),
+            Err(e) if at.below.as_os_str().is_empty() && crate::platform::is_missing(&e) => return false,
+            Err(e) => {
+                faults.count(&e);
+                return false;
+            }
         };
         let mut entries = Vec::new();
         for entry in listing {
@@ -254,8 +278,10 @@ impl<F: Fn(&Path) -> IgnoreFile> Walk<'_, F> {
         entries.sort_unstable_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
         let listed =
             |name: &str| entries.binary_search_by(|(entry, _)| entry.as_encoded_bytes().cmp(name.as_bytes())).is_ok();
-        chain.push(self.ignores.listed_rules(&self.above.join(&relative), &listed));
-        folders.push(Folder { below, entries, next: 0 });
+        let judged = at.rooted.strip_prefix("/").unwrap_or(&at.rooted);
+        chain.push(self.ignores.listed_rules(judged, &listed));
+        at.folders.push(Folder { entries, next: 0 });
+        true
     }
 }
 

@@ -155,6 +155,19 @@ fn globs_over_a_tricky_tree_give_the_same_answers_as_ever() {
     }
 }
 
+/// A root narrowed into a folder the configured root's ignore files ignore is walked as the configured root would
+/// walk it: nothing beneath it comes back, as a read with `respect_ignore` refuses it.
+#[test]
+fn a_glob_beneath_a_narrowed_root_in_an_ignored_folder_matches_nothing() {
+    let (_dir, root) = workspace(&[(".gitignore", "build/\n"), ("build/out.txt", "x\n"), ("src/a.txt", "a\n")]);
+    let reader = reader_with_cap(&root, 50 * 1024);
+    let (ignored, _) = reader.narrowed(&[root.join("build")], false);
+    let many = run(&ignored.unwrap(), ReadManyRequest::new(["*.txt"]));
+    assert_eq!(skipped_of(&many), [("*.txt".to_string(), "the glob matched no file".to_string())]);
+    let (kept, _) = reader.narrowed(&[root.join("src")], false);
+    assert_eq!(paths_of(&run(&kept.unwrap(), ReadManyRequest::new(["*.txt"]))), ["a.txt"]);
+}
+
 #[test]
 #[cfg(unix)]
 fn duplicates_are_read_once_whatever_their_spelling() {

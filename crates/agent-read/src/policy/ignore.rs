@@ -103,16 +103,16 @@ impl DirRules {
         }
     }
 
-    /// What these rules say of `path` (relative to the root of the paths checked).
-    fn verdict(&self, path: &Path, is_dir: bool) -> Verdict {
+    /// What these rules say of `rooted`: a path relative to the root of the paths checked, written with a leading
+    /// `/` (the rules are compiled beneath `/`).
+    fn verdict(&self, rooted: &Path, is_dir: bool) -> Verdict {
         let (own, exclude, written) = match self {
             DirRules::None => return Verdict::Silent,
             DirRules::Uncheckable(rule) => return Verdict::Ignored(rule.clone()),
             DirRules::Rules(compiled) => (&compiled.own, &compiled.exclude, &compiled.written),
         };
-        let absolute = Path::new("/").join(path);
         for rules in [own, exclude] {
-            match rules.matched(&absolute, is_dir) {
+            match rules.matched(rooted, is_dir) {
                 Match::None => continue,
                 Match::Whitelist(_) => return Verdict::Kept,
                 Match::Ignore(glob) => {
@@ -223,12 +223,14 @@ fn escape_all(text: &str) -> String {
 pub struct IgnoreFiles<F> {
     read: F,
     dirs: Mutex<HashMap<PathBuf, Arc<DirRules>>>,
+    /// The rules of every directory without ignore files, shared.
+    none: Arc<DirRules>,
 }
 
 impl<F: Fn(&Path) -> IgnoreFile> IgnoreFiles<F> {
     /// Ignore files read with `read` (a path relative to the root, e.g. `src/.gitignore`).
     pub fn new(read: F) -> Self {
-        IgnoreFiles { read, dirs: Mutex::new(HashMap::new()) }
+        IgnoreFiles { read, dirs: Mutex::new(HashMap::new()), none: Arc::new(DirRules::None) }
     }
 
     /// The rules of directory `dir` (relative to the root of the paths checked), read once.
@@ -245,6 +247,9 @@ impl<F: Fn(&Path) -> IgnoreFile> IgnoreFiles<F> {
     /// `.ignore`, `.git`) are looked for, so a directory without any costs no open. Not kept: a walk lists each
     /// directory once.
     pub fn listed_rules(&self, dir: &Path, listed: &dyn Fn(&str) -> bool) -> Arc<DirRules> {
+        if ![".git", ".gitignore", ".ignore"].into_iter().any(listed) {
+            return self.none.clone();
+        }
         let read = |file: &Path| {
             let first = file.strip_prefix(dir).ok().and_then(|rest| rest.iter().next()).and_then(|name| name.to_str());
             if first.is_some_and(listed) { (self.read)(file) } else { IgnoreFile::Missing }
@@ -258,11 +263,11 @@ impl<F: Fn(&Path) -> IgnoreFile> IgnoreFiles<F> {
         prefixes.iter().rev().find_map(|prefix| self.entry_ignored(prefix, is_dir || *prefix != relative))
     }
 
-    /// Whether `relative` itself is ignored by the rules above it, its ancestors being known not to be (a walk that
-    /// never enters an ignored directory).
-    pub fn entry_ignored(&self, relative: &Path, is_dir: bool) -> Option<Denial> {
+    /// Whether `relative` itself is ignored by the rules above it, its ancestors being known not to be.
+    fn entry_ignored(&self, relative: &Path, is_dir: bool) -> Option<Denial> {
+        let rooted = Path::new("/").join(relative);
         for dir in relative.ancestors().skip(1) {
-            match self.rules(dir).verdict(relative, is_dir) {
+            match self.rules(dir).verdict(&rooted, is_dir) {
                 Verdict::Ignored(rule) => return Some(Denial { rule }),
                 Verdict::Kept => return None,
                 Verdict::Silent => {}
@@ -272,11 +277,12 @@ impl<F: Fn(&Path) -> IgnoreFile> IgnoreFiles<F> {
     }
 }
 
-/// Whether `relative` is ignored by the rules of the directories above it, `chain` holding each one's from the root of
-/// the paths checked down to `relative`'s parent, its ancestors being known not to be ignored (a walk's).
-pub fn ignored_along(chain: &[Arc<DirRules>], relative: &Path, is_dir: bool) -> Option<Denial> {
+/// Whether a path is ignored by the rules of the directories above it, `chain` holding each one's from the root of
+/// the paths checked down to the path's parent, its ancestors being known not to be ignored (a walk's). The path is
+/// `rooted`: relative to the root of the paths checked, written with a leading `/`.
+pub fn ignored_along(chain: &[Arc<DirRules>], rooted: &Path, is_dir: bool) -> Option<Denial> {
     for rules in chain.iter().rev() {
-        match rules.verdict(relative, is_dir) {
+        match rules.verdict(rooted, is_dir) {
             Verdict::Ignored(rule) => return Some(Denial { rule }),
             Verdict::Kept => return None,
             Verdict::Silent => {}

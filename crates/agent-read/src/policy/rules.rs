@@ -16,7 +16,7 @@ use super::bounds;
 use super::wildcard::Wildcards;
 use crate::config_error::{ConfigError, GlobList, GlobProblem};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path};
 
 /// Which list the globs form, which decides where a glob without a leading `/` may match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,16 +198,15 @@ impl Sets {
         if self.sources.is_empty() {
             return None;
         }
-        let lowered = ascii_lowercase(path);
-        let mut paths: Vec<PathBuf> = lowered.ancestors().filter(|p| !is_bare_root(p)).map(Path::to_path_buf).collect();
-        if copies {
-            paths.extend(paths.clone().iter().flat_map(|p| originals_of(p)));
-        }
-        let by_wildcard = paths.iter().filter_map(|path| self.wildcards.first_match(path)).min();
+        let spelled = Spelled::of(path);
+        let originals: Vec<Vec<u8>> =
+            if copies { spelled.ancestors().flat_map(originals_of).collect() } else { Vec::new() };
+        let paths = || spelled.ancestors().chain(originals.iter().map(Vec::as_slice));
+        let by_wildcard = paths().filter_map(|path| self.wildcards.first_match(path)).min();
         let by_set = if self.sets.is_empty() {
             None
         } else {
-            let candidates: Vec<globset::Candidate<'_>> = paths.iter().map(globset::Candidate::new).collect();
+            let candidates: Vec<globset::Candidate<'_>> = paths().map(globset::Candidate::from_bytes).collect();
             self.sets.iter().find_map(|(set, indexes)| {
                 // `is_match` first: most paths match nothing, and it is a cheaper search than listing every match.
                 let first = candidates
@@ -223,31 +222,56 @@ impl Sets {
     }
 }
 
-/// `path` with its last name replaced by each name it may be a copy of.
-fn originals_of(path: &Path) -> Vec<PathBuf> {
-    let Some(name) = path.file_name().and_then(|name| name.to_str()) else { return Vec::new() };
-    copies_of(name).into_iter().map(|original| path.with_file_name(original)).collect()
+/// A path as it is matched: ASCII letters lowercased, names between `/` (on Windows `\` becomes `/` too, and a name
+/// that is not Unicode is read lossily, as `globset` reads it), and how many of its first bytes are its root (`/`,
+/// `C:/`), which is an ancestor of every path and never a match of its own.
+struct Spelled {
+    bytes: Vec<u8>,
+    root: usize,
 }
 
-/// The empty path and a file system's root (`/`, `C:\`): ancestors of every path, never a match of their own.
-fn is_bare_root(path: &Path) -> bool {
-    path.as_os_str().is_empty() || path.parent().is_none()
-}
-
-/// `path` with ASCII letters lowercased, byte for byte (other bytes, valid UTF-8 or not, are kept).
-#[cfg(unix)]
-fn ascii_lowercase(path: &Path) -> PathBuf {
-    use std::os::unix::ffi::{OsStrExt, OsStringExt};
-    PathBuf::from(std::ffi::OsString::from_vec(path.as_os_str().as_bytes().to_ascii_lowercase()))
-}
-
-/// `path` with ASCII letters lowercased (a name that is not Unicode is matched as written).
-#[cfg(not(unix))]
-fn ascii_lowercase(path: &Path) -> PathBuf {
-    match path.to_str() {
-        Some(text) => PathBuf::from(text.to_ascii_lowercase()),
-        None => path.to_path_buf(),
+impl Spelled {
+    fn of(path: &Path) -> Spelled {
+        #[cfg(unix)]
+        let bytes = {
+            use std::os::unix::ffi::OsStrExt as _;
+            path.as_os_str().as_bytes().to_ascii_lowercase()
+        };
+        #[cfg(not(unix))]
+        let bytes = path.to_string_lossy().replace('\\', "/").to_ascii_lowercase().into_bytes();
+        let mut components = path.components();
+        let root = match components.next() {
+            Some(Component::Prefix(prefix)) => {
+                prefix.as_os_str().len() + usize::from(components.next() == Some(Component::RootDir))
+            }
+            Some(Component::RootDir) => 1,
+            _ => 0,
+        };
+        Spelled { bytes, root }
     }
+
+    /// The path and each of its ancestors but the root (paths here are normalized: no `.`, `..` or doubled `/`).
+    fn ancestors(&self) -> impl Iterator<Item = &[u8]> {
+        let bytes = self.bytes.as_slice();
+        let whole = (bytes.len() > self.root).then_some(bytes);
+        let parents = memchr::memrchr_iter(b'/', bytes).filter(|&at| at >= self.root).map(move |at| &bytes[..at]);
+        whole.into_iter().chain(parents)
+    }
+}
+
+/// `path` with its last name replaced by each name it may be a copy of.
+fn originals_of(path: &[u8]) -> Vec<Vec<u8>> {
+    let start = memchr::memrchr(b'/', path).map_or(0, |at| at + 1);
+    let Ok(name) = std::str::from_utf8(&path[start..]) else { return Vec::new() };
+    if !may_be_a_copy(name) {
+        return Vec::new();
+    }
+    copies_of(name).into_iter().map(|original| [&path[..start], original.as_bytes()].concat()).collect()
+}
+
+/// Whether [`copies_of`] can find anything in `name`: most names end in no copy suffix, and this costs no allocation.
+fn may_be_a_copy(name: &str) -> bool {
+    name.starts_with('#') || COPY_SUFFIXES.iter().any(|suffix| name.ends_with(suffix))
 }
 
 #[cfg(test)]
@@ -336,6 +360,28 @@ mod tests {
         assert_eq!(first(&allow, "a.md~"), None);
         assert_eq!(copies_of("a"), Vec::<String>::new());
         assert_eq!(copies_of(".x.swp"), vec![".x".to_string(), "x".to_string()]);
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn names_that_are_not_unicode_still_match_in_any_case() {
+        use std::os::unix::ffi::OsStrExt as _;
+        let deny = rules(&["*.pem", "secrets/"], Kind::Deny);
+        let name = Path::new(std::ffi::OsStr::from_bytes(b"Certs\xff/K\xfe.PEM"));
+        assert_eq!(deny.first_match(name, &Path::new("/w").join(name)), Some("*.pem"));
+        let beneath = Path::new(std::ffi::OsStr::from_bytes(b"SECRETS/\xff"));
+        assert_eq!(deny.first_match(beneath, &Path::new("/w").join(beneath)), Some("secrets/"));
+    }
+
+    #[test]
+    fn a_path_and_its_ancestors_but_never_the_root_are_matched() {
+        let spelled = Spelled::of(Path::new("/A/b/C.txt"));
+        let ancestors: Vec<&[u8]> = spelled.ancestors().collect();
+        assert_eq!(ancestors, [&b"/a/b/c.txt"[..], b"/a/b", b"/a"]);
+        let relative = Spelled::of(Path::new("a/b"));
+        assert_eq!(relative.ancestors().collect::<Vec<_>>(), [&b"a/b"[..], b"a"]);
+        assert_eq!(Spelled::of(Path::new("/")).ancestors().count(), 0);
+        assert_eq!(Spelled::of(Path::new("")).ancestors().count(), 0);
     }
 
     #[test]

@@ -4,23 +4,51 @@
 //!
 //! They mean what `globset` makes of them with `literal_separator` set: `*` matches any run of bytes within one name
 //! (a leading `.` included), `**` as a whole name matches any number of names, none included, and everything else
-//! matches itself, byte for byte. Paths are matched as bytes with `/` between names (on Windows `\` is turned into
-//! `/`, and a name that is not Unicode is read lossily, as `globset` reads it).
+//! matches itself, byte for byte. Paths are matched as bytes with `/` between names (see `rules`, which spells them
+//! so).
 //!
 //! Literal names (`**/.env`) and extensions (`**/*.pem`) are looked up by hash, so a long list of them costs one
 //! lookup each per name checked; the others are tried in order.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
-use std::path::Path;
+
+/// One name of a glob, cut at its `*`s: `a*b*c` is `a`, `b`, `c`; a name without `*` is one piece.
+#[derive(Debug, Clone)]
+struct NameGlob {
+    pieces: Vec<Vec<u8>>,
+}
+
+impl NameGlob {
+    fn new(name: &str) -> NameGlob {
+        NameGlob { pieces: name.as_bytes().split(|&b| b == b'*').map(<[u8]>::to_vec).collect() }
+    }
+
+    /// Whether `name` matches: it starts with the first piece, ends with the last, and holds the others in order
+    /// between them (each at its leftmost place, which leaves the most room for the next).
+    fn matches(&self, name: &[u8]) -> bool {
+        let Some((first, rest)) = self.pieces.split_first() else { return name.is_empty() };
+        let Some((last, middle)) = rest.split_last() else { return name == first.as_slice() };
+        if name.len() < first.len() + last.len() || !name.starts_with(first) || !name.ends_with(last) {
+            return false;
+        }
+        let mut between = &name[first.len()..name.len() - last.len()];
+        for piece in middle {
+            match memchr::memmem::find(between, piece) {
+                Some(at) => between = &between[at + piece.len()..],
+                None => return false,
+            }
+        }
+        true
+    }
+}
 
 /// One glob: its names, with at most one `**` among them.
 #[derive(Debug, Clone)]
 struct Wildcard {
     /// Names before the `**` (all of them when there is none).
-    head: Vec<Vec<u8>>,
+    head: Vec<NameGlob>,
     /// Names after the `**`, when there is one.
-    tail: Option<Vec<Vec<u8>>>,
+    tail: Option<Vec<NameGlob>>,
 }
 
 impl Wildcard {
@@ -36,24 +64,27 @@ impl Wildcard {
         if empty_past_the_first || stars > 1 || names.last().is_some_and(|name| name.contains("**")) {
             return None;
         }
-        let bytes = |names: &[&str]| names.iter().map(|name| name.as_bytes().to_vec()).collect::<Vec<_>>();
+        let globs = |names: &[&str]| names.iter().map(|name| NameGlob::new(name)).collect::<Vec<_>>();
         match names.iter().position(|name| name.contains("**")) {
-            None => Some(Wildcard { head: bytes(&names), tail: None }),
+            None => Some(Wildcard { head: globs(&names), tail: None }),
             Some(at) if names[at] == "**" => {
-                Some(Wildcard { head: bytes(&names[..at]), tail: Some(bytes(&names[at + 1..])) })
+                Some(Wildcard { head: globs(&names[..at]), tail: Some(globs(&names[at + 1..])) })
             }
             Some(_) => None,
         }
     }
 
-    fn matches(&self, names: &[&[u8]]) -> bool {
-        let head_matches = |names: &[&[u8]]| self.head.iter().zip(names).all(|(glob, name)| name_matches(glob, name));
+    /// Whether `path` (`count` names between `/`) matches, its last names tried first: they reject most paths.
+    fn matches(&self, path: &[u8], count: usize) -> bool {
+        let names = || path.split(|&b| b == b'/');
+        let head_matches = || self.head.iter().zip(names()).all(|(glob, name)| glob.matches(name));
         match &self.tail {
-            None => names.len() == self.head.len() && head_matches(names),
+            None => count == self.head.len() && head_matches(),
             Some(tail) => {
-                names.len() >= self.head.len() + tail.len()
-                    && head_matches(names)
-                    && tail.iter().zip(&names[names.len() - tail.len()..]).all(|(glob, name)| name_matches(glob, name))
+                let last_names = path.rsplit(|&b| b == b'/');
+                count >= self.head.len() + tail.len()
+                    && tail.iter().rev().zip(last_names).all(|(glob, name)| glob.matches(name))
+                    && head_matches()
             }
         }
     }
@@ -61,7 +92,7 @@ impl Wildcard {
     /// The name matched by hash when this is `**/NAME` with no `*` in NAME.
     fn literal_name(&self) -> Option<&[u8]> {
         match (self.head.as_slice(), self.tail.as_deref()) {
-            ([], Some([name])) if !name.contains(&b'*') => Some(name),
+            ([], Some([name])) if name.pieces.len() == 1 => Some(&name.pieces[0]),
             _ => None,
         }
     }
@@ -69,33 +100,16 @@ impl Wildcard {
     /// The extension matched by hash when this is `**/*.EXT`, EXT holding no `*` and no `.`.
     fn extension(&self) -> Option<&[u8]> {
         match (self.head.as_slice(), self.tail.as_deref()) {
-            ([], Some([name])) => {
-                let extension = name.strip_prefix(b"*.")?;
-                let plain = !extension.is_empty() && !extension.iter().any(|&b| b == b'*' || b == b'.');
-                plain.then_some(extension)
-            }
+            ([], Some([name])) => match name.pieces.as_slice() {
+                [star, extension] if star.is_empty() => {
+                    let extension = extension.strip_prefix(b".")?;
+                    (!extension.is_empty() && !extension.contains(&b'.')).then_some(extension)
+                }
+                _ => None,
+            },
             _ => None,
         }
     }
-}
-
-/// Whether `name` matches one name of a glob (`*` any run of bytes, the rest itself).
-fn name_matches(glob: &[u8], name: &[u8]) -> bool {
-    let mut pieces = glob.split(|&b| b == b'*');
-    let first = pieces.next().unwrap_or_default();
-    let Some(mut rest) = name.strip_prefix(first) else { return false };
-    let mut pieces: Vec<&[u8]> = pieces.collect();
-    let Some(last) = pieces.pop() else { return rest.is_empty() };
-    let Some(middle) = rest.len().checked_sub(last.len()).filter(|&at| rest[at..] == *last) else { return false };
-    rest = &rest[..middle];
-    // Each middle piece at its leftmost place leaves the most room for the next: enough for `*` runs.
-    for piece in pieces {
-        match memchr::memmem::find(rest, piece) {
-            Some(at) => rest = &rest[at + piece.len()..],
-            None => return false,
-        }
-    }
-    true
 }
 
 /// Globs of this kind, each with its place in the list it came from.
@@ -121,31 +135,21 @@ impl Wildcards {
         true
     }
 
-    /// The smallest index of a glob matching `path`.
-    pub fn first_match(&self, path: &Path) -> Option<usize> {
-        let bytes = path_bytes(path);
-        let names: Vec<&[u8]> = bytes.split(|&b| b == b'/').collect();
-        let last = names.last().copied().unwrap_or_default();
-        let by_name = self.names.get(last).copied();
-        let extension = last.iter().rposition(|&b| b == b'.').map(|dot| &last[dot + 1..]);
-        let by_extension = extension.and_then(|extension| self.extensions.get(extension).copied());
+    /// The smallest index of a glob matching `path`: its bytes, with `/` between names (lowercased already when
+    /// matching ignores case).
+    pub fn first_match(&self, path: &[u8]) -> Option<usize> {
+        let last = path.rsplit(|&b| b == b'/').next().unwrap_or_default();
+        let by_name = if self.names.is_empty() { None } else { self.names.get(last).copied() };
+        let by_extension = match last.iter().rposition(|&b| b == b'.') {
+            Some(dot) if !self.extensions.is_empty() => self.extensions.get(&last[dot + 1..]).copied(),
+            _ => None,
+        };
         let hashed = by_name.into_iter().chain(by_extension).min();
         let before = hashed.unwrap_or(usize::MAX);
-        let other = self.others.iter().take_while(|(index, _)| *index < before).find(|(_, w)| w.matches(&names));
+        let count = memchr::memchr_iter(b'/', path).count() + 1;
+        let mut others = self.others.iter().take_while(|(index, _)| *index < before);
+        let other = others.find(|(_, wildcard)| wildcard.matches(path, count));
         other.map(|(index, _)| *index).or(hashed)
-    }
-}
-
-/// A path as `globset` reads it: its bytes, with `/` between names.
-fn path_bytes(path: &Path) -> Cow<'_, [u8]> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt as _;
-        Cow::Borrowed(path.as_os_str().as_bytes())
-    }
-    #[cfg(not(unix))]
-    {
-        Cow::Owned(path.to_string_lossy().replace('\\', "/").into_bytes())
     }
 }
 
@@ -159,7 +163,7 @@ mod tests {
         let mut ours = Wildcards::default();
         assert!(ours.add(0, glob), "{glob} is one of ours");
         let theirs = GlobBuilder::new(glob).literal_separator(true).build().unwrap().compile_matcher();
-        assert_eq!(ours.first_match(Path::new(path)).is_some(), theirs.is_match(path), "{glob} on {path}");
+        assert_eq!(ours.first_match(path.as_bytes()).is_some(), theirs.is_match(path), "{glob} on {path}");
     }
 
     #[test]
@@ -237,7 +241,7 @@ mod tests {
             let mut ours = Wildcards::default();
             if ours.add(0, &glob) {
                 let theirs = GlobBuilder::new(&glob).literal_separator(true).build().unwrap().compile_matcher();
-                proptest::prop_assert_eq!(ours.first_match(Path::new(&path)).is_some(), theirs.is_match(&path));
+                proptest::prop_assert_eq!(ours.first_match(path.as_bytes()).is_some(), theirs.is_match(&path));
             }
         }
     }
@@ -257,18 +261,16 @@ mod tests {
         for (index, glob) in ["**/*secret*", "**/*.key", "**/server.key", "**/*.key"].iter().enumerate() {
             assert!(ours.add(index, glob));
         }
-        assert_eq!(ours.first_match(Path::new("a/server.key")), Some(1));
-        assert_eq!(ours.first_match(Path::new("secret.key")), Some(0));
-        assert_eq!(ours.first_match(Path::new("main.rs")), None);
+        assert_eq!(ours.first_match(b"a/server.key"), Some(1));
+        assert_eq!(ours.first_match(b"secret.key"), Some(0));
+        assert_eq!(ours.first_match(b"main.rs"), None);
     }
 
     #[test]
-    #[cfg(unix)]
     fn names_that_are_not_unicode_are_matched_as_bytes() {
-        use std::os::unix::ffi::OsStrExt as _;
         let mut ours = Wildcards::default();
-        assert!(ours.add(0, "**/*.pem"));
-        let name = std::ffi::OsStr::from_bytes(b"k\xff.pem");
-        assert_eq!(ours.first_match(Path::new(name)), Some(0));
+        assert!(ours.add(0, "**/*.pem") && ours.add(1, "**/k*y"));
+        assert_eq!(ours.first_match(b"d/k\xff.pem"), Some(0));
+        assert_eq!(ours.first_match(b"k\xfe\xffy"), Some(1));
     }
 }

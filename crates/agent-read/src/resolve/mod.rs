@@ -53,10 +53,12 @@ struct Root {
     dir: Option<Arc<Dir>>,
 }
 
-/// A root paths are judged from: its real path, and the handle its ignore files are read through.
+/// A root paths are judged from: its real path, how many components it has, and the handle its ignore files are read
+/// through.
 #[derive(Debug, Clone)]
 struct Anchor {
     real: PathBuf,
+    depth: usize,
     dir: Option<Arc<Dir>>,
 }
 
@@ -368,7 +370,7 @@ impl Root {
     }
 
     fn anchor(&self) -> Anchor {
-        Anchor { real: self.real.clone(), dir: self.dir.clone() }
+        Anchor { real: self.real.clone(), depth: self.real.components().count(), dir: self.dir.clone() }
     }
 }
 

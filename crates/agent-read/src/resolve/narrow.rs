@@ -139,7 +139,7 @@ pub(super) fn judge(anchors: &[Anchor], absolute: &Path) -> Judged {
         .iter()
         .enumerate()
         .filter(|(_, anchor)| absolute.starts_with(&anchor.real))
-        .min_by_key(|(_, anchor)| anchor.real.components().count());
+        .min_by_key(|(_, anchor)| anchor.depth);
     match outermost {
         Some((anchor, found)) => Judged {
             anchor,
