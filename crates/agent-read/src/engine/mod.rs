@@ -205,9 +205,13 @@ impl Reader {
         self.check_policy(root, relative, "").is_err() || self.check_ignored_at(root, relative, is_dir, "").is_err()
     }
 
-    /// Whether a directory entry would be refused: the policy refuses it as named or, for a link, where it leads.
+    /// Whether an entry of a directory being listed would be refused: the policy refuses it as named or, for a link,
+    /// where it leads. The directory passed the policy when it was opened, so its ancestors need no second look.
     fn refuses_entry(&self, root: usize, relative: &Path, file_type: FileType) -> bool {
-        if self.refuses(root, relative, file_type.is_dir()) {
+        let judged = self.roots.judged(root, relative);
+        if self.policy.check_entry(&judged.relative, &judged.absolute).is_err()
+            || self.check_ignored_at(root, relative, file_type.is_dir(), "").is_err()
+        {
             return true;
         }
         let Some((real_root, real)) = file_type.is_symlink().then(|| self.roots.leads_to(root, relative)).flatten()

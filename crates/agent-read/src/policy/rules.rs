@@ -84,9 +84,27 @@ impl Rules {
     /// The first rule (in the order given) that matches `relative` or `absolute`, or one of their ancestors (or, for
     /// deny rules, a name they are a copy of).
     pub fn first_match(&self, relative: &Path, absolute: &Path) -> Option<&str> {
-        let copies = self.kind == Kind::Deny;
-        self.relative.first_match(relative, copies).or_else(|| self.absolute.first_match(absolute, copies))
+        self.first_match_from(relative, absolute, Ancestors::Included)
     }
+
+    /// [`Rules::first_match`] for an entry of a directory these rules were checked on already and matched nothing:
+    /// the directory's ancestors are the entry's, so only the entry itself (and the names it is a copy of) is tried.
+    pub fn first_match_beneath_cleared(&self, relative: &Path, absolute: &Path) -> Option<&str> {
+        self.first_match_from(relative, absolute, Ancestors::Cleared)
+    }
+
+    fn first_match_from(&self, relative: &Path, absolute: &Path, ancestors: Ancestors) -> Option<&str> {
+        let copies = self.kind == Kind::Deny;
+        let relative_match = self.relative.first_match(relative, copies, ancestors);
+        relative_match.or_else(|| self.absolute.first_match(absolute, copies, ancestors))
+    }
+}
+
+/// Whether a path's ancestors are still to be matched, or known to match no rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ancestors {
+    Included,
+    Cleared,
 }
 
 /// A glob as this system's users write it: on Windows, `\` separates names like `/` (see
@@ -194,14 +212,14 @@ impl Sets {
 
     /// The first pattern (in order) matching `path` or one of its ancestors, or with `copies`, one of them with its
     /// last name replaced by a name it is a copy of.
-    fn first_match(&self, path: &Path, copies: bool) -> Option<&str> {
+    fn first_match(&self, path: &Path, copies: bool, ancestors: Ancestors) -> Option<&str> {
         if self.sources.is_empty() {
             return None;
         }
         let spelled = Spelled::of(path);
-        let originals: Vec<Vec<u8>> =
-            if copies { spelled.ancestors().flat_map(originals_of).collect() } else { Vec::new() };
-        let paths = || spelled.ancestors().chain(originals.iter().map(Vec::as_slice));
+        let tried = || spelled.ancestors().take(if ancestors == Ancestors::Cleared { 1 } else { usize::MAX });
+        let originals: Vec<Vec<u8>> = if copies { tried().flat_map(originals_of).collect() } else { Vec::new() };
+        let paths = || tried().chain(originals.iter().map(Vec::as_slice));
         let by_wildcard = paths().filter_map(|path| self.wildcards.first_match(path)).min();
         let by_set = if self.sets.is_empty() {
             None
@@ -250,7 +268,8 @@ impl Spelled {
         Spelled { bytes, root }
     }
 
-    /// The path and each of its ancestors but the root (paths here are normalized: no `.`, `..` or doubled `/`).
+    /// The path and each of its ancestors but the root, the path first (paths here are normalized: no `.`, `..` or
+    /// doubled `/`).
     fn ancestors(&self) -> impl Iterator<Item = &[u8]> {
         let bytes = self.bytes.as_slice();
         let whole = (bytes.len() > self.root).then_some(bytes);
@@ -270,8 +289,11 @@ fn originals_of(path: &[u8]) -> Vec<Vec<u8>> {
 }
 
 /// Whether [`copies_of`] can find anything in `name`: most names end in no copy suffix, and this costs no allocation.
+/// Every suffix but `~` is one extension.
 fn may_be_a_copy(name: &str) -> bool {
-    name.starts_with('#') || COPY_SUFFIXES.iter().any(|suffix| name.ends_with(suffix))
+    name.starts_with('#')
+        || name.ends_with('~')
+        || name.rfind('.').is_some_and(|dot| COPY_SUFFIXES.contains(&&name[dot..]))
 }
 
 #[cfg(test)]
@@ -371,6 +393,15 @@ mod tests {
         assert_eq!(deny.first_match(name, &Path::new("/w").join(name)), Some("*.pem"));
         let beneath = Path::new(std::ffi::OsStr::from_bytes(b"SECRETS/\xff"));
         assert_eq!(deny.first_match(beneath, &Path::new("/w").join(beneath)), Some("secrets/"));
+    }
+
+    #[test]
+    fn the_quick_copy_check_lets_every_copy_through() {
+        for suffix in COPY_SUFFIXES {
+            let name = format!("server.key{suffix}");
+            assert!(may_be_a_copy(&name) && !copies_of(&name).is_empty(), "{name}");
+        }
+        assert!(may_be_a_copy("#.env#") && !may_be_a_copy("main.rs") && !may_be_a_copy("notes.txt"));
     }
 
     #[test]

@@ -39,6 +39,9 @@ pub struct Roots {
     roots: Vec<Root>,
     /// The configured roots (and roots an operator let a client choose): every root lies beneath one of them.
     anchors: Vec<Anchor>,
+    /// How policy judges each root itself (which anchor, where beneath it): what lies beneath a root is judged from
+    /// the same anchor, since no anchor shallower than the root's own can hold it.
+    judged_roots: Vec<Judged>,
     /// Whether these roots were narrowed beneath the configured ones (then an `OUTSIDE_ROOT` names the roots in force).
     narrowed: bool,
 }
@@ -116,7 +119,13 @@ impl Roots {
         let paths = if paths.is_empty() { std::slice::from_ref(&cwd) } else { paths };
         let roots = paths.iter().map(|path| Root::open(&cwd.join(path), path)).collect::<Result<Vec<_>, _>>()?;
         let anchors = roots.iter().map(Root::anchor).collect();
-        Ok(Roots { roots, anchors, narrowed: false })
+        Ok(Roots::assemble(roots, anchors, false))
+    }
+
+    /// Roots with their anchors, each root judged once.
+    fn assemble(roots: Vec<Root>, anchors: Vec<Anchor>, narrowed: bool) -> Roots {
+        let judged_roots = roots.iter().map(|root| narrow::judge(&anchors, &root.real)).collect();
+        Roots { roots, anchors, judged_roots, narrowed }
     }
 
     /// The real path of root `index`.
@@ -132,13 +141,17 @@ impl Roots {
     /// How policy judges a path beneath root `root`: relative to the outermost anchor holding it (every root lies
     /// beneath one; should none hold it, the root itself stands in).
     pub fn judged(&self, root: usize, relative: &Path) -> Judged {
-        let absolute = if relative.as_os_str().is_empty() {
-            self.roots[root].real.clone()
-        } else {
-            self.roots[root].real.join(relative)
-        };
-        let judged = narrow::judge(&self.anchors, &absolute);
-        if judged.anchor == usize::MAX { Judged { relative: relative.to_path_buf(), ..judged } } else { judged }
+        let beneath =
+            |base: &Path| if relative.as_os_str().is_empty() { base.to_path_buf() } else { base.join(relative) };
+        let absolute = beneath(&self.roots[root].real);
+        match &self.judged_roots[root] {
+            Judged { anchor: usize::MAX, .. } => {
+                Judged { anchor: usize::MAX, relative: relative.to_path_buf(), absolute }
+            }
+            Judged { anchor, relative: root_beneath, .. } => {
+                Judged { anchor: *anchor, relative: beneath(root_beneath), absolute }
+            }
+        }
     }
 
     /// Resolves a request path to a root; anything lexically outside every root is `OUTSIDE_ROOT`. A relative path
