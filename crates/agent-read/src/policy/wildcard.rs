@@ -49,9 +49,6 @@ struct Wildcard {
     head: Vec<NameGlob>,
     /// Names after the `**`, when there is one.
     tail: Option<Vec<NameGlob>>,
-    /// The literal names the head starts with, joined by `/` (`/proc` of `/proc/**/environ`): a path that does not
-    /// start with them is rejected at once.
-    prefix: Vec<u8>,
 }
 
 impl Wildcard {
@@ -68,23 +65,17 @@ impl Wildcard {
             return None;
         }
         let globs = |names: &[&str]| names.iter().map(|name| NameGlob::new(name)).collect::<Vec<_>>();
-        let (head, tail) = match names.iter().position(|name| name.contains("**")) {
-            None => (globs(&names), None),
-            Some(at) if names[at] == "**" => (globs(&names[..at]), Some(globs(&names[at + 1..]))),
-            Some(_) => return None,
-        };
-        let literal: Vec<&str> =
-            names.iter().take(head.len()).take_while(|name| !name.contains('*')).copied().collect();
-        Some(Wildcard { head, tail, prefix: literal.join("/").into_bytes() })
+        match names.iter().position(|name| name.contains("**")) {
+            None => Some(Wildcard { head: globs(&names), tail: None }),
+            Some(at) if names[at] == "**" => {
+                Some(Wildcard { head: globs(&names[..at]), tail: Some(globs(&names[at + 1..])) })
+            }
+            Some(_) => None,
+        }
     }
 
     /// Whether `path` (`count` names between `/`) matches, its last names tried first: they reject most paths.
     fn matches(&self, path: &[u8], count: usize) -> bool {
-        if !self.prefix.is_empty()
-            && (!path.starts_with(&self.prefix) || path.get(self.prefix.len()).is_some_and(|&b| b != b'/'))
-        {
-            return false;
-        }
         let names = || path.split(|&b| b == b'/');
         let head_matches = || self.head.iter().zip(names()).all(|(glob, name)| glob.matches(name));
         match &self.tail {
@@ -126,12 +117,7 @@ impl Wildcard {
 pub struct Wildcards {
     names: HashMap<Vec<u8>, usize>,
     extensions: HashMap<Vec<u8>, usize>,
-    /// Globs matched from the end (`**/id_rsa*`), by the first byte their last name must start with: a path's last
-    /// name picks the few worth trying. Those whose last name may start with anything (`**/*secret*`) are under
-    /// `None`.
-    by_first_byte: HashMap<Option<u8>, Vec<(usize, Wildcard)>>,
-    /// Globs matched from the start (`/proc/**/environ`, `docs/*.md`).
-    anchored: Vec<(usize, Wildcard)>,
+    others: Vec<(usize, Wildcard)>,
 }
 
 impl Wildcards {
@@ -143,12 +129,8 @@ impl Wildcards {
             self.names.entry(name.to_vec()).or_insert(index);
         } else if let Some(extension) = wildcard.extension() {
             self.extensions.entry(extension.to_vec()).or_insert(index);
-        } else if wildcard.head.is_empty() {
-            let last = wildcard.tail.as_ref().and_then(|tail| tail.last());
-            let first_byte = last.and_then(|name| name.pieces.first()).and_then(|piece| piece.first().copied());
-            self.by_first_byte.entry(first_byte).or_default().push((index, wildcard));
         } else {
-            self.anchored.push((index, wildcard));
+            self.others.push((index, wildcard));
         }
         true
     }
@@ -162,14 +144,12 @@ impl Wildcards {
             Some(dot) if !self.extensions.is_empty() => self.extensions.get(&last[dot + 1..]).copied(),
             _ => None,
         };
+        let hashed = by_name.into_iter().chain(by_extension).min();
+        let before = hashed.unwrap_or(usize::MAX);
         let count = memchr::memchr_iter(b'/', path).count() + 1;
-        // Each list is in order: its first match is its smallest index.
-        let first_in = |list: Option<&Vec<(usize, Wildcard)>>| {
-            list?.iter().find(|(_, wildcard)| wildcard.matches(path, count)).map(|(index, _)| *index)
-        };
-        let from_end = [last.first().copied(), None].map(|byte| first_in(self.by_first_byte.get(&byte)));
-        let from_start = first_in(Some(&self.anchored));
-        [by_name, by_extension, from_start].into_iter().chain(from_end).flatten().min()
+        let mut others = self.others.iter().take_while(|(index, _)| *index < before);
+        let other = others.find(|(_, wildcard)| wildcard.matches(path, count));
+        other.map(|(index, _)| *index).or(hashed)
     }
 }
 
