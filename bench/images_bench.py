@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Benchmark agent-read's image memory: peak RSS (from /usr/bin/time -v) and wall time for
-  (g) an 8000 x 6000 PNG read by the command line (downscaled to 2000 px, re-encoded, base64, JSON);
-  (h) a 6000 x 4000 JPEG read by the command line;
+"""Benchmark agent-read's images beside libvips: peak RSS (from /usr/bin/time -v) and wall time for
+  (g) an 8000 x 6000 PNG read by the command line (downscaled to 2000 px, re-encoded, base64, JSON), beside
+      `vipsthumbnail -s 2000` making the same 2000 x 1500 thumbnail (a JPEG file);
+  (h) a 6000 x 4000 JPEG, likewise (vipsthumbnail shrinks it on load, as agent-read decodes it at 1/2 scale);
+  (j) the 2000 x 1000 region at the bottom right of the PNG at full resolution, beside `vips crop` to a PNG file;
   (i) six concurrent reads over MCP stdio of six copies of a small PNG declaring 11,000 x 11,000 pixels (the
       finding), the server's own peak RSS.
-Each case runs once to warm up, then RUNS times; wall time is the median, peak RSS the largest of the runs.
+Each case runs once to warm up, then RUNS times, agent-read and its reference interleaved; wall time is the median,
+peak RSS the largest of the runs.
 
 AGENT_READ_BIN is the binary measured (default: target/release/agent-read); AGENT_READ_BEFORE, when set, names
 another build (e.g. one from before a change) measured the same way in the same run, side by side.
@@ -30,15 +33,36 @@ def peak_rss_kib(stderr):
     return int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr).group(1))
 
 
-def read_cli(binary, name):
-    """One command-line read: wall seconds, peak RSS in KiB, and the start of the output."""
+def timed(command):
+    """Runs `command` under GNU time: wall seconds, peak RSS in KiB, and its standard output."""
     start = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-v", binary, "--root", DATA, "--json", name], capture_output=True)
+    proc = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True)
     wall = time.perf_counter() - start
     stderr = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
-        raise SystemExit(f"{binary} {name} failed ({proc.returncode}):\n{stderr[-2000:]}")
-    return wall, peak_rss_kib(stderr), json.loads(proc.stdout)["output"][:120]
+        raise SystemExit(f"{' '.join(command)} failed ({proc.returncode}):\n{stderr[-2000:]}")
+    return wall, peak_rss_kib(stderr), proc.stdout
+
+
+def read_cli(binary, name, *flags):
+    """One command-line read: wall seconds, peak RSS in KiB, and the start of the output."""
+    wall, rss, stdout = timed([binary, "--root", DATA, "--json", name, *flags])
+    return wall, rss, json.loads(stdout)["output"][:160]
+
+
+def vips_thumbnail(name):
+    """vipsthumbnail making the 2000-pixel thumbnail of `name`, as a JPEG file."""
+    out = os.path.join(DATA, "vips-thumbnail.jpg")
+    wall, rss, _ = timed(["vipsthumbnail", os.path.join(DATA, name), "-s", "2000", "-o", out])
+    return wall, rss, f"vipsthumbnail -s 2000: {os.path.getsize(out)} bytes"
+
+
+def vips_crop(name, left, top, width, height):
+    """vips cutting a region of `name` out at full resolution, as a PNG file."""
+    out = os.path.join(DATA, "vips-crop.png")
+    command = ["vips", "crop", os.path.join(DATA, name), out, str(left), str(top), str(width), str(height)]
+    wall, rss, _ = timed(command)
+    return wall, rss, f"vips crop: {os.path.getsize(out)} bytes"
 
 
 def read_six_over_mcp(binary):
@@ -78,9 +102,27 @@ def read_six_over_mcp(binary):
 def measure(run):
     run()  # warm-up: page cache hot
     runs = [run() for _ in range(RUNS)]
+    return summary(runs)
+
+
+def summary(runs):
     rss = [r[1] for r in runs]
     peak = None if None in rss else max(rss)
     return statistics.median(r[0] for r in runs), peak, runs[-1][2]
+
+
+def measure_beside(ours, reference):
+    """Both runs interleaved, so that noise hits both alike: (ours, reference) summaries."""
+    ours(), reference()  # warm-up: page cache hot
+    pairs = [(ours(), reference()) for _ in range(RUNS)]
+    return summary([p[0] for p in pairs]), summary([p[1] for p in pairs])
+
+
+def row(label, build, measured, reference=None):
+    wall, rss, shown = measured
+    peak = "died" if rss is None else f"{rss / 1024:.1f} MiB"
+    ratio = f"{wall / reference[0]:.2f}×" if reference else "—"
+    print(f"| {label} | {build} | {wall * 1000:.0f} ms | {peak} | {ratio} | {shown} |", flush=True)
 
 
 def main():
@@ -91,19 +133,26 @@ def main():
         if not os.path.exists(copy):
             os.link(os.path.join(DATA, CLAIM), copy)
     builds = [("after", BIN)] + ([("before", BEFORE)] if BEFORE else [])
-    cases = [
-        ("(g) 8000×6000 PNG → 2000 px", lambda b: lambda: read_cli(b, "photo-8000x6000.png")),
-        ("(h) 6000×4000 JPEG → 2000 px", lambda b: lambda: read_cli(b, "photo-6000x4000.jpg")),
-        ("(i) six concurrent MCP reads of a 11,000² PNG", lambda b: lambda: read_six_over_mcp(b)),
+    beside = [
+        ("(g) 8000×6000 PNG → 2000 px", lambda b: lambda: read_cli(b, "photo-8000x6000.png"),
+         lambda: vips_thumbnail("photo-8000x6000.png")),
+        ("(h) 6000×4000 JPEG → 2000 px", lambda b: lambda: read_cli(b, "photo-6000x4000.jpg"),
+         lambda: vips_thumbnail("photo-6000x4000.jpg")),
+        ("(j) region 6000,5000,8000,6000 of the PNG", lambda b: lambda: read_cli(
+            b, "photo-8000x6000.png", "--region", "6000,5000,8000,6000"),
+         lambda: vips_crop("photo-8000x6000.png", 6000, 5000, 2000, 1000)),
     ]
-    print(f"\nmedian of {RUNS} runs after a warm-up; peak RSS is the largest of the runs\n")
-    print("| case | build | wall | peak RSS | output |")
-    print("|---|---|---:|---:|---|")
-    for label, make in cases:
+    print(f"\nmedian of {RUNS} runs after a warm-up, interleaved with the reference; peak RSS is the largest of the runs")
+    print("(ratio: wall time ÷ the reference's in the same run)\n")
+    print("| case | build | wall | peak RSS | ratio | output |")
+    print("|---|---|---:|---:|---:|---|")
+    for label, make, reference in beside:
         for build, binary in builds:
-            wall, rss, summary = measure(make(binary))
-            shown = "died" if rss is None else f"{rss / 1024:.1f} MiB"
-            print(f"| {label} | {build} | {wall * 1000:.0f} ms | {shown} | {summary} |", flush=True)
+            ours, theirs = measure_beside(make(binary), reference)
+            row(label, build, ours, theirs)
+        row(label, "reference", theirs)
+    for build, binary in builds:
+        row("(i) six concurrent MCP reads of a 11,000² PNG", build, measure(lambda: read_six_over_mcp(binary)))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ Examples:
   agent-read dump.min.js --start-byte 0 --end-byte 4096
   agent-read src/app.py --mode block --anchor-line 812
   agent-read report.pdf --pages 2-4
+  agent-read shot.png --region 0,0,800,600    that part at full resolution
   agent-read docs --root ~/project            lists ~/project/docs
   echo '{\"path\": \"README.md\", \"limit\": 20}' | agent-read
   agent-read many 'src/**/*.rs' --limit 50    several files, one answer

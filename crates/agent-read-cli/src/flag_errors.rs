@@ -24,6 +24,7 @@ const FLAGS: &[(&str, &str)] = &[
     ("levels", "--levels"),
     ("find", "--find"),
     ("context", "--context"),
+    ("region", "--region"),
     ("max_files", "--max-files"),
 ];
 
@@ -174,6 +175,10 @@ fn bare_field(text: &str) -> Option<(String, usize)> {
         let mut values = serde_json::Deserializer::from_str(value_text).into_iter::<String>();
         let value = values.next()?.ok()?;
         (value, values.byte_offset())
+    } else if value_text.starts_with('[') {
+        let mut values = serde_json::Deserializer::from_str(value_text).into_iter::<serde_json::Value>();
+        let value = scalar(&values.next()?.ok()?)?;
+        (value, values.byte_offset())
     } else {
         let len =
             value_text.find(|c: char| c.is_whitespace() || matches!(c, ')' | ',' | ';')).unwrap_or(value_text.len());
@@ -187,11 +192,14 @@ fn bare_field(text: &str) -> Option<(String, usize)> {
     Some(if value.is_empty() { (flag.to_string(), used) } else { (format!("{flag} {}", shell_word(&value)), used) })
 }
 
-/// A JSON string or number as it is typed.
+/// A JSON string or number as it is typed; an array of numbers (a region) as they are joined by commas.
 fn scalar(value: &serde_json::Value) -> Option<String> {
     match value {
         serde_json::Value::String(text) => Some(text.clone()),
         serde_json::Value::Number(number) => Some(number.to_string()),
+        serde_json::Value::Array(items) if items.iter().all(serde_json::Value::is_number) => {
+            Some(items.iter().map(|item| item.to_string()).collect::<Vec<_>>().join(","))
+        }
         _ => None,
     }
 }
@@ -235,6 +243,8 @@ mod tests {
             (r#"e.g. {"paths": ["a b", "*.rs"], "limit": 5}."#, "e.g. agent-read many 'a b' '*.rs' --limit 5."),
             ("a byte range (start_byte/end_byte), which", "a byte range (--start-byte/--end-byte), which"),
             ("send a max_files from 1 to 200", "send a --max-files from 1 to 200"),
+            ("e.g. region=[0,0,2000,1500] for", "e.g. --region 0,0,2000,1500 for"),
+            (r#"e.g. "region": [0, 0, 800, 600]"#, "e.g. --region 0,0,800,600"),
         ];
         for (model, person) in cases {
             assert_eq!(in_flags(model, &[]), person, "{model}");

@@ -1,7 +1,8 @@
 //! The `agent-read` command line: a thin face over the library's [`Reader`].
 //!
 //! - `agent-read PATH [--offset N] [--limit N] [--start-byte N --end-byte N] [--encoding E] [--mode block
-//!   --anchor-line N] [--json]` prints what the model would see (or the JSON result with `--json`).
+//!   --anchor-line N] [--region X0,Y0,X1,Y1] [--json]` prints what the model would see (or the JSON result with
+//!   `--json`).
 //! - `agent-read` with a JSON request on standard input prints one JSON result on standard output.
 //! - `agent-read --schema [--schema-format openai|anthropic|mcp]` prints the tool definition.
 //! - `agent-read many PATH_OR_GLOB... [--limit N] [--max-files N] [--json]` reads several files in one answer (the
@@ -86,6 +87,9 @@ struct Cli {
     /// Block mode: how far out to go (1, the default: the nearest definition around the line; 2: the one around it).
     #[arg(long, value_name = "N", allow_negative_numbers = true, help_heading = "Window")]
     levels: Option<i64>,
+    /// Images: the part to return at full resolution, left,top,right,bottom in the image's pixels (e.g. 0,0,800,600).
+    #[arg(long, value_name = "X0,Y0,X1,Y1", allow_hyphen_values = true, help_heading = "Window")]
+    region: Option<String>,
     /// Print the JSON result instead of the model text.
     #[arg(long, help_heading = "Output")]
     json: bool,
@@ -219,6 +223,7 @@ impl Cli {
             || self.levels.is_some()
             || self.find.is_some()
             || self.context.is_some()
+            || self.region.is_some()
     }
 }
 
@@ -291,7 +296,7 @@ fn run(cli: &Cli) -> ExitCode {
     match cli.path.clone() {
         Some(path) => read_path(&reader, cli, path),
         None if cli.has_request_flags() => usage_error(
-            "--offset, --limit, --start-byte, --end-byte, --pages, --encoding, --mode, --anchor-line, --levels, --find and --context need a PATH",
+            "--offset, --limit, --start-byte, --end-byte, --pages, --encoding, --mode, --anchor-line, --levels, --find, --context and --region need a PATH",
         ),
         None => read_stdin(&reader),
     }
@@ -329,8 +334,12 @@ fn build_config(cli: &Cli) -> Result<Config, String> {
 
 fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
     // The mode goes through the same parser as JSON requests, so an unknown one gets the same instructive error.
-    let mode = match cli.mode.as_deref().map(ReadMode::parse).transpose() {
-        Ok(mode) => mode,
+    let parsed = cli.mode.as_deref().map(ReadMode::parse).transpose().and_then(|mode| {
+        let region = cli.region.as_deref().map(ReadRequest::parse_region).transpose()?;
+        Ok((mode, region))
+    });
+    let (mode, region) = match parsed {
+        Ok(parsed) => parsed,
         Err(error) if cli.json => return print_json(&ReadResult::Error(error)),
         Err(error) => return print_flag_error(&error, ExitCode::from(2), &[&path]),
     };
@@ -347,6 +356,7 @@ fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {
         mode,
         anchor_line: cli.anchor_line,
         levels: cli.levels,
+        region,
         // One read per process: there is no session to repeat a read in.
         reread: false,
     };

@@ -49,6 +49,7 @@ mod request;
 mod resolve;
 mod result;
 mod session;
+mod source;
 mod suggest;
 mod tokens;
 mod tool;
@@ -83,6 +84,7 @@ pub use result::{
     ReadResult, TextMeta, TextResult, UnchangedMeta, UnchangedResult,
 };
 pub use session::{Basis, Freshness, Session, SessionSettings, TokenCounting, Usage};
+pub use tokens::ImageTokens;
 pub use tool::{
     DESCRIPTION as TOOL_DESCRIPTION, MANY_DESCRIPTION, MANY_NAME, NAME as TOOL_NAME, SchemaFormat, Served,
     definition as tool_definition, definition_for as tool_definition_for, description_for as tool_description_for,

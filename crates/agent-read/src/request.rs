@@ -14,16 +14,19 @@ mod block;
 pub mod duplicates;
 mod find;
 pub(crate) mod json;
+mod region;
 
 pub use block::{BlockWindow, ReadMode};
 pub use find::FindWindow;
 pub(crate) use json::truncate_for_message;
+pub use region::PixelRegion;
 
 /// One read request (docs/contract.md, Requests). Its field docs are what the model sees in the tool schema.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadRequest {
-    /// File or directory to read: absolute, or relative to the workspace root.
+    /// File or directory to read: absolute, or relative to the workspace root. A path through a zip or tar archive
+    /// reads its member (`logs.zip/dir/b.log`).
     #[serde(alias = "file_path", deserialize_with = "fields::path")]
     pub path: String,
     /// 1-based line (or directory entry) to start from. Negative counts from the end: -1 is the last line,
@@ -72,6 +75,13 @@ pub struct ReadRequest {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::levels")]
     #[schemars(range(min = 1))]
     pub levels: Option<i64>,
+    /// Images only: the part of the image to return, `[x0, y0, x1, y1]` in the original image's pixels — the left,
+    /// top, right and bottom edges, right and bottom excluded (`[0, 0, 800, 600]` is the top-left 800 × 600 pixels).
+    /// It comes back at full resolution, downscaled only if the region itself is over the size limit. In a
+    /// downscaled image, a point (x, y) is at (x ÷ scale, y ÷ scale) in the original; its footer gives such a call.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::region")]
+    #[schemars(length(min = 4, max = 4))]
+    pub region: Option<[i64; 4]>,
     /// Only in a session (the MCP server): true returns the content again even when this same read of an unchanged
     /// file was already answered in this session, instead of a one-line "unchanged since your read" notice.
     #[serde(default, skip_serializing_if = "std::ops::Not::not", deserialize_with = "fields::reread")]
@@ -141,6 +151,11 @@ pub(crate) mod fields {
         json::field(d, |v| ReadMode::parse(&json::string("mode", v).map_err(|e| e.with_hint(hint))?).map(Some))
     }
 
+    /// `region` as four integers (see [`super::region::parse`]).
+    pub fn region<'de, D: Deserializer<'de>>(d: D) -> Result<Option<[i64; 4]>, D::Error> {
+        json::field(d, |v| super::region::parse(v).map(Some))
+    }
+
     pub fn reread<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
         json::field(d, |v| json::flag("reread", v))
     }
@@ -208,6 +223,8 @@ pub enum Window {
     Block(BlockWindow),
     /// The lines matching a pattern, with context (anything read as text).
     Find(FindWindow),
+    /// A rectangle of an image, at native resolution (images only).
+    Region(PixelRegion),
 }
 
 impl ReadRequest {
@@ -237,6 +254,9 @@ impl ReadRequest {
                 "`pages` reads a PDF's or a document's text and `encoding` reads a file as raw text; they cannot be combined",
             )
             .with_hint("send `pages` alone for a PDF, workbook or presentation, or `encoding` alone for text"));
+        }
+        if let Some(edges) = self.region {
+            return self.region_window(edges);
         }
         if self.find.is_some() || self.context.is_some() {
             return self.find_window(limits);
@@ -375,7 +395,7 @@ mod tests {
         );
         let unknown = message(json!({"path": "a", "bogus": 1}));
         assert!(unknown.contains("unknown field `bogus`; valid fields: path, offset"), "{unknown}");
-        assert!(unknown.contains("anchor_line, levels (and reread, in a session)"), "{unknown}");
+        assert!(unknown.contains("anchor_line, levels, region (and reread, in a session)"), "{unknown}");
         assert!(
             message(json!({"path": "a", "offset": 1.5})).contains("`offset` must be an integer, not the fraction 1.5")
         );

@@ -4,6 +4,7 @@
 //! `error_code`, so a harness that only knows `{"output"}` or `{"error", "error_code"}` works unchanged.
 
 use crate::error::{ErrorCode, ReadError, render_error};
+use crate::tokens::ImageTokens;
 use serde::{Serialize, Serializer};
 use std::borrow::Cow;
 
@@ -105,6 +106,10 @@ pub struct TextMeta {
     /// The decompressed text's size in bytes, when the read decoded it to its end (absent otherwise: never guessed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decompressed_bytes: Option<u64>,
+    /// The archive the text is a member of (a path through an archive, `logs.zip/dir/b.log`); `size_bytes` and `mtime`
+    /// are then the member's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive: Option<ArchiveMeta>,
     /// A CSV or TSV file's delimiter, column count and header row.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub table: Option<TableMeta>,
@@ -257,6 +262,30 @@ pub struct DirectoryMeta {
     /// The limit applied when the requested one was clamped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit_clamped_to: Option<u64>,
+    /// The archive listed, when the directory is an archive or a directory inside one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive: Option<ArchiveMeta>,
+}
+
+/// What archive a path goes through, and what the member is inside it (see `docs/formats.md`, Archives).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct ArchiveMeta {
+    /// The archive, as resolved (a file beneath a root, or for a nested archive the outer archive's member).
+    pub path: String,
+    /// What kind of archive it is: `zip`, `tar`, `tar.gz`, `tar.zst`, `tar.xz` or `tar.bz2`.
+    pub format: &'static str,
+    /// The member's path inside the archive; absent for the archive's own top listing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    /// The member's size inside the archive (zip).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compressed_size: Option<u64>,
+    /// How the member is compressed inside the archive (zip: `stored` or `deflate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<&'static str>,
+    /// Members in the whole archive (listings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub members: Option<u64>,
 }
 
 /// The kind of a directory entry.
@@ -284,6 +313,9 @@ pub struct DirEntry {
     /// Size in bytes, for files and symlinks (the link itself).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// Size inside the archive, for a member of a zip archive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compressed_size: Option<u64>,
 }
 
 /// A file returned as an attachment, with a short description for the model.
@@ -332,12 +364,26 @@ pub struct AttachmentMeta {
     /// The image's own height in pixels.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_height: Option<u32>,
-    /// Returned size ÷ original size, when the image was downscaled (coordinates in the attachment ÷ scale =
-    /// coordinates in the original).
+    /// The part of the image returned, `[x0, y0, x1, y1]` in the original's pixels (right and bottom excluded), when
+    /// the request asked for a `region`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<[u32; 4]>,
+    /// Returned size ÷ original size (of the region, when one was asked), when the image was downscaled
+    /// (coordinates in the attachment ÷ scale, plus the region's top-left corner = coordinates in the original).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scale: Option<f64>,
     /// Whether the attachment was re-encoded (downscaled or converted) rather than the file's own bytes.
     pub reencoded: bool,
+    /// The archive the file is a member of; `size_bytes` and `mtime` are then the member's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive: Option<ArchiveMeta>,
+    /// Why the image went out in its encoding, in a few words ("the file's own bytes", "lossless: 143 colours",
+    /// "photographic: 6.2× smaller than lossless PNG").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+    /// What the attached image costs each family of models, estimated from its size by the published rules.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimated_tokens: Option<ImageTokens>,
 }
 
 /// A repeat of an earlier read in the same session: same path, same window, same content, so the model is told so in

@@ -99,17 +99,31 @@ pub fn near_misses(search: &Search<'_>, resolved: &Resolved) -> NearMiss {
 /// The entries of `parent` most like `missing`, best first, each one offerable.
 fn ranked_siblings(search: &Search<'_>, root: usize, parent: &Path, missing: &OsStr) -> Option<Vec<String>> {
     let dir = search.roots.open_dir(root, parent).ok()?;
-    let missing = missing.to_string_lossy().to_lowercase();
+    // A name that is not UTF-8 cannot be asked for in a request, so it is never offered.
+    let names =
+        dir.entries().ok()?.filter_map(|entry| entry.ok().and_then(|entry| entry.file_name().into_string().ok()));
+    let reachable = |name: &String| offerable(search, root, &parent.join(name));
+    Some(ranked(&missing.to_string_lossy(), names, search.budget, reachable))
+}
+
+/// The names most like `missing` (at most [`MAX_SCANNED`] compared, within the comparison budget and the time
+/// budget), best first, those `offerable` refuses left out: what a NOT_FOUND suggests, from a directory or from an
+/// archive's members.
+pub fn ranked(
+    missing: &str,
+    names: impl Iterator<Item = String>,
+    budget: &Budget,
+    offerable: impl Fn(&String) -> bool,
+) -> Vec<String> {
+    let missing = missing.to_lowercase();
     let missing_chars = missing.chars().count();
     let missing_ext = extension(&missing);
     let mut cells_left = MAX_COMPARED_CELLS;
     let mut scored: Vec<(f64, String)> = Vec::new();
-    for (index, entry) in dir.entries().ok()?.take(MAX_SCANNED).enumerate() {
-        if index % ENTRIES_BETWEEN_CHECKS == 0 && search.budget.check().is_err() {
+    for (index, name) in names.take(MAX_SCANNED).enumerate() {
+        if index % ENTRIES_BETWEEN_CHECKS == 0 && budget.check().is_err() {
             break;
         }
-        // A name that is not UTF-8 cannot be asked for in a request, so it is never offered.
-        let Some(name) = entry.ok().and_then(|entry| entry.file_name().into_string().ok()) else { continue };
         let lower = name.to_lowercase();
         let chars = lower.chars().count();
         let bonus = if extension(&lower) == missing_ext { SAME_EXTENSION_BONUS } else { 0.0 };
@@ -126,8 +140,7 @@ fn ranked_siblings(search: &Search<'_>, root: usize, parent: &Path, missing: &Os
         }
     }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    let reachable = |name: &String| offerable(search, root, &parent.join(name));
-    Some(scored.into_iter().map(|(_, name)| name).filter(reachable).take(MAX_SUGGESTIONS).collect())
+    scored.into_iter().map(|(_, name)| name).filter(offerable).take(MAX_SUGGESTIONS).collect()
 }
 
 /// A path may be offered only if reading it could succeed: the policy allows it as named and, when it is a link,

@@ -35,12 +35,16 @@ header kept in view with the line when it is longer than `limit`, and the exact 
 regular expression, `(?i)` to ignore case) returns the matching lines with their numbers and `context` lines around \
 them (default 2), `limit` matches (default 50) from line `offset`, and the exact call for the next ones.
 
-Images (PNG, JPEG, GIF, WebP) come back as an image attachment, downscaled when large (the output states the scale \
-to map coordinates back). PDFs come back as text, page by page. Word, Excel and PowerPoint files (DOCX, XLSX, PPTX) \
+Images (PNG, JPEG, GIF, WebP) come back as an image attachment, downscaled when large: the output states the scale, \
+and a point (x, y) in the attachment is (x ÷ scale, y ÷ scale) in the original. To see small text or detail, send \
+`region: [x0, y0, x1, y1]` in the original's pixels (left, top, right, bottom; right and bottom excluded): that part \
+comes back at full resolution (a point (x, y) in it is (x0 + x, y0 + y) in the original); a downscaled image's \
+footer gives such a call. PDFs come back as text, page by page. Word, Excel and PowerPoint files (DOCX, XLSX, PPTX) \
 and HTML pages come back as Markdown-like text (headings, lists, pipe tables, links; a unit per sheet or slide; no \
 script or hidden content). Jupyter notebooks come back as their cells (source, then text outputs), paged like any \
 text. Compressed files (gzip, zstd, xz, bzip2) come back as the text they hold, paged by lines (byte ranges address \
-the compressed bytes). A CSV or TSV window that starts below the header repeats it first, marked \
+the compressed bytes). Archives (zip, tar, tar.gz, tar.zst) list their members like a directory; a path through one \
+(\"logs.zip/dir/b.log\") reads a member like a file. A CSV or TSV window that starts below the header repeats it first, marked \
 `⟨header row, line 1⟩`.
 
 Does not: modify anything, read outside the workspace roots, or show other binary files as text (it names their \

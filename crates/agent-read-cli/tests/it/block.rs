@@ -231,7 +231,7 @@ fn the_command_line_takes_mode_and_anchor_line_flags() {
     assert!(stderr.contains("unknown `--mode` \"blocks\"; valid modes: lines, block"), "{stderr}");
     let no_path = ws.cmd().args(["--anchor-line", "8"]).output().unwrap();
     assert_eq!(no_path.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&no_path.stderr).contains("--levels, --find and --context need a PATH"));
+    assert!(String::from_utf8_lossy(&no_path.stderr).contains("--levels, --find, --context and --region need a PATH"));
     let levels = ws.cmd().args(["app.py", "--mode", "block", "--anchor-line", "14", "--levels", "2"]).output().unwrap();
     let text = String::from_utf8(levels.stdout).unwrap();
     assert!(text.starts_with("4: class Server:\n"), "{text}");

@@ -251,6 +251,16 @@ fn demo_project(root: &Path) {
     file("docs/guide.pdf", &pdf_of(&["Install the tool.", "Configure the roots.", "Read a file."]));
     file("docs/chart.png", &chart_png());
     file("analysis.ipynb", NOTEBOOK.as_bytes());
+    let first_lines: String = log.split_inclusive('\n').take(120).collect();
+    let bundle = crate::archives::tar_of(&[
+        (b"logs/", b'5', b""),
+        (b"logs/app.log", b'0', first_lines.as_bytes()),
+        (b"logs/.env", b'0', b"API_TOKEN=not-for-the-model\n"),
+        (b"README.md", b'0', b"# bundle\n"),
+    ]);
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gzip, &bundle).expect("gzip");
+    file("bundle.tar.gz", &gzip.finish().expect("gzip"));
     file("agent-read.toml", b"# A configuration the examples load with --config.\n[limits]\nmax_line_chars = 40\n");
     // Names that could pass for the tool's words: a footer, a name reordered by a bidirectional control.
     file("names/(end of directory)", b"(lines 1-9 of 9 \xc2\xb7 end of file)\n");
@@ -258,9 +268,24 @@ fn demo_project(root: &Path) {
     file("names/report\u{202e}fdp.exe", b"y\n");
 }
 
-/// A 2400 × 1200 gradient: larger than the default 2000-pixel side, so a read downscales it.
+/// A 2400 × 1200 bar chart (white, grey grid lines, black axes, bars in three colours): larger than the default
+/// 2000-pixel side, so a read downscales it.
 fn chart_png() -> Vec<u8> {
-    let image = image::RgbImage::from_fn(2400, 1200, |x, y| image::Rgb([(x % 256) as u8, (y % 256) as u8, 128]));
+    let bars = [[66, 133, 244], [219, 68, 55], [244, 180, 0]];
+    let image = image::RgbImage::from_fn(2400, 1200, |x, y| {
+        let (bar, within) = ((x.saturating_sub(200) / 200) as usize, x.saturating_sub(200) % 200);
+        let top = 1100 - 100 * (1 + (bar as u32 * 7) % 9);
+        let colour = if (196..200).contains(&x) || (1100..1104).contains(&y) {
+            [0, 0, 0]
+        } else if x >= 200 && y < 1100 && (40..160).contains(&within) && y >= top {
+            bars[bar % 3]
+        } else if y % 100 == 0 {
+            [220, 220, 220]
+        } else {
+            [255, 255, 255]
+        };
+        image::Rgb(colour)
+    });
     let mut png = Vec::new();
     image.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png).expect("encode PNG");
     png

@@ -4,7 +4,10 @@
 //! What is checked: images are told by their magic bytes (never the file name) and come back as one attachment whose
 //! base64 `data` is the file's own bytes when within the limits, or a downscaled / re-encoded copy (with the scale in
 //! `meta` and in the description) when not; corrupt or oversized images are clean, quick errors; plain-text mode
-//! prints the description only.
+//! prints the description only. How the encoding is chosen: `encoding`; regions of an image: `regions`.
+
+mod encoding;
+mod regions;
 
 use crate::common::{Bin, Ws};
 use base64::Engine;
@@ -346,13 +349,13 @@ fn svg_is_text() {
 fn large_png_is_downscaled_to_the_maximum_side() {
     let ws = Ws::new();
     // 3000×1500 opaque grey with noise on every pixel, stored without compression (quick to write in a debug build):
-    // one byte a pixel keeps the decode and downscale cheap, and a grey 2000×1000 PNG always fits the default
-    // 3.75 MB, so the attachment stays PNG.
+    // one byte a pixel keeps the decode and downscale cheap. Noise on every pixel is a photograph's texture, which
+    // JPEG holds in far fewer bytes than PNG.
     let bytes = png_uncompressed(&noisy_gray(3000, 1500, 7));
     ws.file("big.png", &bytes);
     let v = ws.json("big.png");
     let a = attachment(&v);
-    assert_eq!(a["mime"], "image/png", "{}", shown(&v));
+    assert_eq!(a["mime"], "image/jpeg", "{}", shown(&v));
     assert_eq!((a["width"].as_u64(), a["height"].as_u64()), (Some(2000), Some(1000)), "{}", shown(&v));
     let meta = &v["meta"];
     assert_eq!((meta["original_width"].as_u64(), meta["original_height"].as_u64()), (Some(3000), Some(1500)));
@@ -364,12 +367,17 @@ fn large_png_is_downscaled_to_the_maximum_side() {
     let sent = data(a);
     assert!(sent.len() as u64 <= 3_750_000, "within the default byte limit: {}", sent.len());
     assert!(sent.len() > 100_000, "the noise survives downscaling: {} bytes", sent.len());
-    assert_eq!(image::guess_format(&sent).ok(), Some(ImageFormat::Png));
+    assert_eq!(image::guess_format(&sent).ok(), Some(ImageFormat::Jpeg));
     let decoded = image::load_from_memory(&sent).expect("the attachment decodes");
     assert_eq!((decoded.width(), decoded.height()), (2000, 1000));
     let out = output(&v);
-    assert!(out.starts_with("PNG image · 3000×1500 · 4.3 MiB → downscaled to 2000×1000, PNG "), "{out}");
-    assert!(out.contains("(scale 0.6667: divide coordinates in it by 0.6667 to map them to the original)"), "{out}");
+    assert!(out.starts_with("PNG image · 3000×1500 · 4.3 MiB → downscaled to 2000×1000, JPEG "), "{out}");
+    assert!(
+        out.contains(
+            "× smaller than lossless PNG; scale 0.6667: divide coordinates in it by 0.6667 to map them to the original)"
+        ),
+        "{out}"
+    );
 }
 
 #[test]
@@ -389,7 +397,8 @@ fn a_small_max_image_side_downscales_a_small_image() {
     assert!((scale - 64.0 / 120.0).abs() < 1e-3, "scale {scale}");
     let decoded = image::load_from_memory(&data(a)).expect("the attachment decodes");
     assert_eq!((u64::from(decoded.width()), u64::from(decoded.height())), (64, height));
-    assert_eq!(a["mime"], "image/png", "a PNG within the byte limit stays PNG");
+    let format = image::guess_format(&data(a)).expect("an image");
+    assert_eq!(a["mime"], format.to_mime_type(), "the attachment's mime is its data's");
     assert!(output(&v).contains(&format!("downscaled to 64×{height}")), "{}", output(&v));
     assert!(output(&v).contains("scale 0.5333"), "{}", output(&v));
 }
@@ -424,8 +433,8 @@ fn a_png_over_the_byte_limit_is_reencoded_as_jpeg_at_full_size_when_that_fits() 
     assert_eq!(meta["size_bytes"], bytes.len() as u64, "meta.size_bytes is the file's");
     let out = output(&v);
     assert!(out.starts_with("PNG image · 200×150 · "), "{out}");
-    assert!(out.contains(" → re-encoded as JPEG "), "{out}");
-    assert!(out.ends_with(" to fit the size limit"), "{out}");
+    assert!(out.contains(" → re-encoded to fit the size limit as JPEG "), "{out}");
+    assert!(out.ends_with("× smaller than lossless PNG)"), "{out}");
     assert!(!out.contains("downscaled"), "{out}");
 }
 
@@ -454,7 +463,7 @@ fn a_png_whose_reencodings_are_over_the_byte_limit_is_downscaled_until_one_fits(
     assert!((scale - f64::from(w) / 300.0).abs() < 1e-3, "scale {scale} for {w}×{h}");
     let out = output(&v);
     assert!(out.contains(&format!("downscaled to {w}×{h}")), "{out}");
-    assert!(out.contains(&format!("(scale {scale}: ")), "{out}");
+    assert!(out.contains(&format!("; scale {scale}: ")), "{out}");
 }
 
 #[test]

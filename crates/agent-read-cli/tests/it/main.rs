@@ -6,6 +6,7 @@
 mod common;
 
 mod adversarial;
+mod archives;
 mod block;
 mod cli;
 mod compressed;
@@ -23,3 +24,4 @@ mod mcp_roots;
 mod notebooks;
 mod pdf_read;
 mod read_many;
+mod windows_wine;

@@ -812,6 +812,35 @@ async fn an_image_is_a_text_block_then_an_image_block_and_its_bytes_travel_once(
 }
 
 #[tokio::test]
+async fn a_region_of_an_image_is_an_image_block_at_full_resolution() {
+    use base64::Engine;
+    let dir = workspace();
+    std::fs::write(dir.path().join("chart.png"), gradient_png()).unwrap();
+    let client = connect(dir.path()).await;
+    let result = call(&client, json!({"path": "chart.png", "region": [20, 10, 60, 50]})).await;
+    assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+    let content = serde_json::to_value(&result.content).unwrap();
+    assert_eq!(content[1]["type"], "image", "text then image: {content}");
+    let data = base64::engine::general_purpose::STANDARD.decode(content[1]["data"].as_str().unwrap()).unwrap();
+    let crop = image::load_from_memory(&data).expect("the block decodes");
+    assert_eq!(content[1]["mimeType"], image::guess_format(&data).unwrap().to_mime_type());
+    assert_eq!((crop.width(), crop.height()), (40, 40));
+    assert!(text_of(&result).contains(" · region [20,10,60,50] at full resolution: 40×40, "), "{}", text_of(&result));
+    let structured = result.structured_content.expect("structuredContent");
+    assert_eq!(structured["meta"]["region"], json!([20, 10, 60, 50]));
+    assert!(structured["meta"]["estimated_tokens"]["anthropic"].is_u64(), "{structured}");
+    let outside = call(&client, json!({"path": "chart.png", "region": [0, 0, 121, 80]})).await;
+    assert_eq!(outside.is_error, Some(true));
+    assert!(
+        text_of(&outside)
+            .starts_with("INVALID_RANGE: region [0,0,121,80] reaches past the image: chart.png is 120×80 pixels"),
+        "{}",
+        text_of(&outside)
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_corrupt_image_is_an_error_result_without_an_image_block() {
     let dir = workspace();
     let bytes = gradient_png();

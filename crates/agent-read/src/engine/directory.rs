@@ -64,20 +64,65 @@ pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<Di
     listing.budget.check().map_err(io_err)?;
     let sorted = listing.listings.sorted(listing.dir, || read_sorted(listing)).map_err(io_err)?;
     let names = &sorted.entries;
-    let total = names.len() as u64;
+    let page = Page {
+        shown,
+        total: names.len() as u64,
+        stopped_at: sorted.cut.then_some(MAX_ENTRIES),
+        notices: Vec::new(),
+        other_roots: listing.other_roots.clone(),
+        archive: None,
+    };
+    page_of(page, lines, limits, |index| {
+        let (name, file_type) = &names[index];
+        let entry = describe(listing.dir, name, *file_type);
+        let denied = file_type.is_some_and(|file_type| (listing.refuses)(&listing.relative.join(name), file_type));
+        let other_kind = file_type.map_or("unknown", other_kind_name);
+        let line = listing::entry_line(&entry, other_kind, name.to_str().is_none(), denied);
+        (entry, line)
+    })
+}
+
+/// A listing to page: what it is called, how many entries it has, and what its footer says beside the window.
+pub struct Page {
+    /// The directory as shown to the model.
+    pub shown: String,
+    /// Entries in all.
+    pub total: u64,
+    /// The listing stopped at this many entries before the directory's end.
+    pub stopped_at: Option<usize>,
+    /// Footer notices after the window.
+    pub notices: Vec<String>,
+    /// The other roots in force, when this is the first root's own listing and there are several.
+    pub other_roots: Option<String>,
+    /// The archive listed (a listing of an archive or of a directory inside one).
+    pub archive: Option<crate::result::ArchiveMeta>,
+}
+
+/// The window `lines` of a sorted listing of `page.total` entries, `entry_at` giving the entry at an index (0-based)
+/// and its line: only the entries of the window are described.
+pub fn page_of(
+    page: Page,
+    lines: crate::request::LineWindow,
+    limits: &Limits,
+    entry_at: impl Fn(usize) -> (DirEntry, String),
+) -> Result<DirectoryResult, ReadError> {
+    let Page { shown, total, stopped_at, notices, other_roots, archive } = page;
     if total == 0 {
-        return Ok(empty_directory(shown));
+        let mut empty = empty_directory(shown);
+        empty.meta.archive = archive;
+        if empty.meta.archive.is_some() {
+            empty.output = listing::EMPTY_ARCHIVE_DIRECTORY.to_string();
+        }
+        return Ok(empty);
     }
     let first = first_index(lines.offset, total).ok_or_else(|| past_end(&shown, lines.offset, total))?;
     let budget = limits.max_output_bytes - FOOTER_RESERVE;
     let mut output = String::new();
     let mut entries = Vec::new();
     let mut cap_hit = false;
-    for (name, file_type) in names.iter().skip(first as usize).take(lines.limit as usize) {
-        let entry = describe(listing.dir, name, *file_type);
-        let denied = file_type.is_some_and(|file_type| (listing.refuses)(&listing.relative.join(name), file_type));
-        let other_kind = file_type.map_or("unknown", other_kind_name);
-        let line = listing::entry_line(&entry, other_kind, name.to_str().is_none(), denied);
+    let end = first.saturating_add(lines.limit).min(total);
+    for index in first..end {
+        let (entry, line) = entry_at(index as usize);
         if output.len() + line.len() + 1 > budget && !entries.is_empty() {
             cap_hit = true;
             break;
@@ -93,11 +138,12 @@ pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<Di
         first: first + 1,
         last,
         total,
-        stopped_at: sorted.cut.then_some(MAX_ENTRIES),
+        stopped_at,
         clamped_to: lines.clamped_from.map(|_| limits.max_lines),
         cap_reached: cap_hit.then_some(limits.max_output_bytes),
         next_call: next_offset.map(|n| lines.next_call(n)),
-        other_roots: listing.other_roots.clone(),
+        other_roots,
+        notices,
     };
     render::append_footer(&mut output, &footer.text());
     let meta = DirectoryMeta {
@@ -108,6 +154,7 @@ pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<Di
         next_offset,
         byte_cap_hit: cap_hit,
         limit_clamped_to: lines.clamped_to(),
+        archive,
     };
     Ok(DirectoryResult { output, meta, entries })
 }
@@ -158,7 +205,7 @@ fn describe(dir: &Dir, name: &OsString, file_type: Option<FileType>) -> DirEntry
         EntryKind::File | EntryKind::Symlink => dir.symlink_metadata(name).ok().map(|m| m.len()),
         _ => None,
     };
-    DirEntry { name: name.to_string_lossy().into_owned(), kind, size }
+    DirEntry { name: name.to_string_lossy().into_owned(), kind, size, compressed_size: None }
 }
 
 fn other_kind_name(t: FileType) -> &'static str {
@@ -192,6 +239,7 @@ fn empty_directory(shown: String) -> DirectoryResult {
         next_offset: None,
         byte_cap_hit: false,
         limit_clamped_to: None,
+        archive: None,
     };
     DirectoryResult { output, meta, entries: Vec::new() }
 }

@@ -1,7 +1,7 @@
 //! A regular file: sniff its first block, classify it, and send it down the road its content needs — text windows,
 //! notebooks (rendered, then windowed like text), images (attachments) or PDFs (pages of text).
 
-use super::target::{Target, is_windowed, read_end_of};
+use super::target::{Target, is_windowed, read_end_of, region_needs_an_image};
 use super::text::{self, Rendering, io_error};
 use crate::classify::{self, Codec, Content, ImageType, SNIFF_LEN, TextFormat};
 use crate::error::{ErrorCode, ReadError};
@@ -9,7 +9,7 @@ use crate::limits::Limits;
 use crate::media::notebook;
 use crate::render::notebook::NotRendered;
 use crate::render::{self, human_size};
-use crate::request::Window;
+use crate::request::{PixelRegion, Window};
 use crate::result::{AttachmentResult, ReadResult, TextMeta};
 use crate::window::Source;
 use std::fs::{File, Metadata};
@@ -90,6 +90,9 @@ pub fn classify(target: &Target<'_>, request: &FileRequest<'_>) -> Result<Conten
     if matches!(request.window, Window::Block(_)) && !matches!(content, Content::Text(_)) {
         return Err(block_needs_text(target, &content));
     }
+    if matches!(request.window, Window::Region(_)) && !matches!(content, Content::Image(_)) {
+        return Err(region_needs_an_image(&target.shown, &content_name(&content)));
+    }
     if matches!(request.window, Window::Find(_))
         && !matches!(content, Content::Text(_) | Content::Pdf | Content::Document(_))
     {
@@ -116,7 +119,11 @@ pub fn read_classified(
             Ok(not_attached(target, kind.mime(), &format!("{} image", kind.name())))
         }
         Content::Image(kind) => {
-            read_image(target, kind, limits).map(|result| note_ignored_window(result, &request.window))
+            let region = match &request.window {
+                Window::Region(region) => Some(*region),
+                _ => None,
+            };
+            read_image(target, kind, region, limits).map(|result| note_ignored_window(result, &request.window))
         }
         Content::Pdf => read_pdf(target, &request, limits, media),
         Content::Document(kind) => read_document(target, kind, request, limits),
@@ -206,18 +213,29 @@ fn notebook_error(error: &std::io::Error, shown: &str) -> ReadError {
 }
 
 #[cfg(feature = "images")]
-fn read_image(target: &Target<'_>, kind: ImageType, limits: &Limits) -> Result<ReadResult, ReadError> {
+fn read_image(
+    target: &Target<'_>,
+    kind: ImageType,
+    region: Option<PixelRegion>,
+    limits: &Limits,
+) -> Result<ReadResult, ReadError> {
     let image = crate::media::image::ImageFile {
         file: target.file,
         kind,
         meta: target.attachment_meta(kind.mime()),
         budget: &target.budget,
+        region,
     };
     crate::media::image::read(image, limits).map(ReadResult::Attachment)
 }
 
 #[cfg(not(feature = "images"))]
-fn read_image(target: &Target<'_>, kind: ImageType, _limits: &Limits) -> Result<ReadResult, ReadError> {
+fn read_image(
+    target: &Target<'_>,
+    kind: ImageType,
+    _region: Option<PixelRegion>,
+    _limits: &Limits,
+) -> Result<ReadResult, ReadError> {
     let _ = target.attachment_meta(kind.mime());
     Err(binary_error(target, &format!("{} image", kind.name()), Some(without_feature("images"))))
 }
@@ -276,14 +294,27 @@ fn not_attached(target: &Target<'_>, mime: &str, description: &str) -> ReadResul
     ReadResult::Attachment(AttachmentResult { output, attachments: Vec::new(), meta: target.attachment_meta(mime) })
 }
 
-/// Says so when a request windowed an attachment: it is always whole, and a silent ignore would mislead.
+/// Says so when a request windowed an attachment with lines or bytes: it is always whole (or the region asked), and
+/// a silent ignore would mislead.
 fn note_ignored_window(mut result: ReadResult, window: &Window) -> ReadResult {
     if let ReadResult::Attachment(attachment) = &mut result
         && is_windowed(window)
+        && !matches!(window, Window::Region(_))
     {
         render::attachment::note_window_ignored(&mut attachment.output);
     }
     result
+}
+
+/// What a file's content is, in a few words, for refusals.
+fn content_name(content: &Content) -> String {
+    match content {
+        Content::Text(_) => "text".to_string(),
+        Content::Image(kind) => format!("a {} image", kind.name()),
+        Content::Pdf => "a PDF".to_string(),
+        Content::Document(kind) => format!("a {}", kind.description()),
+        Content::Binary { description, .. } => format!("binary ({description})"),
+    }
 }
 
 /// Block mode asked of a file that is not text: what the file is, and how to read it instead.

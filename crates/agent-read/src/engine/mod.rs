@@ -3,6 +3,8 @@
 //!
 //! The engine knows nothing of the faces (command line, MCP): they hand it a request and print what it returns.
 
+#[cfg(feature = "archives")]
+mod archive;
 #[cfg(feature = "compressed")]
 mod compressed;
 mod directory;
@@ -180,7 +182,14 @@ impl Reader {
         let resolved = self.roots.resolve(path)?;
         let shown = self.roots.display_in(resolved.root, &resolved.relative);
         self.check_policy(resolved.root, &resolved.relative, &shown)?;
-        let opened = self.roots.open(&resolved, &shown)?;
+        let opened = match self.roots.open(&resolved, &shown) {
+            Ok(opened) => opened,
+            #[cfg(feature = "archives")]
+            Err(missing) if missing.code == ErrorCode::NotFound => {
+                return self.observe_through_archive(&resolved)?.ok_or(missing);
+            }
+            Err(error) => return Err(error),
+        };
         self.check_policy(opened.root, &opened.real_relative, &shown)?;
         self.check_ignored(&opened, &shown)?;
         let real_path = self.roots.real_path(opened.root).join(&opened.real_relative);
@@ -248,7 +257,24 @@ impl Reader {
         // Every field's own validity (INVALID_PARAM) before how the fields relate (INVALID_RANGE).
         let forced = request.encoding.as_deref().map(parse_encoding).transpose()?;
         let window = request.window(limits)?;
-        let (opened, shown) = self.open_confined(&request.path, &budget, trace)?;
+        let (opened, shown) = match self.open_confined(&request.path, &budget, trace) {
+            Ok(found) => found,
+            #[cfg(feature = "archives")]
+            Err(missing) if missing.code == ErrorCode::NotFound => {
+                let resolved = self.roots.resolve(&request.path)?;
+                let pages = request.pages.as_deref();
+                let asked = file::FileRequest { window, forced, pages, attachments: bounds.attachments };
+                let asked_shown = trace.shown.clone();
+                return match self.read_through_archive(&resolved, asked, (&budget, limits, bounds.observe), trace)? {
+                    Some(result) => Ok(result),
+                    None => {
+                        trace.shown = asked_shown;
+                        Err(missing)
+                    }
+                };
+            }
+            Err(error) => return Err(error),
+        };
         let real_path = self.roots.real_path(opened.root).join(&opened.real_relative);
         match opened.handle {
             Handle::File(file, metadata) => {
@@ -257,7 +283,7 @@ impl Reader {
                 let target = target::Target { file: &file, metadata: &metadata, head: &head, shown, budget, indexes };
                 let pages = request.pages.as_deref();
                 let request = file::FileRequest { window, forced, pages, attachments: bounds.attachments };
-                let result = self.read_file(&target, request, bounds.limits)?;
+                let result = self.read_file(&target, request, bounds.limits, (opened.root, &opened.real_relative))?;
                 if bounds.observe {
                     trace.seen = Some(observe_file(real_path, &target, bounds.known_content));
                 }
@@ -271,6 +297,9 @@ impl Reader {
                 "{shown} is a directory; `find` searches one file's text"
             ))
             .with_hint("search the files in it with read_many and `find` (a glob such as \"dir/**/*.rs\"), or read one file with `find`")),
+            Handle::Directory(_) if matches!(window, Window::Region(_)) => {
+                Err(target::region_needs_an_image(&shown, "a directory"))
+            }
             Handle::Directory(_) if request.pages.is_some() => Err(ReadError::invalid_param(format!(
                 "{shown} is a directory; `pages` applies to PDFs, workbooks and presentations only"
             ))
@@ -322,14 +351,34 @@ impl Reader {
         Ok((opened, shown))
     }
 
-    /// Classifies an opened file and reads the window asked of it.
+    /// Reads an opened file (whose real path is `at`, for an archive's members to be judged beneath): an archive's
+    /// listing, or its content's window.
     fn read_file(
         &self,
         target: &target::Target<'_>,
         request: file::FileRequest<'_>,
         limits: &Limits,
+        at: (usize, &Path),
     ) -> Result<ReadResult, ReadError> {
         panics::test_point("read", &target.shown);
+        // Byte ranges address the archive's raw file, as they address any file's.
+        #[cfg(feature = "archives")]
+        if !matches!(request.window, Window::Bytes { .. })
+            && let Some(format) = archive::sniff(target, &request)
+        {
+            return self.read_archive_file(target, format, request, limits, at);
+        }
+        let _ = at;
+        self.read_content(target, request, limits)
+    }
+
+    /// Classifies opened content (a file's, or an archive member's copy) and reads the window asked of it.
+    fn read_content(
+        &self,
+        target: &target::Target<'_>,
+        request: file::FileRequest<'_>,
+        limits: &Limits,
+    ) -> Result<ReadResult, ReadError> {
         #[cfg(feature = "compressed")]
         if let Some(compression) = crate::media::compressed::Compression::sniff(target.head) {
             return compressed::read(target, compression, request, limits);

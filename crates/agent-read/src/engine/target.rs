@@ -2,6 +2,7 @@
 //! engine's parts: each road imports it, and it imports none of them.
 
 use crate::budget::Budget;
+use crate::error::ReadError;
 use crate::request::Window;
 use crate::result::AttachmentMeta;
 use crate::window::index::store::LineIndexes;
@@ -55,6 +56,12 @@ impl Target<'_> {
 pub fn is_windowed(window: &Window) -> bool {
     match window {
         Window::Lines(lines) => lines.offset != 1 || lines.explicit_limit,
-        Window::Bytes { .. } | Window::Block(_) | Window::Find(_) => true,
+        Window::Bytes { .. } | Window::Block(_) | Window::Find(_) | Window::Region(_) => true,
     }
+}
+
+/// `region` asked of something that is not an image (`what`: "text", "a PDF", "a directory", …).
+pub fn region_needs_an_image(shown: &str, what: &str) -> ReadError {
+    ReadError::invalid_param(format!("{shown} is {what}; `region` chooses a part of an image (PNG, JPEG, GIF, WebP)"))
+        .with_hint("remove `region`; page through other files with offset and limit")
 }

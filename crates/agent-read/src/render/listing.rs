@@ -7,6 +7,8 @@ use crate::result::{DirEntry, EntryKind};
 
 /// The whole answer for a directory without entries.
 pub const EMPTY_DIRECTORY: &str = "(empty directory)";
+/// The whole answer for an archive (or a directory inside one) without members.
+pub const EMPTY_ARCHIVE_DIRECTORY: &str = "(empty archive)";
 
 /// An entry's line: its name on one line, `/` after a directory, the size of a file, what else it is; whether its
 /// name is not UTF-8 (`not_utf8`: it cannot be named in a request) and whether the policy refuses it (`denied`).
@@ -47,6 +49,9 @@ pub struct ListingFooter {
     /// The other roots in force, named in the listing of the first root (relative paths are looked for beneath
     /// them too).
     pub other_roots: Option<String>,
+    /// What else the footer says of the listing (an archive's format and member count), before the window's own
+    /// notices.
+    pub notices: Vec<String>,
 }
 
 impl ListingFooter {
@@ -54,6 +59,9 @@ impl ListingFooter {
     pub fn text(&self) -> String {
         let (first, last, total) = (self.first, self.last, self.total);
         let mut footer = Footer::new(format!("entries {first}-{last} of {total}"));
+        for notice in &self.notices {
+            footer.notice(notice.clone());
+        }
         if let Some(entries) = self.stopped_at {
             footer.notice(format!("listing stopped at {entries} entries"));
         }

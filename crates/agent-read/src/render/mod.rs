@@ -4,6 +4,8 @@
 //! the rest; the whole output, prefixes and footer included, stays within the byte cap. The footer is always the
 //! last line: what the window shows, the total, brief notices, and the exact next call — or `end of file`.
 
+#[cfg(feature = "archives")]
+pub mod archive;
 pub mod attachment;
 pub mod bytes;
 pub mod decoded;

@@ -53,7 +53,8 @@ impl Session {
     }
 
     fn account_many(&self, result: ReadManyResult, shrunk_to: Option<usize>, reader: &Arc<Reader>) -> ReadManyResult {
-        let result = match (self.charge(&result.output(), shrunk_to, reader), result) {
+        // Images are listed, never attached, in a read_many answer: its text is all it costs.
+        let result = match (self.charge(&result.output(), 0, shrunk_to, reader), result) {
             (Some(note), ReadManyResult::Many(mut many)) => {
                 many.output = crate::render::session::add_note(&many.output, &note);
                 many.meta.bytes = many.output.len();

@@ -7,9 +7,10 @@
 //! - **Repeat-read stubs** (when enabled). An exact repeat of an earlier read gets a one-line notice instead of the
 //!   content: same path, same window, and the file and the answer unchanged. `reread: true` in the request asks for
 //!   the content anyway.
-//! - **Budget** (when set). The session counts the bytes and tokens it returned. With a token budget, every answer
-//!   says in its footer what is left, and a read that asks for no particular window gets a smaller one as the budget
-//!   runs out. Answers never stop, and the footer always says when a window was shrunk.
+//! - **Budget** (when set). The session counts the bytes and tokens it returned (an image by what it costs a model,
+//!   estimated from its size). With a token budget, every answer says in its footer what is left, and a read that
+//!   asks for no particular window gets a smaller one as the budget runs out. Answers never stop, and the footer
+//!   always says when a window was shrunk.
 //!
 //! A session can also carry one notice from its owner to the model ([`Session::notify`]): it ends the footer of the
 //! next answer, once (the MCP server says so when a client's roots were refused).
@@ -337,9 +338,11 @@ impl Session {
         }
     }
 
-    /// Counts what is returned, and says in the footer what the budget has left.
+    /// Counts what is returned (an image by what it costs a model, not by its bytes), and says in the footer what
+    /// the budget has left.
     fn account(&self, result: ReadResult, shrunk_to: Option<usize>, reader: &Arc<Reader>) -> ReadResult {
-        let result = match self.charge(&result.output(), shrunk_to, reader) {
+        let images = image_tokens(&result);
+        let result = match self.charge(&result.output(), images, shrunk_to, reader) {
             Some(note) => notes::with_note(result, note),
             None => result,
         };
@@ -347,12 +350,13 @@ impl Session {
         result
     }
 
-    /// Counts one answer's tokens (its budget note included) and returns the note to add, when there is a budget.
-    /// The caller adds the note, then the answer's final bytes to `usage.bytes`.
-    fn charge(&self, output: &str, shrunk_to: Option<usize>, reader: &Arc<Reader>) -> Option<String> {
+    /// Counts one answer's tokens (its text, `images` for what it attaches, and its budget note) and returns the
+    /// note to add, when there is a budget. The caller adds the note, then the answer's final bytes to
+    /// `usage.bytes`.
+    fn charge(&self, output: &str, images: u64, shrunk_to: Option<usize>, reader: &Arc<Reader>) -> Option<String> {
         let counting = self.settings.token_counting;
         // Counted before taking the lock: exact counts of a 50 KiB answer take milliseconds.
-        let answer_tokens = counting.count(output);
+        let answer_tokens = counting.count(output) + images;
         let mut state = self.lock();
         let ours =
             |notice: &Notice| notice.for_reader.as_ref().is_none_or(|for_reader| Arc::ptr_eq(for_reader, reader));
@@ -419,6 +423,15 @@ struct Shrink {
 fn window_key(request: &ReadRequest) -> ContentHash {
     let window = ReadRequest { path: String::new(), reread: false, ..request.clone() };
     ContentHash::of(serde_json::to_string(&window).unwrap_or_default().as_bytes())
+}
+
+/// What the images an answer attaches cost a model: for each, the largest estimate of the model families (the
+/// session does not know which model reads it).
+fn image_tokens(result: &ReadResult) -> u64 {
+    match result {
+        ReadResult::Attachment(attached) => attached.meta.estimated_tokens.map_or(0, |tokens| tokens.most()),
+        _ => 0,
+    }
 }
 
 /// Whether the output cap ended the answer's window early.

@@ -192,6 +192,24 @@ fn a_budget_is_reported_in_every_footer_and_shrinks_the_default_window() {
     assert!(error.ends_with("\n(session budget spent: all 3000 tokens used)"), "{error}");
 }
 
+#[cfg(feature = "images")]
+#[test]
+fn an_image_counts_what_it_costs_a_model_not_its_bytes() {
+    let ws = Ws::new();
+    let picture = image::RgbImage::from_fn(1000, 1000, |x, y| image::Rgb([x as u8, y as u8, (x ^ y) as u8]));
+    picture.save(ws.root.join("picture.png")).unwrap();
+    let session = session(&ws, SessionSettings { budget_tokens: Some(100_000), ..SessionSettings::default() });
+    let read = session.read(&ReadRequest::new("picture.png"), &ReadOptions::default());
+    let ReadResult::Attachment(attached) = &read else { panic!("{}", read.output()) };
+    let tokens = attached.meta.estimated_tokens.expect("an image states its tokens");
+    // 1000 × 1000: about 1,334 tokens for Claude, 765 for OpenAI, 4 tiles (1,032) for Gemini; the most is charged.
+    assert_eq!((tokens.anthropic, tokens.openai, tokens.gemini), (1334, 765, 1032));
+    let text = agent_read::TokenCounting::Estimate.count(&attached.output);
+    let charged = session.usage().tokens;
+    assert!(charged >= 1334 + text && charged < 1334 + text + 40, "{charged}: 1334 + the text's {text} + the note");
+    assert!(charged < attached.attachments[0].data.len() as u64 / 4, "far less than its base64 would count");
+}
+
 #[test]
 fn usage_counts_bytes_and_tokens_of_what_was_returned() {
     let ws = Ws::new();

@@ -199,6 +199,20 @@ function readsBeneathRoot(transport) {
     assert.equal(images[0].mimeType, 'image/png');
     assert.deepEqual(Buffer.from(images[0].data, 'base64'), PNG);
     assert.deepEqual([structured.meta.original_width, structured.meta.original_height], [4, 3]);
+    assert.equal(structured.meta.encoding, "the file's own bytes");
+    assert.equal(typeof structured.meta.estimated_tokens.anthropic, 'number');
+  });
+
+  it('sends a region of an image at full resolution as an image content block', async () => {
+    const result = await read(client, { path: 'pixel.png', region: [1, 1, 3, 3] });
+    const structured = expectOk(result, 'pixel.png region');
+    const images = result.content.filter((block) => block.type === 'image');
+    assert.equal(images.length, 1, JSON.stringify(result.content).slice(0, 300));
+    assert.deepEqual(structured.meta.region, [1, 1, 3, 3]);
+    assert.deepEqual([structured.attachments[0].width, structured.attachments[0].height], [2, 2]);
+    assert.match(textOf(result), / · region \[1,1,3,3\] at full resolution: 2×2, /);
+    const outside = expectError(await read(client, { path: 'pixel.png', region: [0, 0, 5, 3] }), 'INVALID_RANGE', 'a region past the image');
+    assert.match(outside.error, /pixel.png is 4×3 pixels/);
   });
 
   it('renders a notebook’s cells', async () => {

@@ -64,6 +64,7 @@ pub fn read(
         indexes: target.indexes,
         identity: FileIdentity::of(target.file, target.metadata, source.data_start, layout),
         version: FileVersion::of(target.metadata),
+        ends: None,
     });
     read_source(&source, indexing, format, window, meta, limits, rendering)
 }
@@ -99,6 +100,8 @@ fn read_source(
         }
         Window::Block(block) => block::read(source, indexing, format, block, meta, limits, rendering),
         Window::Find(find) => find::read(source, indexing, format, &find, meta, limits, rendering),
+        // Refused before any text is read (`file::classify`); a text road never gets one.
+        Window::Region(_) => Err(super::target::region_needs_an_image(&meta.path, "text")),
     }
 }
 
@@ -174,6 +177,21 @@ pub fn find_streamed(
 ) -> Result<TextResult, ReadError> {
     let rendering = Rendering { streamed: true, notices, ..Rendering::for_text(format) };
     find::read(source, None, format, request, meta, limits, &rendering)
+}
+
+/// Reads the window of text a stream yields whose end is known (an archive's member: `source` ends at its size), as
+/// a file's: lines (tails read it twice), byte ranges over its own bytes, and `find`. Block mode is the caller's to
+/// refuse (it reads backward).
+#[cfg_attr(not(feature = "archives"), allow(dead_code))]
+pub fn read_member(
+    source: &Source<'_>,
+    format: &TextFormat,
+    window: Window,
+    meta: TextMeta,
+    limits: &Limits,
+    rendering: &Rendering,
+) -> Result<TextResult, ReadError> {
+    read_source(source, None, format, window, meta, limits, rendering)
 }
 
 /// A line window scanned and rendered, waiting for its footer.

@@ -2,7 +2,7 @@
 //! worked out from that header; and the decode itself, averaged down to the output size while decoding wherever the
 //! format allows, so that a huge image never holds its full-size pixels.
 
-use super::resample::{Resampler, Size};
+use super::resample::{Region, Resampler, Size};
 use crate::budget::Budget;
 use crate::classify::ImageType;
 use image::{DynamicImage, ImageBuffer};
@@ -104,11 +104,13 @@ pub trait Decode {
     /// Samples in each output pixel: 1 grey, 2 grey and alpha, 3 RGB, 4 RGBA (an upper bound before decoding).
     fn channels(&self) -> usize;
 
-    /// An upper bound of the bytes held at once while decoding to `out`, the output included.
-    fn peak_bytes(&self, out: Size) -> u64;
+    /// An upper bound of the bytes held at once while decoding `area` (within [`Decode::size`]) to `out`, the
+    /// output included.
+    fn peak_bytes(&self, area: Region, out: Size) -> u64;
 
-    /// Decodes, averaged down to `out` (at most [`Decode::size`]), checking `budget` as it goes.
-    fn decode(self: Box<Self>, out: Size, budget: &Budget) -> Result<DynamicImage, Failure>;
+    /// Decodes `area` of the image (all of it, or a region within [`Decode::size`]), averaged down to `out` (at most
+    /// the area's size), checking `budget` as it goes.
+    fn decode(self: Box<Self>, area: Region, out: Size, budget: &Budget) -> Result<DynamicImage, Failure>;
 }
 
 /// Reads the header of an image of type `kind`, from a file of `file_bytes` bytes.

@@ -78,17 +78,16 @@ impl Decode for GifImage<'_> {
         CHANNELS
     }
 
-    fn peak_bytes(&self, out: Size) -> u64 {
+    fn peak_bytes(&self, area: Region, out: Size) -> u64 {
         // One frame line as palette indices and as RGBA, and the decoder's tables and metadata.
         let line = u64::from(self.frame.size.width) * (1 + CHANNELS as u64);
-        let resampler = Resampler::bytes_needed(Region::whole(self.screen), out, CHANNELS, self.order());
+        let resampler = Resampler::bytes_needed(area, out, CHANNELS, self.order());
         line + resampler + METADATA_BYTES
     }
 
-    fn decode(mut self: Box<Self>, out: Size, budget: &Budget) -> Result<DynamicImage, Failure> {
-        let region = Region::whole(self.screen);
+    fn decode(mut self: Box<Self>, area: Region, out: Size, budget: &Budget) -> Result<DynamicImage, Failure> {
         let mut resampler =
-            Resampler::new(region, out, CHANNELS, self.order()).map_err(|_| resampler_failure(self.screen, out))?;
+            Resampler::new(area, out, CHANNELS, self.order()).map_err(|_| resampler_failure(area.size, out))?;
         let Frame { left, top, size, interlaced } = self.frame;
         let mut line = vec![0u8; size.width as usize * CHANNELS];
         if line.is_empty() {

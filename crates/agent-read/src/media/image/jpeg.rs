@@ -40,13 +40,16 @@ impl<'a> JpegImage<'a> {
         }
     }
 
-    /// The scale, in eighths, to decode at for `out`: the smallest that is still at least `out` on both sides.
-    fn eighths(&self, out: Size) -> u32 {
+    /// The scale, in eighths, to decode at for `area` to become `out`: the smallest at which the area is still at
+    /// least `out` on both sides.
+    fn eighths(&self, area: Region, out: Size) -> u32 {
         if self.info.coding_process == CodingProcess::Lossless {
             return 8;
         }
-        let size = self.size();
-        let fits = |eighths| scaled(size, eighths).width >= out.width && scaled(size, eighths).height >= out.height;
+        let fits = |eighths| {
+            let decoded = scaled(area.size, eighths);
+            decoded.width >= out.width && decoded.height >= out.height
+        };
         REDUCED_SCALES.into_iter().find(|&eighths| fits(eighths)).unwrap_or(8)
     }
 }
@@ -110,6 +113,17 @@ fn scaled(size: Size, eighths: u32) -> Size {
     Size::new(scale(size.width), scale(size.height))
 }
 
+/// `area` of the full-size image as it lies in the image decoded at `eighths`/8 (`decoded` pixels): its edges scaled,
+/// outward, so that it covers every decoded pixel the area touches.
+fn scaled_area(area: Region, eighths: u32, decoded: Size) -> Region {
+    let down = |at: u32| (u64::from(at) * u64::from(eighths) / 8) as u32;
+    let up = |at: u32| (u64::from(at) * u64::from(eighths)).div_ceil(8) as u32;
+    let (x0, y0) = (down(area.x).min(decoded.width), down(area.y).min(decoded.height));
+    let x1 = up(area.x.saturating_add(area.size.width)).clamp(x0, decoded.width);
+    let y1 = up(area.bottom()).clamp(y0, decoded.height);
+    Region { x: x0, y: y0, size: Size::new(x1 - x0, y1 - y0) }
+}
+
 /// Pixels of `size` rounded out to whole 32 × 32 blocks (the largest unit a component is stored in).
 fn padded_pixels(size: Size) -> u64 {
     u64::from(size.width.div_ceil(32) * 32) * u64::from(size.height.div_ceil(32) * 32)
@@ -124,9 +138,9 @@ impl Decode for JpegImage<'_> {
         if self.components() == 1 { 1 } else { 3 }
     }
 
-    fn peak_bytes(&self, out: Size) -> u64 {
+    fn peak_bytes(&self, area: Region, out: Size) -> u64 {
         let components = self.components();
-        let decoded = scaled(self.size(), self.eighths(out));
+        let decoded = scaled(self.size(), self.eighths(area, out));
         let full = padded_pixels(self.size());
         let held = match self.info.coding_process {
             // 16-bit samples a component, then the interleaved output.
@@ -136,12 +150,12 @@ impl Decode for JpegImage<'_> {
             // Each component's plane at the decoded scale, then the interleaved output.
             CodingProcess::DctSequential => padded_pixels(decoded) * components * 2,
         };
-        let resampler = Resampler::bytes_needed(Region::whole(decoded), out, self.channels(), RowOrder::TopDown);
+        let resampler = Resampler::bytes_needed(area, out, self.channels(), RowOrder::TopDown);
         held + resampler + self.file_bytes + METADATA_BYTES
     }
 
-    fn decode(mut self: Box<Self>, out: Size, budget: &Budget) -> Result<DynamicImage, Failure> {
-        let eighths = self.eighths(out);
+    fn decode(mut self: Box<Self>, area: Region, out: Size, budget: &Budget) -> Result<DynamicImage, Failure> {
+        let eighths = self.eighths(area, out);
         if eighths < 8 {
             let target = scaled(self.size(), eighths);
             let (width, height) = (target.width as u16, target.height as u16);
@@ -156,10 +170,12 @@ impl Decode for JpegImage<'_> {
         let info = self.decoder.info().ok_or_else(|| Failure::Corrupt("it has no frame header".into()))?;
         let decoded = Size::new(u32::from(info.width), u32::from(info.height));
         let (pixels, channels) = to_8_bit_channels(pixels, info.pixel_format, decoded)?;
-        let out = Size::new(out.width.min(decoded.width), out.height.min(decoded.height));
-        let mut resampler = Resampler::new(Region::whole(decoded), out, channels, RowOrder::TopDown)
-            .map_err(|_| resampler_failure(decoded, out))?;
-        for (y, row) in pixels.chunks_exact(decoded.width as usize * channels).enumerate() {
+        let area = if decoded == self.size() { area } else { scaled_area(area, eighths, decoded) };
+        let out = Size::new(out.width.min(area.size.width), out.height.min(area.size.height));
+        let mut resampler =
+            Resampler::new(area, out, channels, RowOrder::TopDown).map_err(|_| resampler_failure(area.size, out))?;
+        let rows = pixels.chunks_exact(decoded.width as usize * channels).enumerate();
+        for (y, row) in rows.skip(area.y as usize).take(area.size.height as usize) {
             resampler.add_row(y as u32, 0, 1, row);
         }
         into_image(resampler, channels)

@@ -2,8 +2,10 @@
 //!
 //! Every image is decoded once — that is the only proof it is not truncated or corrupt, and a broken attachment
 //! makes model APIs reject every later turn. An image within the limits goes out as its own bytes; a larger one is
-//! downscaled to the maximum side, re-encoded, and its description gives the scale, so the model can map
-//! coordinates back to the original.
+//! downscaled to the maximum side and re-encoded as its pixels are best served ([`encode`]), and its description
+//! gives the scale, so the model can map coordinates back to the original, and the call that zooms into a part of
+//! it. A request's region is such a part: decoded alone where the format allows, and sent at full resolution unless
+//! it is itself over the limits.
 //!
 //! Memory is bounded before any pixel is allocated, from the header alone:
 //! - an image of more than [`MAX_DECODE_PIXELS`] pixels is refused (for a GIF, its first frame counts too);
@@ -13,6 +15,7 @@
 //!   ([`memory`]), waiting while other image reads hold it, and is refused when it cannot have it.
 
 mod decode;
+mod encode;
 mod gif;
 mod jpeg;
 pub mod memory;
@@ -21,18 +24,22 @@ mod resample;
 mod webp;
 
 use self::decode::{Failure, Input};
+use self::encode::Encoded;
 use self::memory::{MemoryPool, Refusal};
-use self::resample::Size;
+use self::resample::{Region, Size};
 use crate::budget::Budget;
 use crate::classify::ImageType;
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
+use crate::render::attachment::{EncodingChoice, ImageShown, encoding_reason};
 use crate::render::human_size;
+use crate::request::PixelRegion;
 use crate::result::{Attachment, AttachmentMeta, AttachmentResult};
+use crate::tokens::ImageTokens;
 use base64::Engine;
-use image::{DynamicImage, ImageFormat};
+use image::DynamicImage;
 use std::borrow::Cow;
-use std::io::{Cursor, Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 
 /// Largest image file read, in bytes.
 pub const MAX_IMAGE_FILE_BYTES: u64 = 256 * 1024 * 1024;
@@ -54,6 +61,8 @@ pub struct ImageFile<'a> {
     pub meta: AttachmentMeta,
     /// When the read must stop.
     pub budget: &'a Budget,
+    /// The part of the image the request asked for, if any.
+    pub region: Option<PixelRegion>,
 }
 
 /// Reads an image as one attachment, downscaled and re-encoded when over the limits; a corrupt image is an error.
@@ -63,7 +72,7 @@ pub fn read(image: ImageFile<'_>, limits: &Limits) -> Result<AttachmentResult, R
 
 /// [`read`], reserving memory from `pool`.
 fn read_with(image: ImageFile<'_>, limits: &Limits, pool: &MemoryPool) -> Result<AttachmentResult, ReadError> {
-    let ImageFile { file, kind, mut meta, budget } = image;
+    let ImageFile { file, kind, mut meta, budget, region } = image;
     let path = meta.path.clone();
     if meta.size_bytes > MAX_IMAGE_FILE_BYTES {
         let why = format!(
@@ -85,25 +94,76 @@ fn read_with(image: ImageFile<'_>, limits: &Limits, pool: &MemoryPool) -> Result
     let size = decoder.size();
     (meta.original_width, meta.original_height) = (Some(size.width), Some(size.height));
     check_pixels(&path, decoder.decoded_size())?;
-    let out = size.fit_within(limits.max_image_side);
+    let area = match region {
+        Some(region) => area_of(&path, region, size)?,
+        None => Region::whole(size),
+    };
+    let out = area.size.fit_within(limits.max_image_side);
     let held_bytes = held.as_ref().map_or(0, |bytes| bytes.len() as u64);
-    let needed = decoder.peak_bytes(out) + encode_bytes(out, decoder.channels(), limits) + held_bytes;
+    let needed = decoder.peak_bytes(area, out) + encode_bytes(out, decoder.channels(), limits) + held_bytes;
     let _reservation = pool.reserve(needed, budget).map_err(|refusal| refused(&path, size, refusal))?;
     budget.check().map_err(|e| stopped(&e, &path))?;
-    let decoded = guarded(|| decoder.decode(out, budget)).map_err(|f| failure(&path, kind, f))?;
+    let decoded = guarded(|| decoder.decode(area, out, budget)).map_err(|f| failure(&path, kind, f))?;
     budget.check().map_err(|e| stopped(&e, &path))?;
-    let (attachment, scale) = match held {
-        Some(bytes) if out == size => (attachment(kind.mime(), &bytes, size.width, size.height), None),
+    let (attachment, choice) = match held {
+        Some(bytes) if region.is_none() && out == size => {
+            (attachment(kind.mime(), &bytes, size.width, size.height), EncodingChoice::Original)
+        }
         _ => {
-            let (encoded, mime, w, h) = shrink(decoded, kind, limits, budget, &path)?;
+            drop(held);
+            let (encoded, w, h) = shrink(decoded, kind, limits, budget, &path)?;
             meta.reencoded = true;
-            let scale = f64::from(w) / f64::from(size.width);
-            (attachment(mime, &encoded, w, h), (w != size.width || h != size.height).then_some(scale))
+            (attachment(encoded.mime, &encoded.bytes, w, h), encoded.choice)
         }
     };
-    meta.scale = scale.map(|s| (s * 10_000.0).round() / 10_000.0);
-    let output = crate::render::attachment::image(kind, &meta, &attachment);
-    Ok(AttachmentResult { output, attachments: vec![attachment], meta })
+    meta.region = region.map(|r| [r.x0, r.y0, r.x1, r.y1]);
+    Ok(described(kind, meta, attachment, choice, area.size, limits))
+}
+
+/// The result for `attachment`, made of `shown` pixels of the image: the envelope completed (scale, encoding,
+/// tokens) and the line describing it.
+fn described(
+    kind: ImageType,
+    mut meta: AttachmentMeta,
+    attachment: Attachment,
+    choice: EncodingChoice,
+    shown: Size,
+    limits: &Limits,
+) -> AttachmentResult {
+    let (w, h) = (attachment.width.unwrap_or(0), attachment.height.unwrap_or(0));
+    let scale = f64::from(w) / f64::from(shown.width);
+    meta.scale = (w != shown.width || h != shown.height).then_some((scale * 10_000.0).round() / 10_000.0);
+    meta.encoding = Some(encoding_reason(choice));
+    meta.estimated_tokens = Some(ImageTokens::of(w, h));
+    let described = ImageShown { kind, meta: &meta, attachment: &attachment, choice, max_side: limits.max_image_side };
+    let output = crate::render::attachment::image(&described);
+    AttachmentResult { output, attachments: vec![attachment], meta }
+}
+
+/// The region asked for, as an area of an image of `size`: refused (`INVALID_RANGE`, naming the image's size) when
+/// it is empty or reaches past the image.
+fn area_of(path: &str, region: PixelRegion, size: Size) -> Result<Region, ReadError> {
+    let (w, h) = (size.width, size.height);
+    let asked = region.list();
+    let problem = if region.is_empty() {
+        Some(format!(
+            "region {asked} is empty: x1 must be greater than x0 and y1 greater than y0 (x1 and y1 are excluded); {path} is {w}×{h} pixels"
+        ))
+    } else if region.x1 > w || region.y1 > h {
+        Some(format!(
+            "region {asked} reaches past the image: {path} is {w}×{h} pixels, so x1 can be at most {w} and y1 at most {h}"
+        ))
+    } else {
+        None
+    };
+    if let Some(problem) = problem {
+        let example = PixelRegion { x0: 0, y0: 0, x1: w.div_ceil(2), y1: h.div_ceil(2) };
+        return Err(ReadError::invalid_range(problem).with_hint(format!(
+            "send a region within [0,0,{w},{h}] (left, top, right, bottom in the image's pixels), e.g. {} for its top-left quarter",
+            example.call()
+        )));
+    }
+    Ok(Region { x: region.x0, y: region.y0, size: Size::new(region.width(), region.height()) })
 }
 
 /// Runs a decoder's step. Decoders are other projects' code reading hostile bytes: should one panic, that is this
@@ -121,8 +181,10 @@ fn read_all(mut file: &std::fs::File, size: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// An upper bound of what re-encoding an `out`-sized image holds beside it: an RGB copy for JPEG, the encoded
-/// bytes, their base64, and copies smaller still when a retry shrinks it.
+/// An upper bound of what re-encoding an `out`-sized image holds beside it: an RGB copy (a JPEG of an image with an
+/// alpha channel), the encodings being compared (a JPEG and a PNG, each dropped when not needed; a PNG is written
+/// from the pixels a row at a time), the bytes sent and their base64, and copies smaller still when a retry shrinks
+/// it.
 fn encode_bytes(out: Size, channels: usize, limits: &Limits) -> u64 {
     out.pixels() * (channels as u64 + 3) + limits.max_image_bytes * 2
 }
@@ -188,50 +250,27 @@ fn failure(path: &str, kind: ImageType, failure: Failure) -> ReadError {
     }
 }
 
-/// Re-encodes the decoded image, shrinking it further (from the decoded pixels each time) until the bytes fit.
+/// Encodes the decoded image ([`encode`]), shrinking it further (from the decoded pixels each time) until the bytes
+/// fit; returns the encoding and its size.
 fn shrink(
     decoded: DynamicImage,
     kind: ImageType,
     limits: &Limits,
     budget: &Budget,
     path: &str,
-) -> Result<(Vec<u8>, &'static str, u32, u32), ReadError> {
+) -> Result<(Encoded, u32, u32), ReadError> {
     let longest = decoded.width().max(decoded.height());
     let mut side = longest;
     for _ in 0..8 {
         budget.check().map_err(|e| stopped(&e, path))?;
         let scaled = if side < longest { Cow::Owned(decoded.thumbnail(side, side)) } else { Cow::Borrowed(&decoded) };
-        for format in encodings(kind, &scaled) {
-            let (encoded, mime) = encode(&scaled, format).map_err(|e| corrupt(path, kind, &e))?;
-            if encoded.len() as u64 <= limits.max_image_bytes {
-                return Ok((encoded, mime, scaled.width(), scaled.height()));
-            }
+        let encoded = encode::encode(&scaled, limits.max_image_bytes).map_err(|e| corrupt(path, kind, &e))?;
+        if encoded.bytes.len() as u64 <= limits.max_image_bytes {
+            return Ok((encoded, scaled.width(), scaled.height()));
         }
         side = ((f64::from(side) * SHRINK_STEP) as u32).max(1);
     }
     Err(too_large(path, format!("no downscaled version fits in {}", human_size(limits.max_image_bytes))))
-}
-
-/// The encodings to try, best first: JPEG stays JPEG; others go out as PNG (transparency, sharp edges), then — when
-/// opaque and the PNG is still too big — as JPEG, which is far smaller for photographs.
-fn encodings(kind: ImageType, image: &DynamicImage) -> Vec<ImageFormat> {
-    match kind {
-        ImageType::Jpeg => vec![ImageFormat::Jpeg],
-        _ if image.color().has_alpha() => vec![ImageFormat::Png],
-        _ => vec![ImageFormat::Png, ImageFormat::Jpeg],
-    }
-}
-
-fn encode(image: &DynamicImage, format: ImageFormat) -> Result<(Vec<u8>, &'static str), String> {
-    let mut out = Cursor::new(Vec::new());
-    if format == ImageFormat::Jpeg {
-        let rgb = DynamicImage::ImageRgb8(image.to_rgb8());
-        let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85);
-        rgb.write_with_encoder(encoder).map_err(|e| e.to_string())?;
-        return Ok((out.into_inner(), "image/jpeg"));
-    }
-    image.write_to(&mut out, ImageFormat::Png).map_err(|e| e.to_string())?;
-    Ok((out.into_inner(), "image/png"))
 }
 
 fn attachment(mime: &str, bytes: &[u8], width: u32, height: u32) -> Attachment {
@@ -259,3 +298,6 @@ fn too_large(path: &str, why: String) -> ReadError {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod region_tests;

@@ -1,4 +1,5 @@
-//! PNG, decoded row by row straight into the output: the full-size image is never held, only a few raw rows.
+//! PNG, decoded row by row straight into the output: the full-size image is never held, only a few raw rows. A
+//! region keeps only its own columns' sums, and decoding stops after its last row.
 //!
 //! Rows come out of the `png` crate as 8-bit samples (palettes expanded, transparency as an alpha channel, low bit
 //! depths widened, 16 bits cut to their high byte), so every colour type, bit depth and palette reaches the same
@@ -71,27 +72,29 @@ impl Decode for PngImage<'_> {
         self.channels
     }
 
-    fn peak_bytes(&self, out: Size) -> u64 {
+    fn peak_bytes(&self, area: Region, out: Size) -> u64 {
         let (raw, output) = self.row_bytes();
-        let region = Region::whole(self.size);
-        let resampler = Resampler::bytes_needed(region, out, self.channels, self.order());
+        let resampler = Resampler::bytes_needed(area, out, self.channels, self.order());
         raw * 7 + output * 2 + INFLATE_BYTES + METADATA_BYTES + resampler
     }
 
-    fn decode(mut self: Box<Self>, out: Size, budget: &Budget) -> Result<DynamicImage, Failure> {
+    fn decode(mut self: Box<Self>, area: Region, out: Size, budget: &Budget) -> Result<DynamicImage, Failure> {
         let (_, output_row) = self.row_bytes();
         let limit = METADATA_BYTES + output_row;
         self.decoder.set_limits(png::Limits { bytes: usize::try_from(limit).unwrap_or(usize::MAX) });
         let order = self.order();
         let mut reader = self.decoder.read_info().map_err(failure)?;
         let channels = reader.output_color_type().0.samples();
-        let mut resampler = Resampler::new(Region::whole(self.size), out, channels, order)
-            .map_err(|_| resampler_failure(self.size, out))?;
+        let mut resampler =
+            Resampler::new(area, out, channels, order).map_err(|_| resampler_failure(area.size, out))?;
         if order == RowOrder::Any {
             interlaced_rows(&mut reader, &mut resampler, self.size, budget)?;
         } else {
+            // Rows below a region are not needed: its pixels are all decoded by then.
             let mut y = 0;
-            while let Some(row) = reader.next_row().map_err(failure)? {
+            while y < area.bottom()
+                && let Some(row) = reader.next_row().map_err(failure)?
+            {
                 resampler.add_row(y, 0, 1, row.data());
                 y += 1;
                 if y.is_multiple_of(ROWS_BETWEEN_CHECKS) {

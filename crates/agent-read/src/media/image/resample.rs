@@ -62,6 +62,11 @@ impl Region {
     pub fn whole(size: Size) -> Region {
         Region { x: 0, y: 0, size }
     }
+
+    /// One past its last row.
+    pub fn bottom(&self) -> u32 {
+        self.y.saturating_add(self.size.height)
+    }
 }
 
 /// The order rows arrive in.

@@ -5,7 +5,7 @@
 
 use super::decode::{self, Input};
 use super::memory::MemoryPool;
-use super::resample::Size;
+use super::resample::{Region, Size};
 use super::{ImageFile, read_with};
 use crate::budget::{Budget, Cancel};
 use crate::classify::ImageType;
@@ -16,7 +16,7 @@ use image::{DynamicImage, GenericImageView, ImageFormat};
 use std::io::{Cursor, Write};
 use std::time::{Duration, Instant};
 
-fn budget(seconds: f64) -> Budget {
+pub(super) fn budget(seconds: f64) -> Budget {
     Budget::new(Instant::now() + Duration::from_secs_f64(seconds), Cancel::new())
 }
 
@@ -35,7 +35,7 @@ pub(super) fn noise(seed: u64, n: usize) -> Vec<u8> {
 
 /// A smooth picture with a little grain, like a photograph: `samples` per pixel, 8 bits each. (Hard edges are where
 /// a JPEG decoded at reduced scale differs most from a full decode averaged down; a photo has few.)
-fn picture(width: u32, height: u32, samples: usize, seed: u64) -> Vec<u8> {
+pub(super) fn picture(width: u32, height: u32, samples: usize, seed: u64) -> Vec<u8> {
     let grain = noise(seed, (width * height) as usize * samples);
     let mut pixels = Vec::with_capacity(grain.len());
     for y in 0..height {
@@ -52,8 +52,8 @@ fn picture(width: u32, height: u32, samples: usize, seed: u64) -> Vec<u8> {
 /// Our decode of `bytes`, averaged down to at most `side` pixels.
 fn streamed(bytes: &[u8], kind: ImageType, side: u32) -> DynamicImage {
     let decoder = decode::open(kind, Input::Memory(Cursor::new(bytes)), bytes.len() as u64).unwrap();
-    let out = decoder.size().fit_within(side);
-    decoder.decode(out, &budget(120.0)).unwrap()
+    let size = decoder.size();
+    decoder.decode(Region::whole(size), size.fit_within(side), &budget(120.0)).unwrap()
 }
 
 /// `image`'s full decode, then its `thumbnail` to the same size.
@@ -64,7 +64,7 @@ fn reference(bytes: &[u8], side: u32) -> DynamicImage {
 }
 
 /// The largest and the mean absolute difference per sample, the reference first put in `ours`' layout.
-fn difference(ours: &DynamicImage, reference: &DynamicImage) -> (u8, f64) {
+pub(super) fn difference(ours: &DynamicImage, reference: &DynamicImage) -> (u8, f64) {
     assert_eq!(ours.dimensions(), reference.dimensions());
     let theirs = match ours {
         DynamicImage::ImageLuma8(_) => reference.to_luma8().into_raw(),
@@ -91,7 +91,13 @@ fn assert_matches(name: &str, bytes: &[u8], kind: ImageType, side: u32, worst: u
 // ---------------------------------------------------------------------------------------------------------------
 
 /// A PNG of `data` (rows packed as the colour type and depth say), written by the `png` crate.
-fn png_file(size: Size, color: png::ColorType, depth: png::BitDepth, data: &[u8], extra: PngExtra) -> Vec<u8> {
+pub(super) fn png_file(
+    size: Size,
+    color: png::ColorType,
+    depth: png::BitDepth,
+    data: &[u8],
+    extra: PngExtra,
+) -> Vec<u8> {
     let mut out = Vec::new();
     let mut encoder = png::Encoder::new(&mut out, size.width, size.height);
     encoder.set_color(color);
@@ -109,9 +115,9 @@ fn png_file(size: Size, color: png::ColorType, depth: png::BitDepth, data: &[u8]
 }
 
 #[derive(Default)]
-struct PngExtra {
-    palette: Option<Vec<u8>>,
-    trns: Option<Vec<u8>>,
+pub(super) struct PngExtra {
+    pub palette: Option<Vec<u8>>,
+    pub trns: Option<Vec<u8>>,
 }
 
 /// Rows of `size` with `bits` a pixel: noise, which any colour type and depth accepts.
@@ -181,7 +187,7 @@ const ADAM7: [(u32, u32, u32, u32); 7] =
 
 /// An interlaced (Adam7) PNG of whole-byte pixels, written here since the `png` crate writes none: the passes'
 /// rows unfiltered, in stored deflate blocks.
-fn adam7_png(size: Size, color_type: u8, depth: u8, pixel_bytes: usize, pixels: &[u8]) -> Vec<u8> {
+pub(super) fn adam7_png(size: Size, color_type: u8, depth: u8, pixel_bytes: usize, pixels: &[u8]) -> Vec<u8> {
     let mut raw = Vec::new();
     for (x0, dx, y0, dy) in ADAM7 {
         if size.width <= x0 {
@@ -258,7 +264,7 @@ fn png_bounds_hold_rows_not_the_full_image() {
     let decoder = decode::open(ImageType::Png, Input::Memory(Cursor::new(&plain)), plain.len() as u64).unwrap();
     assert_eq!(decoder.size(), size);
     let out = size.fit_within(2000);
-    let bound = decoder.peak_bytes(out);
+    let bound = decoder.peak_bytes(Region::whole(size), out);
     assert!(bound < 25_000_000, "the output (2000² × 4) and a few rows: {bound}");
     let full = size.pixels() * 3;
     assert!(bound * 10 < full, "far below the full-size pixels ({full}): {bound}");
@@ -268,7 +274,7 @@ fn png_bounds_hold_rows_not_the_full_image() {
 // JPEG
 // ---------------------------------------------------------------------------------------------------------------
 
-fn image_jpeg(image: &DynamicImage) -> Vec<u8> {
+pub(super) fn image_jpeg(image: &DynamicImage) -> Vec<u8> {
     let mut out = Cursor::new(Vec::new());
     image.write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 92)).unwrap();
     out.into_inner()
@@ -324,7 +330,7 @@ fn a_jpeg_is_decoded_at_the_smallest_scale_that_covers_its_output() {
     let bound = |bytes: &[u8], side| {
         let decoder = decode::open(ImageType::Jpeg, Input::Memory(Cursor::new(bytes)), 0).unwrap();
         assert_eq!(decoder.size(), size);
-        decoder.peak_bytes(size.fit_within(side))
+        decoder.peak_bytes(Region::whole(size), size.fit_within(side))
     };
     // 2000 px wide needs 1/2 (3000 × 2000); 700 needs 1/8 (750 × 500); the whole image needs every pixel.
     let (half, eighth, whole) = (bound(&bytes, 2000), bound(&bytes, 700), bound(&bytes, 6000));
@@ -342,7 +348,7 @@ fn a_jpeg_is_decoded_at_the_smallest_scale_that_covers_its_output() {
 // ---------------------------------------------------------------------------------------------------------------
 
 /// A GIF with a 120 × 90 screen and one 60 × 40 frame at (30, 20), its rows stored interlaced or not.
-fn gif_file(interlaced: bool) -> Vec<u8> {
+pub(super) fn gif_file(interlaced: bool) -> Vec<u8> {
     let palette: Vec<u8> = (0..=255u8).flat_map(|i| [i, i / 2, 255 - i]).collect();
     let indices = picture(60, 40, 1, 11);
     let rows: Vec<u32> = if interlaced {
@@ -428,15 +434,11 @@ fn read_png(
     let meta = AttachmentMeta {
         path: "chart.png".into(),
         size_bytes: bytes.len() as u64,
-        mtime: None,
         mime: "image/png".into(),
-        original_width: None,
-        original_height: None,
-        scale: None,
-        reencoded: false,
+        ..AttachmentMeta::default()
     };
     let budget = budget(seconds);
-    let image = ImageFile { file: &file, kind: ImageType::Png, meta, budget: &budget };
+    let image = ImageFile { file: &file, kind: ImageType::Png, meta, budget: &budget, region: None };
     read_with(image, &Limits::default(), pool)
 }
 

@@ -45,7 +45,7 @@ impl Decode for WebPImage<'_> {
         if self.alpha { 4 } else { 3 }
     }
 
-    fn peak_bytes(&self, out: Size) -> u64 {
+    fn peak_bytes(&self, area: Region, out: Size) -> u64 {
         let pixels = self.size.pixels();
         let macroblocks = u64::from(self.size.width.div_ceil(16) * 16) * u64::from(self.size.height.div_ceil(16) * 16);
         // Luma and two quarter-size chroma planes for a lossy frame; an alpha plane decoded as 32-bit pixels, then
@@ -60,20 +60,21 @@ impl Decode for WebPImage<'_> {
             (false, false, false) => pixels * 5,
         };
         let full = pixels * self.channels() as u64;
-        let resampler = Resampler::bytes_needed(Region::whole(self.size), out, self.channels(), RowOrder::TopDown);
+        let resampler = Resampler::bytes_needed(area, out, self.channels(), RowOrder::TopDown);
         full + decoder + resampler + METADATA_BYTES
     }
 
-    fn decode(mut self: Box<Self>, out: Size, budget: &Budget) -> Result<DynamicImage, Failure> {
+    fn decode(mut self: Box<Self>, area: Region, out: Size, budget: &Budget) -> Result<DynamicImage, Failure> {
         let bytes =
             self.decoder.output_buffer_size().ok_or_else(|| Failure::TooLarge("its canvas is too large".into()))?;
         let mut pixels = vec![0u8; bytes];
         self.decoder.read_image(&mut pixels).map_err(Failure::from_decoder)?;
         check(budget)?;
         let channels = self.channels();
-        let mut resampler = Resampler::new(Region::whole(self.size), out, channels, RowOrder::TopDown)
-            .map_err(|_| resampler_failure(self.size, out))?;
-        for (y, row) in pixels.chunks_exact(self.size.width as usize * channels).enumerate() {
+        let mut resampler =
+            Resampler::new(area, out, channels, RowOrder::TopDown).map_err(|_| resampler_failure(area.size, out))?;
+        let rows = pixels.chunks_exact(self.size.width as usize * channels).enumerate();
+        for (y, row) in rows.skip(area.y as usize).take(area.size.height as usize) {
             resampler.add_row(y as u32, 0, 1, row);
         }
         drop(pixels);
