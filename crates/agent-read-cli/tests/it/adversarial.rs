@@ -1328,6 +1328,48 @@ fn race_swapping_a_directory_link_inside_and_out_never_leaks() {
     assert!(counts.get("harmless").copied().unwrap_or(0) > 0, "{counts:?}");
 }
 
+/// A glob walks a tree while one of its folders is exchanged, again and again, with a link to `outside` (whose names
+/// and contents carry the marker): every answer holds only files of the tree, and nothing from outside is named or
+/// shown. The walk lists each folder through the root's confined handle and never goes through a link.
+#[test]
+fn race_swapping_a_walked_folder_and_an_outward_link_never_leaks() {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    let ws = Ws::new();
+    ws.file("walk/a/plans.txt", format!("{HARMLESS}\n"));
+    ws.file("walk/a/deeper/more.txt", format!("{HARMLESS}\n"));
+    ws.file("walk/z.txt", format!("{HARMLESS}\n"));
+    let staging = ws.tmp.join("staging");
+    fs::create_dir(&staging).expect("staging");
+    symlink(&ws.outside, staging.join("a")).expect("stage the link");
+    let (folder, link) = (ws.root.join("walk/a"), staging.join("a"));
+    let stop = AtomicBool::new(false);
+    let (mut whole, mut without) = (0, 0);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                renameat_with(CWD, &folder, CWD, &link, RenameFlags::EXCHANGE).expect("exchange");
+                std::thread::yield_now();
+            }
+        });
+        for _ in 0..200 {
+            let run = secrets::many(&ws, &["--no-default-deny"], &["walk/**/*.txt"]);
+            let files: Vec<&str> =
+                run.json["files"].as_array().unwrap().iter().filter_map(|f| f["path"].as_str()).collect();
+            for file in &files {
+                assert!(
+                    ["walk/a/deeper/more.txt", "walk/a/plans.txt", "walk/z.txt"].contains(file),
+                    "{file} is no file of the tree: {}",
+                    run.stdout
+                );
+            }
+            if files.len() == 3 { whole += 1 } else { without += 1 }
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    println!("RACE walked folder<->link: {whole} whole walks, {without} without the folder");
+    assert!(whole > 0 && without > 0, "the race proves nothing: {whole} whole, {without} without");
+}
+
 /// The same race against the policy: `target` swaps between a harmless file and a link to `.env` (inside the root,
 /// denied). A read is the harmless file or `DENIED`, never the `.env` content.
 #[test]

@@ -184,6 +184,40 @@ async fn lists_directories() {
     client.cancel().await.unwrap();
 }
 
+/// The server keeps a big directory's sorted listing between pages; every page still shows the directory as it is
+/// when the page is read: a file's new size, an entry added, one removed and one renamed.
+#[tokio::test]
+async fn pages_of_a_big_directory_show_it_as_it_is_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big");
+    std::fs::create_dir(&big).unwrap();
+    for i in 0..5000 {
+        std::fs::write(big.join(format!("f{i:04}")), "x").unwrap();
+    }
+    // A listing is kept once the directory's times are a few seconds old.
+    tokio::time::sleep(std::time::Duration::from_millis(3_500)).await;
+    let client = connect_with(dir.path(), &["--no-repeat-stubs"]).await;
+    let page = async |offset: i64| text_of(&call(&client, json!({"path": "big", "offset": offset, "limit": 3})).await);
+    assert_eq!(
+        page(1).await,
+        "f0000  (1 B)\nf0001  (1 B)\nf0002  (1 B)\n(entries 1-3 of 5000 · next: offset=4 limit=3)"
+    );
+    std::fs::write(big.join("f0001"), "longer").unwrap();
+    assert_eq!(
+        page(2).await,
+        "f0001  (6 B)\nf0002  (1 B)\nf0003  (1 B)\n(entries 2-4 of 5000 · next: offset=5 limit=3)"
+    );
+    std::fs::write(big.join("a_new"), "").unwrap();
+    std::fs::remove_file(big.join("f0000")).unwrap();
+    std::fs::rename(big.join("f0002"), big.join("e_renamed")).unwrap();
+    assert_eq!(
+        page(1).await,
+        "a_new  (0 B)\ne_renamed  (1 B)\nf0001  (6 B)\n(entries 1-3 of 5000 · next: offset=4 limit=3)"
+    );
+    assert_eq!(page(4999).await, "f4998  (1 B)\nf4999  (1 B)\n(entries 4999-5000 of 5000 · end of directory)");
+    client.cancel().await.unwrap();
+}
+
 fn text_of_value(structured: &Value) -> &str {
     structured["output"].as_str().unwrap_or_default()
 }

@@ -2,10 +2,12 @@
 //!
 //! The listing is read through the directory's own confined handle. Names and kinds come from the directory stream
 //! alone (no `stat` per entry); only the entries of the returned page are measured, so a page of a huge directory
-//! costs one listing and one sort. Entries the policy denies (or links to denied files) are listed but marked, so the
+//! costs one listing and one sort, and a later page of the same unchanged directory only its own entries (the sorted
+//! listing is kept: [`Listings`]). Entries the policy denies (or links to denied files) are listed but marked, so the
 //! model does not try them. A name is one line whatever it holds: one with control characters is JSON-quoted, so it
 //! cannot pass for other entries, and a name that is not UTF-8 (which no request can spell) is marked as such.
 
+use super::listings::{Listings, Sorted};
 use crate::budget::Budget;
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
@@ -31,6 +33,8 @@ pub struct Listing<'a> {
     pub budget: Budget,
     /// The other roots in force, when this is the first root's own listing and there are several.
     pub other_roots: Option<String>,
+    /// Sorted listings kept from earlier pages.
+    pub listings: &'a Listings,
 }
 
 /// Entries listed at most; a larger directory is listed up to here and says so.
@@ -57,24 +61,13 @@ pub fn list(listing: &Listing<'_>, window: Window, limits: &Limits) -> Result<Di
         .with_hint("page a directory with offset and limit"));
     };
     let io_err = |e: std::io::Error| listing_error(&e, &shown);
-    let mut names: Vec<(OsString, Option<FileType>)> = Vec::new();
-    let mut listing_cut = false;
-    for entry in listing.dir.entries().map_err(io_err)? {
-        if names.len() == MAX_ENTRIES {
-            listing_cut = true;
-            break;
-        }
-        if names.len().is_multiple_of(4096) {
-            listing.budget.check().map_err(io_err)?;
-        }
-        let entry = entry.map_err(io_err)?;
-        names.push((entry.file_name(), entry.file_type().ok()));
-    }
-    names.sort_unstable_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
+    listing.budget.check().map_err(io_err)?;
+    let sorted = listing.listings.sorted(listing.dir, || read_sorted(listing)).map_err(io_err)?;
+    let names = &sorted.entries;
     let page = Page {
         shown,
         total: names.len() as u64,
-        stopped_at: listing_cut.then_some(MAX_ENTRIES),
+        stopped_at: sorted.cut.then_some(MAX_ENTRIES),
         notices: Vec::new(),
         other_roots: listing.other_roots.clone(),
         archive: None,
@@ -166,6 +159,24 @@ pub fn page_of(
     Ok(DirectoryResult { output, meta, entries })
 }
 
+/// Every entry of the directory (up to [`MAX_ENTRIES`]), sorted by name bytes.
+fn read_sorted(listing: &Listing<'_>) -> std::io::Result<Sorted> {
+    let mut sorted = Sorted::default();
+    for entry in listing.dir.entries()? {
+        if sorted.entries.len() == MAX_ENTRIES {
+            sorted.cut = true;
+            break;
+        }
+        if sorted.entries.len().is_multiple_of(4096) {
+            listing.budget.check()?;
+        }
+        let entry = entry?;
+        sorted.entries.push((entry.file_name(), entry.file_type().ok()));
+    }
+    sorted.entries.sort_unstable_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
+    Ok(sorted)
+}
+
 /// The 0-based index of the first entry for `offset`, or `None` when it is past the end.
 fn first_index(offset: i64, total: u64) -> Option<u64> {
     if offset > 0 {
@@ -247,19 +258,90 @@ mod tests {
     }
 
     fn list_dir(path: &Path, window: Window) -> Result<DirectoryResult, ReadError> {
-        let dir = Dir::open_ambient_dir(path, cap_std::ambient_authority()).unwrap();
         let policy = Policy::new(&PolicyConfig::default()).unwrap();
-        let budget = Budget::new(Instant::now() + std::time::Duration::from_secs(30), Cancel::new());
         let refuses = |relative: &Path, _: FileType| policy.check(relative, &path.join(relative)).is_err();
+        list_kept(path, window, &Listings::default(), &refuses)
+    }
+
+    /// Lists a page of `path` with the listings `listings` keeps and the policy `refuses`.
+    fn list_kept(
+        path: &Path,
+        window: Window,
+        listings: &Listings,
+        refuses: &dyn Fn(&Path, FileType) -> bool,
+    ) -> Result<DirectoryResult, ReadError> {
+        let dir = Dir::open_ambient_dir(path, cap_std::ambient_authority()).unwrap();
+        let budget = Budget::new(Instant::now() + std::time::Duration::from_secs(30), Cancel::new());
         let listing = Listing {
             dir: &dir,
             relative: Path::new(""),
-            refuses: &refuses,
+            refuses,
             shown: "d".into(),
             budget,
             other_roots: None,
+            listings,
         };
         list(&listing, window, &Limits::default())
+    }
+
+    /// Long enough for any file system's timestamps to tell a change made after it from one made before.
+    const SETTLE: std::time::Duration = std::time::Duration::from_millis(60);
+
+    fn kept_page(path: &Path, listings: &Listings) -> String {
+        list_kept(path, lines(1, 10), listings, &|_, _| false).unwrap().output
+    }
+
+    #[test]
+    fn a_kept_listing_serves_later_pages_and_every_change_to_the_directory_is_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path();
+        for name in ["a", "b", "c"] {
+            std::fs::write(path.join(name), "x").unwrap();
+        }
+        let listings = Listings::eager(SETTLE / 2);
+        type Change = fn(&Path);
+        let changes: [(Change, &str); 4] = [
+            (|p| std::fs::write(p.join("a"), "longer").unwrap(), "a  (6 B)\nb  (1 B)\nc  (1 B)\n"),
+            (|p| std::fs::write(p.join("0"), "").unwrap(), "0  (0 B)\na  (6 B)\nb  (1 B)\nc  (1 B)\n"),
+            (|p| std::fs::remove_file(p.join("b")).unwrap(), "0  (0 B)\na  (6 B)\nc  (1 B)\n"),
+            (|p| std::fs::rename(p.join("c"), p.join("_c")).unwrap(), "0  (0 B)\n_c  (1 B)\na  (6 B)\n"),
+        ];
+        for (n, (change, now)) in changes.into_iter().enumerate() {
+            std::thread::sleep(SETTLE);
+            kept_page(path, &listings);
+            assert_eq!(listings.kept(), 1, "the listing is kept once the directory's times have settled");
+            change(path);
+            let page = kept_page(path, &listings);
+            assert!(page.starts_with(now), "{page}");
+            if n == 0 {
+                assert_eq!(listings.kept(), 1, "a file's new size leaves its directory as it was: the listing served");
+            }
+        }
+    }
+
+    #[test]
+    fn a_kept_listing_is_judged_by_the_policy_on_every_page() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
+        let listings = Listings::eager(SETTLE / 2);
+        std::thread::sleep(SETTLE);
+        let allowed = list_kept(dir.path(), lines(1, 10), &listings, &|_, _| false).unwrap().output;
+        assert_eq!((allowed.as_str(), listings.kept()), ("notes.txt  (1 B)\n(entries 1-1 of 1 · end of directory)", 1));
+        let denied = list_kept(dir.path(), lines(1, 10), &listings, &|_, _| true).unwrap().output;
+        assert_eq!(denied, "notes.txt  (1 B)  (denied)\n(entries 1-1 of 1 · end of directory)");
+    }
+
+    #[test]
+    fn a_directory_changed_just_before_it_is_listed_or_a_small_one_is_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), "x").unwrap();
+        let racy = Listings::eager(std::time::Duration::from_secs(3600));
+        kept_page(dir.path(), &racy);
+        assert_eq!(racy.kept(), 0, "its times are not an hour old");
+        let small = Listings::default();
+        std::thread::sleep(SETTLE);
+        kept_page(dir.path(), &small);
+        assert_eq!(small.kept(), 0, "one entry lists faster than it is kept");
     }
 
     #[test]
@@ -321,6 +403,7 @@ mod tests {
             shown: "d".into(),
             budget,
             other_roots: None,
+            listings: &Listings::default(),
         };
         list(&listing, lines(1, 10), &Limits::default()).unwrap_err()
     }

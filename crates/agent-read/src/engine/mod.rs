@@ -12,6 +12,7 @@ mod directory;
 #[cfg(feature = "documents")]
 mod document;
 mod file;
+mod listings;
 mod narrow;
 pub mod observe;
 mod table;
@@ -55,6 +56,8 @@ pub struct Reader {
     media: Arc<file::Media>,
     /// Where big text files' lines start, learned by earlier reads.
     indexes: Arc<LineIndexes>,
+    /// Sorted listings of big directories, for their later pages.
+    listings: Arc<listings::Listings>,
 }
 
 /// Where a request got to, for the audit log (and for a session, what it read).
@@ -108,6 +111,7 @@ impl Reader {
             audit,
             media: Arc::new(file::Media::new(config.pdf_worker, config.pdf_as_document)),
             indexes: Arc::new(indexes),
+            listings: Arc::default(),
         })
     }
 
@@ -211,9 +215,13 @@ impl Reader {
         self.check_policy(root, relative, "").is_err() || self.check_ignored_at(root, relative, is_dir, "").is_err()
     }
 
-    /// Whether a directory entry would be refused: the policy refuses it as named or, for a link, where it leads.
+    /// Whether an entry of a directory being listed would be refused: the policy refuses it as named or, for a link,
+    /// where it leads. The directory passed the policy when it was opened, so its ancestors need no second look.
     fn refuses_entry(&self, root: usize, relative: &Path, file_type: FileType) -> bool {
-        if self.refuses(root, relative, file_type.is_dir()) {
+        let judged = self.roots.judged(root, relative);
+        if self.policy.check_entry(&judged.relative, &judged.absolute).is_err()
+            || self.check_ignored_at(root, relative, file_type.is_dir(), "").is_err()
+        {
             return true;
         }
         let Some((real_root, real)) = file_type.is_symlink().then(|| self.roots.leads_to(root, relative)).flatten()
@@ -306,7 +314,9 @@ impl Reader {
                 let first_root_itself = opened.root == 0 && opened.real_relative.as_os_str().is_empty();
                 let other_roots = (first_root_itself && self.roots.several()).then(|| self.roots.named_from(1));
                 let relative = &opened.real_relative;
-                let listing = directory::Listing { dir: &dir, relative, refuses: &refuses, shown, budget, other_roots };
+                let listings = &self.listings;
+                let listing =
+                    directory::Listing { dir: &dir, relative, refuses: &refuses, shown, budget, other_roots, listings };
                 directory::list(&listing, window, limits).map(ReadResult::Directory)
             }
         }

@@ -3,8 +3,8 @@
 //! The reader's roots are the ceiling: a narrowed reader reads only beneath directories inside them, each opened
 //! through the confined handle of the root it lies in (see [`crate::resolve::Narrowing`]), and judges every path from
 //! the configured roots as before, so a narrowed root such as `ws/secrets` never makes the `secrets/` rule stop
-//! matching. A directory the read policy refuses is refused as a root too. Limits, policy, audit log and caches are
-//! shared with the reader it was narrowed from.
+//! matching. A directory the read policy refuses is refused as a root too. Limits, policy, audit log and caches (line
+//! indexes, directory listings) are shared with the reader it was narrowed from.
 
 use super::Reader;
 use crate::audit::RootsChange;
@@ -26,6 +26,7 @@ impl Reader {
             audit: self.audit.clone(),
             media: self.media.clone(),
             indexes: self.indexes.clone(),
+            listings: self.listings.clone(),
         });
         (reader, narrowing.asked)
     }

@@ -9,8 +9,9 @@ use super::glob::{self, Match, WalkBudget};
 use super::result::Skipped;
 use crate::engine::Reader;
 use crate::error::{ErrorCode, ReadError};
-use std::collections::HashSet;
-use std::path::PathBuf;
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::path::Path;
 
 /// Where an item stands: its entry in `paths`, then its place among that entry's matches.
 pub type Order = (usize, usize);
@@ -81,7 +82,7 @@ impl Expander<'_> {
         if let Ok(resolved) = roots.resolve(entry) {
             let key = roots.leads_to(resolved.root, &resolved.relative).unwrap_or((resolved.root, resolved.relative));
             size = roots.symlink_metadata(key.0, &key.1).map(|m| m.len()).unwrap_or(0);
-            if !state.seen.insert(key) {
+            if !state.seen.insert((key.0, &key.1)) {
                 return;
             }
         }
@@ -155,9 +156,9 @@ impl Expander<'_> {
         for (sub, found) in matches.into_iter().enumerate() {
             // A link is one more name for its target: it is kept once, and only when the target is a file within
             // the roots that the policy allows.
-            let key = if found.is_link {
+            let real = if found.is_link {
                 match roots.leads_to(found.root, &found.relative) {
-                    Some(real) if roots.symlink_metadata(real.0, &real.1).is_ok_and(|m| m.is_file()) => real,
+                    Some(real) if roots.symlink_metadata(real.0, &real.1).is_ok_and(|m| m.is_file()) => Some(real),
                     Some(_) => continue,
                     None => {
                         tally.withheld += 1;
@@ -165,9 +166,10 @@ impl Expander<'_> {
                     }
                 }
             } else {
-                (found.root, found.relative.clone())
+                None
             };
-            if state.seen.contains(&key) {
+            let key = real.as_ref().map_or((found.root, found.relative.as_path()), |(root, path)| (*root, path));
+            if state.seen.contains(key) {
                 continue;
             }
             if state.out.candidates.len() >= self.max_files {
@@ -175,7 +177,8 @@ impl Expander<'_> {
                 tally.over += 1;
                 continue;
             }
-            if self.reader.refuses(found.root, &found.relative, false) || self.reader.refuses(key.0, &key.1, false) {
+            let refused = |(root, path): (usize, &Path)| self.reader.refuses(root, path, false);
+            if refused((found.root, &found.relative)) || real.is_some() && refused(key) {
                 tally.withheld += 1;
                 continue;
             }
@@ -183,8 +186,8 @@ impl Expander<'_> {
                 tally.unspellable += 1;
                 continue;
             }
-            let size =
-                if found.is_link { roots.symlink_metadata(key.0, &key.1).map_or(0, |m| m.len()) } else { found.size };
+            // Only a file kept is measured (files are read smallest first): the walk itself measures nothing.
+            let size = roots.symlink_metadata(key.0, key.1).map_or(0, |m| m.len());
             let path = roots.display_in(found.root, &found.relative);
             state.seen.insert(key);
             state.out.candidates.push(Candidate { order: (index, sub), path, size, from_glob: true });
@@ -204,8 +207,24 @@ fn describe(error: &ReadError) -> String {
 #[derive(Debug, Default)]
 struct State {
     out: Expansion,
-    /// Files kept so far, by root and real path beneath it.
-    seen: HashSet<(usize, PathBuf)>,
+    seen: Seen,
+}
+
+/// Files kept so far, by root and real path beneath it. The paths are normalized (no `.`, `..` or doubled
+/// separators), so each is spelled one way and compared as bytes, which costs less than comparing by component.
+#[derive(Debug, Default)]
+struct Seen(HashMap<usize, HashSet<OsString>>);
+
+impl Seen {
+    fn contains(&self, (root, path): (usize, &Path)) -> bool {
+        self.0.get(&root).is_some_and(|paths| paths.contains(path.as_os_str()))
+    }
+
+    /// Adds a file; `false` when it was there already.
+    fn insert(&mut self, (root, path): (usize, &Path)) -> bool {
+        let paths = self.0.entry(root).or_default();
+        !paths.contains(path.as_os_str()) && paths.insert(path.as_os_str().to_owned())
+    }
 }
 
 #[derive(Debug, Default)]

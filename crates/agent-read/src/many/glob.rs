@@ -1,13 +1,15 @@
 //! Globs of a `read_many` call: which files beneath the roots a pattern such as `src/**/*.rs` matches.
 //!
-//! The walk starts at the root and goes down only towards and beneath the pattern's literal base (`src` here), with
-//! the `ignore` crate's walker. Ignore files (`.gitignore`, `.ignore`, `.git/info/exclude`) are honoured as the read
-//! policy reads them ([`crate::policy::ignore`]: git's own rules, from the configured root down, read through its
-//! confined handle), whether or not the folder is a git repository, so the walk and `respect_ignore` agree on what is
-//! ignored. Symbolic links are never followed into, and hidden names are skipped unless the pattern itself has a
-//! component starting with `.`. It is bounded in entries visited and in time; a stop says so. Only the names come
-//! from the walk: every file is still opened through [`Reader::read`](crate::Reader::read), confined and checked by
-//! the policy.
+//! The walk goes to the pattern's literal base (`src` here) and down beneath it, depth first, each folder listed once
+//! through the root's confined handle and its names sorted, so matches come out sorted by path, component by
+//! component. Ignore files (`.gitignore`, `.ignore`, `.git/info/exclude`) are honoured as the read policy reads them
+//! ([`crate::policy::ignore`]: git's own rules, from the configured root down, read through its confined handle),
+//! whether or not the folder is a git repository, so the walk and `respect_ignore` agree on what is ignored; beneath
+//! the base, a folder's ignore files are opened only when its listing names them. Symbolic links are never followed
+//! into, and hidden names are skipped unless the pattern itself has a component starting with `.`. Nothing is
+//! `stat`-ed: kinds come from the directory stream. It is bounded in entries listed and in time; a stop says so. Only
+//! the names come from the walk: every file is still opened through [`Reader::read`](crate::Reader::read), confined
+//! and checked by the policy.
 //!
 //! The glob itself is bounded in complexity before it is compiled ([`crate::policy::bounds`]): a glob past the bounds
 //! is `INVALID_PARAM` naming the bound.
@@ -15,13 +17,17 @@
 use crate::budget::Cancel;
 use crate::error::{ErrorCode, ReadError};
 use crate::policy::bounds;
-use crate::policy::ignore::IgnoreFiles;
+use crate::policy::ignore::{DirRules, IgnoreFile, IgnoreFiles, ignored_along};
 use crate::resolve::Roots;
+use cap_std::fs::FileType;
 use globset::{GlobBuilder, GlobMatcher};
+use std::ffi::OsString;
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
-/// Entries the glob walks of one call visit at most, all globs together.
+/// Entries the glob walks of one call list at most, all globs together.
 pub const MAX_WALK_ENTRIES: usize = 100_000;
 
 /// Whether a request entry is a glob rather than a path: it holds a wildcard, a class or an alternation.
@@ -36,8 +42,19 @@ pub struct WalkBudget<'a> {
     pub deadline: Instant,
     /// The caller's cancel signal.
     pub cancel: &'a Cancel,
-    /// Entries visited so far.
+    /// Entries listed so far.
     pub visited: usize,
+}
+
+impl WalkBudget<'_> {
+    /// Counts one more entry listed; why the walk must stop, when it must.
+    fn visit(&mut self) -> Option<String> {
+        self.visited += 1;
+        if self.visited > MAX_WALK_ENTRIES {
+            return Some(format!("the walk stopped after visiting {MAX_WALK_ENTRIES} entries"));
+        }
+        (self.cancel.is_cancelled() || Instant::now() >= self.deadline).then(|| "the walk ran out of time".to_string())
+    }
 }
 
 /// A file a glob matched: where it is beneath its root.
@@ -49,14 +66,12 @@ pub struct Match {
     pub relative: PathBuf,
     /// Whether it is a symbolic link (its target is looked up later, only if it is read).
     pub is_link: bool,
-    /// Its size (of the link itself, for a link).
-    pub size: u64,
 }
 
 /// What a glob matched.
 #[derive(Debug, Default)]
 pub struct Found {
-    /// The matches, sorted by path.
+    /// The matches, sorted by path, component by component.
     pub files: Vec<Match>,
     /// Why the walk stopped before the end, when it did.
     pub stopped: Option<String>,
@@ -83,11 +98,13 @@ pub fn find(roots: &Roots, pattern: &str, budget: &mut WalkBudget<'_>) -> Result
         return Err(ReadError::new(ErrorCode::OutsideRoot, format!("{}: outside the allowed roots", split.base))
             .with_hint("globs match only beneath the workspace roots"));
     };
-    let root_path = roots.real_path(root).to_path_buf();
-    let walk = Walk { root, root_path: &root_path, base: &base, matcher: &matcher };
-    let mut found = walk.run(walker(roots, root, &base, &split.rest), budget);
-    found.files.sort();
-    Ok(found)
+    let names: Vec<&str> = split.rest.split('/').collect();
+    let shown = Shown { hidden: names.iter().any(|c| c.starts_with('.')), git: names.contains(&".git") };
+    // Where the root lies beneath its anchor: ignore files above the root apply too.
+    let anchored = roots.judged(root, Path::new(""));
+    let ignores = IgnoreFiles::new(roots.ignore_file_reader(anchored.anchor));
+    let walk = Walk { roots, root, base: &base, above: &anchored.relative, matcher: &matcher, shown, ignores };
+    Ok(walk.run(budget))
 }
 
 /// The part of a glob entry that is compiled: from its first wildcard component on (`**/*.rs` of `src/**/*.rs`).
@@ -126,87 +143,145 @@ impl Split {
     }
 }
 
-/// The walker: from root `root`, towards and beneath `base`, skipping what the ignore files ignore (read from the
-/// root's anchor down, as the policy reads them).
-fn walker(roots: &Roots, root: usize, base: &Path, rest: &str) -> ignore::Walk {
-    let components: Vec<&str> = rest.split('/').collect();
-    let allow_hidden = components.iter().any(|c| c.starts_with('.'));
-    let allow_git = components.contains(&".git");
-    let root_path = roots.real_path(root).to_path_buf();
-    let base = base.to_path_buf();
-    // Where the root lies beneath its anchor: ignore files above the root apply too.
-    let anchored = roots.judged(root, Path::new(""));
-    let ignores = IgnoreFiles::new(roots.ignore_file_reader(anchored.anchor));
-    let mut builder = ignore::WalkBuilder::new(&root_path);
-    builder.standard_filters(false).follow_links(false).filter_entry(move |entry| {
-        let Some(relative) = entry.path().strip_prefix(&root_path).ok() else { return false };
-        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        // The walk never enters an ignored directory, so only the entry itself needs judging.
-        keep(relative, &base, allow_hidden, allow_git)
-            && ignores.entry_ignored(&anchored.relative.join(relative), is_dir).is_none()
-    });
-    builder.build()
+/// Which names beneath the base the walk goes into or yields: hidden ones only when the pattern names one, `.git`
+/// only when it names `.git`.
+#[derive(Debug, Clone, Copy)]
+struct Shown {
+    hidden: bool,
+    git: bool,
 }
 
-/// Whether the walk goes into (or yields) `relative` (to the root): on the way down to the base, or beneath it and
-/// not hidden.
-fn keep(relative: &Path, base: &Path, allow_hidden: bool, allow_git: bool) -> bool {
-    if base.starts_with(relative) {
-        return true;
+impl Shown {
+    fn admits(self, name: &OsString) -> bool {
+        let name = name.as_encoded_bytes();
+        if name == b".git" { self.git } else { self.hidden || !name.starts_with(b".") }
     }
-    if !relative.starts_with(base) {
-        return false;
-    }
-    let name = relative.file_name().map(|name| name.as_encoded_bytes()).unwrap_or_default();
-    if name == b".git" { allow_git } else { allow_hidden || !name.starts_with(b".") }
 }
 
-struct Walk<'a> {
+/// A folder being walked: its sorted entries and the next to visit.
+struct Folder {
+    entries: Vec<(OsString, FileType)>,
+    next: usize,
+}
+
+/// Where a walk stands: the folders from the base down to the one being walked, and the path of the entry at hand
+/// (or of that folder) beneath the base and as ignore files judge it (beneath the anchor, with a leading `/`), grown
+/// and shrunk name by name rather than joined anew for every entry.
+struct Position {
+    folders: Vec<Folder>,
+    below: PathBuf,
+    rooted: PathBuf,
+}
+
+impl Position {
+    fn pop(&mut self) {
+        self.below.pop();
+        self.rooted.pop();
+    }
+}
+
+struct Walk<'a, F> {
+    roots: &'a Roots,
     root: usize,
-    root_path: &'a Path,
     base: &'a Path,
+    /// Where the root lies beneath its anchor (the paths ignore files judge start there).
+    above: &'a Path,
     matcher: &'a GlobMatcher,
+    shown: Shown,
+    ignores: IgnoreFiles<F>,
 }
 
-impl Walk<'_> {
-    fn run(
-        &self,
-        walker: impl IntoIterator<Item = Result<ignore::DirEntry, ignore::Error>>,
-        budget: &mut WalkBudget<'_>,
-    ) -> Found {
+impl<F: Fn(&Path) -> IgnoreFile> Walk<'_, F> {
+    fn run(&self, budget: &mut WalkBudget<'_>) -> Found {
         let mut found = Found::default();
         let mut faults = Faults::default();
-        for item in walker {
-            budget.visited += 1;
-            if budget.visited > MAX_WALK_ENTRIES {
-                found.stopped = Some(format!("the walk stopped after visiting {MAX_WALK_ENTRIES} entries"));
-                break;
+        let Some(mut chain) = self.chain_to_base(budget, &mut found) else { return found };
+        let rooted = Path::new("/").join(self.above).join(self.base);
+        let mut at = Position { folders: Vec::new(), below: PathBuf::new(), rooted };
+        self.enter(&mut at, &mut chain, budget, &mut found, &mut faults);
+        while let Some(folder) = at.folders.last_mut() {
+            let Some((name, kind)) = folder.entries.get(folder.next) else {
+                at.folders.pop();
+                chain.pop();
+                at.pop();
+                continue;
+            };
+            folder.next += 1;
+            let kind = *kind;
+            if !self.shown.admits(name) {
+                continue;
             }
-            if budget.cancel.is_cancelled() || Instant::now() >= budget.deadline {
-                found.stopped = Some("the walk ran out of time".to_string());
-                break;
+            at.below.push(name);
+            at.rooted.push(name);
+            if ignored_along(&chain, &at.rooted, kind.is_dir()).is_none() {
+                if kind.is_dir() {
+                    if found.stopped.is_none() && self.enter(&mut at, &mut chain, budget, &mut found, &mut faults) {
+                        continue;
+                    }
+                } else if self.matcher.is_match(&at.below) {
+                    let relative = self.base.join(&at.below);
+                    found.files.push(Match { root: self.root, relative, is_link: kind.is_symlink() });
+                }
             }
-            match item {
-                Ok(entry) => found.files.extend(self.matched(&entry)),
-                Err(error) => faults.count(&error),
-            }
+            at.pop();
         }
         found.unwalked = faults.reasons();
         found
     }
 
-    fn matched(&self, entry: &ignore::DirEntry) -> Option<Match> {
-        let file_type = entry.file_type()?;
-        if file_type.is_dir() {
-            return None;
+    /// The ignore rules of the folders from the anchor down to the base's parent, when none of those folders below
+    /// the anchor, nor the base, is ignored; `None` (nothing to walk) otherwise.
+    fn chain_to_base(&self, budget: &mut WalkBudget<'_>, found: &mut Found) -> Option<Vec<Arc<DirRules>>> {
+        let mut chain = Vec::new();
+        let (mut folder, mut rooted) = (PathBuf::new(), PathBuf::from("/"));
+        for name in self.above.join(self.base).iter() {
+            chain.push(self.ignores.rules(&folder));
+            folder.push(name);
+            rooted.push(name);
+            if ignored_along(&chain, &rooted, true).is_some() {
+                return None;
+            }
         }
-        let relative = entry.path().strip_prefix(self.root_path).ok()?;
-        let below = relative.strip_prefix(self.base).ok()?;
-        if below.as_os_str().is_empty() || !self.matcher.is_match(below) {
-            return None;
+        found.stopped = budget.visit();
+        found.stopped.is_none().then_some(chain)
+    }
+
+    /// Lists the folder `at` stands on and pushes it with its ignore rules; `false` when it could not be listed (what
+    /// kept the walk out is counted, and a missing base is no fault: the glob then matches nothing).
+    fn enter(
+        &self,
+        at: &mut Position,
+        chain: &mut Vec<Arc<DirRules>>,
+        budget: &mut WalkBudget<'_>,
+        found: &mut Found,
+        faults: &mut Faults,
+    ) -> bool {
+        let listing = match self.roots.read_dir(self.root, &self.base.join(&at.below)) {
+            Ok(listing) => listing,
+            Err(e) if at.below.as_os_str().is_empty() && crate::platform::is_missing(&e) => return false,
+            Err(e) => {
+                faults.count(&e);
+                return false;
+            }
+        };
+        let mut entries = Vec::new();
+        for entry in listing {
+            if let Some(why) = budget.visit() {
+                found.stopped = Some(why);
+                break;
+            }
+            match entry.and_then(|entry| Ok((entry.file_name(), entry.file_type()?))) {
+                Ok(entry) => entries.push(entry),
+                Err(e) => faults.count(&e),
+            }
         }
-        let size = entry.metadata().map(|metadata| metadata.len()).unwrap_or(0);
-        Some(Match { root: self.root, relative: relative.to_path_buf(), is_link: file_type.is_symlink(), size })
+        entries.sort_unstable_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
+        let listed =
+            |name: &str| entries.binary_search_by(|(entry, _)| entry.as_encoded_bytes().cmp(name.as_bytes())).is_ok();
+        let judged = at.rooted.strip_prefix("/").unwrap_or(&at.rooted);
+        chain.push(self.ignores.listed_rules(judged, &listed));
+        at.folders.push(Folder { entries, next: 0 });
+        true
     }
 }
 
@@ -221,16 +296,10 @@ struct Faults {
     refused: usize,
     /// Other input/output errors, by what the operating system said.
     other_io: Vec<(String, usize)>,
-    /// Ignore files with rules that could not be read (the walk keeps the rest of their rules).
-    ignore_rules: usize,
 }
 
 impl Faults {
-    fn count(&mut self, error: &ignore::Error) {
-        let Some(io) = error.io_error() else {
-            self.ignore_rules += 1;
-            return;
-        };
+    fn count(&mut self, io: &io::Error) {
         match io.kind() {
             std::io::ErrorKind::InvalidFilename => self.too_long += 1,
             std::io::ErrorKind::PermissionDenied => self.refused += 1,
@@ -265,12 +334,6 @@ impl Faults {
         for (said, count) in &self.other_io {
             reasons
                 .push(format!("the walk could not read {count} entr(y/ies) ({said}), so matches there may be missing"));
-        }
-        if self.ignore_rules > 0 {
-            reasons.push(format!(
-                "{} ignore file(s) in the walk had rules that could not be read: files those rules name may be listed",
-                self.ignore_rules
-            ));
         }
         reasons
     }
@@ -319,38 +382,33 @@ mod tests {
 
     #[test]
     fn what_the_walk_could_not_enter_is_said_by_kind_with_its_count() {
-        let matcher = GlobBuilder::new("*").build().unwrap().compile_matcher();
-        let walk = Walk { root: 0, root_path: Path::new("/r"), base: Path::new(""), matcher: &matcher };
-        let io = |code| Err(ignore::Error::from(std::io::Error::from_raw_os_error(code)));
-        let rules = Err(ignore::Error::Glob { glob: Some("[".into()), err: "unclosed class".into() });
-        let faults = vec![io(libc::ENAMETOOLONG), io(libc::EACCES), io(libc::ENAMETOOLONG), io(libc::EIO), rules];
-        let cancel = Cancel::new();
-        let later = Instant::now() + std::time::Duration::from_secs(60);
-        let mut budget = WalkBudget { deadline: later, cancel: &cancel, visited: 0 };
-        let found = walk.run(faults, &mut budget);
-        assert!(found.files.is_empty() && found.stopped.is_none());
+        let mut faults = Faults::default();
+        for code in [libc::ENAMETOOLONG, libc::EACCES, libc::ENAMETOOLONG, libc::EIO] {
+            faults.count(&io::Error::from_raw_os_error(code));
+        }
         assert_eq!(
-            found.unwalked,
+            faults.reasons(),
             [
                 "the walk stopped at 2 path(s) longer than the system allows (4096 bytes, PATH_MAX): nothing deeper \
                  can be walked or read by name, so matches there are missing",
                 "the walk could not enter 1 folder(s): the operating system denied access, so matches in them are \
                  missing",
                 "the walk could not read 1 entr(y/ies) (Input/output error (os error 5)), so matches there may be missing",
-                "1 ignore file(s) in the walk had rules that could not be read: files those rules name may be listed",
             ]
         );
     }
 
     #[test]
-    fn the_walk_keeps_to_the_base_and_skips_hidden_names_unless_asked() {
-        let base = Path::new("src/a");
-        let kept = |path: &str, hidden: bool| keep(Path::new(path), base, hidden, false);
-        assert!(kept("src", false) && kept("src/a", false) && kept("src/a/x.rs", false));
-        assert!(!kept("docs", false) && !kept("src/b.rs", false));
-        assert!(!kept("src/a/.hidden", false) && kept("src/a/.hidden", true));
-        assert!(!kept("src/a/.git", true), ".git only when the pattern names it");
-        assert!(keep(Path::new(".github/w/x.yml"), Path::new(".github/w"), false, false), "a named base");
+    fn hidden_names_are_walked_only_when_the_pattern_names_one() {
+        let name = |n: &str| OsString::from(n);
+        let plain = Shown { hidden: false, git: false };
+        assert!(plain.admits(&name("x.rs")) && !plain.admits(&name(".hidden")) && !plain.admits(&name(".git")));
+        let hidden = Shown { hidden: true, git: false };
+        assert!(
+            hidden.admits(&name(".hidden")) && !hidden.admits(&name(".git")),
+            ".git only when the pattern names it"
+        );
+        assert!(Shown { hidden: true, git: true }.admits(&name(".git")));
     }
 
     #[test]

@@ -82,6 +82,92 @@ fn globs_honour_ignore_files_skip_hidden_names_and_come_sorted() {
     assert_eq!(paths_of(&hidden), [".github/ci.yml", "src/.hidden.rs"]);
 }
 
+/// A tree with ignore files at several levels (a negation, a nested `.ignore`, the repository's exclude file), hidden
+/// and denied names, links of every kind and names that sort differently by component than as strings: each glob's
+/// answer, files and withheld count, is what the walk by path gave before the walk by sorted listings.
+#[test]
+#[cfg(unix)]
+fn globs_over_a_tricky_tree_give_the_same_answers_as_ever() {
+    let (_dir, root) = workspace(&[
+        (".gitignore", "target/\n*.log\n!keep.log\n"),
+        (".ignore", "docs/private/\n"),
+        ("src/a.rs", "x\n"),
+        ("src/b.rs", "x\n"),
+        ("src/.hidden.rs", "x\n"),
+        ("src/gen/.gitignore", "*.rs\n!keep.rs\n"),
+        ("src/gen/x.rs", "x\n"),
+        ("src/gen/keep.rs", "x\n"),
+        ("src/deep/.ignore", "skip/\n"),
+        ("src/deep/skip/z.rs", "x\n"),
+        ("src/deep/ok/y.rs", "x\n"),
+        ("target/t.rs", "x\n"),
+        ("build.log", "x\n"),
+        ("keep.log", "x\n"),
+        ("docs/private/p.rs", "x\n"),
+        ("docs/pub.rs", "x\n"),
+        (".git/info/exclude", "excluded.rs\n"),
+        ("excluded.rs", "x\n"),
+        (".git/HEAD", "x\n"),
+        (".env", "K=1\n"),
+        ("src/.env.rs", "x\n"),
+        ("src/secret_key.rs", "x\n"),
+        ("src/Password.RS", "x\n"),
+        ("a/x.rs", "x\n"),
+        ("a-b/x.rs", "x\n"),
+        ("a/b/c/d.rs", "x\n"),
+        ("A/Z.rs", "x\n"),
+        (".github/workflows/ci.rs", "x\n"),
+    ]);
+    std::fs::create_dir(root.join("src/empty")).unwrap();
+    for (link, to) in [("a.rs", "src/link.rs"), ("deep", "src/linkdir"), ("/etc/hostname", "src/out.rs")] {
+        std::os::unix::fs::symlink(link, root.join(to)).unwrap();
+    }
+    std::os::unix::fs::symlink("missing.rs", root.join("src/dangling.rs")).unwrap();
+    let reader = reader_with_cap(&root, 50 * 1024);
+    let cases: [(&str, &[&str], u64); 9] = [
+        (
+            "**/*.rs",
+            &[
+                "A/Z.rs",
+                "a/b/c/d.rs",
+                "a/x.rs",
+                "a-b/x.rs",
+                "docs/pub.rs",
+                "src/a.rs",
+                "src/b.rs",
+                "src/deep/ok/y.rs",
+                "src/gen/keep.rs",
+            ],
+            2,
+        ),
+        ("src/**/*.rs", &["src/a.rs", "src/b.rs", "src/deep/ok/y.rs", "src/gen/keep.rs"], 2),
+        ("**/*.log", &["keep.log"], 0),
+        ("*", &["keep.log"], 0),
+        (".github/**/*.rs", &[".github/workflows/ci.rs"], 0),
+        ("**/.*", &[".gitignore", ".ignore", "src/.hidden.rs", "src/deep/.ignore", "src/gen/.gitignore"], 2),
+        ("src/*", &["src/a.rs", "src/b.rs"], 3),
+        ("src/gen/*", &["src/gen/keep.rs"], 0),
+        ("src/deep/*/*.rs", &["src/deep/ok/y.rs"], 0),
+    ];
+    for (glob, files, withheld) in cases {
+        let many = run(&reader, ReadManyRequest { max_files: Some(200), ..ReadManyRequest::new([glob]) });
+        assert_eq!((paths_of(&many).as_slice(), many.meta.withheld), (files, withheld), "{glob}");
+    }
+}
+
+/// A root narrowed into a folder the configured root's ignore files ignore is walked as the configured root would
+/// walk it: nothing beneath it comes back, as a read with `respect_ignore` refuses it.
+#[test]
+fn a_glob_beneath_a_narrowed_root_in_an_ignored_folder_matches_nothing() {
+    let (_dir, root) = workspace(&[(".gitignore", "build/\n"), ("build/out.txt", "x\n"), ("src/a.txt", "a\n")]);
+    let reader = reader_with_cap(&root, 50 * 1024);
+    let (ignored, _) = reader.narrowed(&[root.join("build")], false);
+    let many = run(&ignored.unwrap(), ReadManyRequest::new(["*.txt"]));
+    assert_eq!(skipped_of(&many), [("*.txt".to_string(), "the glob matched no file".to_string())]);
+    let (kept, _) = reader.narrowed(&[root.join("src")], false);
+    assert_eq!(paths_of(&run(&kept.unwrap(), ReadManyRequest::new(["*.txt"]))), ["a.txt"]);
+}
+
 #[test]
 #[cfg(unix)]
 fn duplicates_are_read_once_whatever_their_spelling() {

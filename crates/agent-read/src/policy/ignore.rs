@@ -46,7 +46,7 @@ pub enum IgnoreFile {
 
 /// The compiled ignore files of one directory.
 #[derive(Debug)]
-enum DirRules {
+pub enum DirRules {
     /// No ignore file.
     None,
     /// Compiled rules.
@@ -58,7 +58,7 @@ enum DirRules {
 /// The `.gitignore` and `.ignore` rules, then those of `.git/info/exclude` (consulted only when the first say
 /// nothing); `written` maps a line changed for `globset` back to the line as the file has it.
 #[derive(Debug)]
-struct Compiled {
+pub struct Compiled {
     own: Gitignore,
     exclude: Gitignore,
     written: HashMap<String, String>,
@@ -103,16 +103,16 @@ impl DirRules {
         }
     }
 
-    /// What these rules say of `path` (relative to the root of the paths checked).
-    fn verdict(&self, path: &Path, is_dir: bool) -> Verdict {
+    /// What these rules say of `rooted`: a path relative to the root of the paths checked, written with a leading
+    /// `/` (the rules are compiled beneath `/`).
+    fn verdict(&self, rooted: &Path, is_dir: bool) -> Verdict {
         let (own, exclude, written) = match self {
             DirRules::None => return Verdict::Silent,
             DirRules::Uncheckable(rule) => return Verdict::Ignored(rule.clone()),
             DirRules::Rules(compiled) => (&compiled.own, &compiled.exclude, &compiled.written),
         };
-        let absolute = Path::new("/").join(path);
         for rules in [own, exclude] {
-            match rules.matched(&absolute, is_dir) {
+            match rules.matched(rooted, is_dir) {
                 Match::None => continue,
                 Match::Whitelist(_) => return Verdict::Kept,
                 Match::Ignore(glob) => {
@@ -223,15 +223,18 @@ fn escape_all(text: &str) -> String {
 pub struct IgnoreFiles<F> {
     read: F,
     dirs: Mutex<HashMap<PathBuf, Arc<DirRules>>>,
+    /// The rules of every directory without ignore files, shared.
+    none: Arc<DirRules>,
 }
 
 impl<F: Fn(&Path) -> IgnoreFile> IgnoreFiles<F> {
     /// Ignore files read with `read` (a path relative to the root, e.g. `src/.gitignore`).
     pub fn new(read: F) -> Self {
-        IgnoreFiles { read, dirs: Mutex::new(HashMap::new()) }
+        IgnoreFiles { read, dirs: Mutex::new(HashMap::new()), none: Arc::new(DirRules::None) }
     }
 
-    fn rules(&self, dir: &Path) -> Arc<DirRules> {
+    /// The rules of directory `dir` (relative to the root of the paths checked), read once.
+    pub fn rules(&self, dir: &Path) -> Arc<DirRules> {
         if let Some(rules) = self.dirs.lock().unwrap_or_else(PoisonError::into_inner).get(dir) {
             return rules.clone();
         }
@@ -240,17 +243,31 @@ impl<F: Fn(&Path) -> IgnoreFile> IgnoreFiles<F> {
         rules
     }
 
+    /// The rules of directory `dir` whose listing is known: only the ignore files `listed` names (`.gitignore`,
+    /// `.ignore`, `.git`) are looked for, so a directory without any costs no open. Not kept: a walk lists each
+    /// directory once.
+    pub fn listed_rules(&self, dir: &Path, listed: &dyn Fn(&str) -> bool) -> Arc<DirRules> {
+        if ![".git", ".gitignore", ".ignore"].into_iter().any(listed) {
+            return self.none.clone();
+        }
+        let read = |file: &Path| {
+            let first = file.strip_prefix(dir).ok().and_then(|rest| rest.iter().next()).and_then(|name| name.to_str());
+            if first.is_some_and(listed) { (self.read)(file) } else { IgnoreFile::Missing }
+        };
+        Arc::new(DirRules::load(dir, &read))
+    }
+
     /// Whether `relative` is ignored, as git decides: through an ignored ancestor, or by its own rules.
     pub fn ignored(&self, relative: &Path, is_dir: bool) -> Option<Denial> {
         let prefixes: Vec<&Path> = relative.ancestors().filter(|p| !p.as_os_str().is_empty()).collect();
         prefixes.iter().rev().find_map(|prefix| self.entry_ignored(prefix, is_dir || *prefix != relative))
     }
 
-    /// Whether `relative` itself is ignored by the rules above it, its ancestors being known not to be (a walk that
-    /// never enters an ignored directory).
-    pub fn entry_ignored(&self, relative: &Path, is_dir: bool) -> Option<Denial> {
+    /// Whether `relative` itself is ignored by the rules above it, its ancestors being known not to be.
+    fn entry_ignored(&self, relative: &Path, is_dir: bool) -> Option<Denial> {
+        let rooted = Path::new("/").join(relative);
         for dir in relative.ancestors().skip(1) {
-            match self.rules(dir).verdict(relative, is_dir) {
+            match self.rules(dir).verdict(&rooted, is_dir) {
                 Verdict::Ignored(rule) => return Some(Denial { rule }),
                 Verdict::Kept => return None,
                 Verdict::Silent => {}
@@ -258,6 +275,20 @@ impl<F: Fn(&Path) -> IgnoreFile> IgnoreFiles<F> {
         }
         None
     }
+}
+
+/// Whether a path is ignored by the rules of the directories above it, `chain` holding each one's from the root of
+/// the paths checked down to the path's parent, its ancestors being known not to be ignored (a walk's). The path is
+/// `rooted`: relative to the root of the paths checked, written with a leading `/`.
+pub fn ignored_along(chain: &[Arc<DirRules>], rooted: &Path, is_dir: bool) -> Option<Denial> {
+    for rules in chain.iter().rev() {
+        match rules.verdict(rooted, is_dir) {
+            Verdict::Ignored(rule) => return Some(Denial { rule }),
+            Verdict::Kept => return None,
+            Verdict::Silent => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]

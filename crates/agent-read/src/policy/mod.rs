@@ -21,6 +21,7 @@
 pub mod bounds;
 pub mod ignore;
 pub mod rules;
+mod wildcard;
 
 use crate::config_error::ConfigError;
 use ignore::{IgnoreFile, IgnoreFiles};
@@ -175,6 +176,20 @@ impl Policy {
         }
         match &self.allow {
             Some(allow) if !is_root && allow.first_match(relative, absolute).is_none() => {
+                Err(Denial { rule: "not in the allow list".to_string() })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Policy::check_at`] for an entry (not a root) of a directory that passed [`Policy::check_at`] itself, as
+    /// listed: the deny rules try the entry's own path only, since its ancestors are the directory's.
+    pub fn check_entry(&self, relative: &Path, absolute: &Path) -> Result<(), Denial> {
+        if let Some(rule) = self.deny.first_match_beneath_cleared(relative, absolute) {
+            return Err(Denial { rule: rule.to_string() });
+        }
+        match &self.allow {
+            Some(allow) if allow.first_match(relative, absolute).is_none() => {
                 Err(Denial { rule: "not in the allow list".to_string() })
             }
             _ => Ok(()),
@@ -336,6 +351,26 @@ mod tests {
         assert!(p.check_at(Path::new("docs"), Path::new("/w/docs"), false).is_err());
         let rule = p.check_at(Path::new(".ssh"), Path::new("/w/.ssh"), true).unwrap_err().rule;
         assert_eq!(rule, ".ssh/");
+    }
+
+    #[test]
+    fn an_entry_of_an_allowed_directory_is_judged_as_a_whole_check_judges_it() {
+        let config = PolicyConfig { deny: vec!["build/*.log".into(), "/srv/**/private".into()], ..Default::default() };
+        let policies = [default_policy(), Policy::new(&config).unwrap()];
+        let names = [".env", "main.rs", "id_rsa.pub", "server.key~", "config", "x.log", "private", "#.env#", "Secrets"];
+        for policy in &policies {
+            for dir in ["", "src", "home/user/.kube", "deep/build", "a/.docker", "srv/x"] {
+                let absolute_dir = Path::new("/srv").join(dir);
+                if policy.check(Path::new(dir), &absolute_dir).is_err() {
+                    continue;
+                }
+                for name in names {
+                    let (relative, absolute) = (Path::new(dir).join(name), absolute_dir.join(name));
+                    let whole = policy.check_at(&relative, &absolute, false);
+                    assert_eq!(policy.check_entry(&relative, &absolute), whole, "{}", relative.display());
+                }
+            }
+        }
     }
 
     #[test]

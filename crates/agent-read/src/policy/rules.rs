@@ -1,20 +1,22 @@
 //! A compiled list of policy globs (the deny list, or the allow list), and how a path is matched against it.
 //!
 //! Matching is ASCII case-insensitive, done by lowercasing both the globs and the paths (`globset`'s own
-//! case-insensitive mode turns every glob into a regex; lowercased, a literal name such as `.env` or an extension such
-//! as `*.pem` takes `globset`'s hash-lookup paths and needs none). A glob with a class (`[A-Z]`) keeps `globset`'s
+//! case-insensitive mode turns every glob into a regex). A glob with a class (`[A-Z]`) keeps `globset`'s
 //! case-insensitive mode, whose folding is ASCII-only too, so both kinds agree.
+//!
+//! Globs of names and `*` alone — every default one — are matched by [`wildcard`](super::wildcard), which compiles
+//! nothing: a one-shot read then pays no regex compilation. The others go to `globset`, into as few sets as their
+//! regexes allow: a set whose regexes outgrow the regex engine's size limit is split in two until each part builds,
+//! so a list of ten thousand globs is accepted like a short one.
 //!
 //! "Anything beneath a matching directory matches too" is checked by matching the path and each of its ancestors,
 //! rather than by a second `…/**` glob per pattern: that second glob was always a regex.
-//!
-//! The globs go into as few sets as their regexes allow: a set whose regexes outgrow the regex engine's size limit
-//! is split in two until each part builds, so a list of ten thousand globs is accepted like a short one.
 
 use super::bounds;
+use super::wildcard::Wildcards;
 use crate::config_error::{ConfigError, GlobList, GlobProblem};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path};
 
 /// Which list the globs form, which decides where a glob without a leading `/` may match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,8 +52,8 @@ impl Rules {
     pub fn new(patterns: &[String], kind: Kind) -> Result<Rules, ConfigError> {
         let list = kind.list();
         let refuse = |pattern: &String, problem| ConfigError::Glob { list, pattern: pattern.clone(), problem };
-        let mut relative = Vec::new();
-        let mut absolute = Vec::new();
+        let (mut relative, mut absolute) = (Sets::default(), Sets::default());
+        let (mut relative_globs, mut absolute_globs) = (Vec::new(), Vec::new());
         for pattern in patterns {
             let spelled = native_glob(pattern);
             let trimmed = spelled.trim().trim_end_matches('/');
@@ -59,26 +61,50 @@ impl Rules {
                 return Err(refuse(pattern, GlobProblem::Empty));
             }
             bounds::check(trimmed).map_err(|why| refuse(pattern, GlobProblem::TooComplex { why }))?;
-            let (target, glob) = if is_absolute_glob(trimmed) {
-                (&mut absolute, trimmed.to_string())
+            let (sets, globs, glob) = if is_absolute_glob(trimmed) {
+                (&mut absolute, &mut absolute_globs, trimmed.to_string())
             } else if trimmed.starts_with("**/") || (kind == Kind::Allow && trimmed.contains('/')) {
-                (&mut relative, trimmed.to_string())
+                (&mut relative, &mut relative_globs, trimmed.to_string())
             } else {
-                (&mut relative, format!("**/{trimmed}"))
+                (&mut relative, &mut relative_globs, format!("**/{trimmed}"))
             };
-            let compiled =
-                compile(&glob).map_err(|e| refuse(pattern, GlobProblem::Invalid { reason: e.to_string() }))?;
-            target.push((compiled, pattern.clone()));
+            let index = sets.sources.len();
+            sets.sources.push(pattern.clone());
+            if !sets.wildcards.add(index, &glob.to_ascii_lowercase()) {
+                let compiled =
+                    compile(&glob).map_err(|e| refuse(pattern, GlobProblem::Invalid { reason: e.to_string() }))?;
+                globs.push((compiled, index));
+            }
         }
-        Ok(Rules { relative: Sets::build(relative, list)?, absolute: Sets::build(absolute, list)?, kind })
+        relative.build(relative_globs, list)?;
+        absolute.build(absolute_globs, list)?;
+        Ok(Rules { relative, absolute, kind })
     }
 
     /// The first rule (in the order given) that matches `relative` or `absolute`, or one of their ancestors (or, for
     /// deny rules, a name they are a copy of).
     pub fn first_match(&self, relative: &Path, absolute: &Path) -> Option<&str> {
-        let copies = self.kind == Kind::Deny;
-        self.relative.first_match(relative, copies).or_else(|| self.absolute.first_match(absolute, copies))
+        self.first_match_from(relative, absolute, Ancestors::Included)
     }
+
+    /// [`Rules::first_match`] for an entry of a directory these rules were checked on already and matched nothing:
+    /// the directory's ancestors are the entry's, so only the entry itself (and the names it is a copy of) is tried.
+    pub fn first_match_beneath_cleared(&self, relative: &Path, absolute: &Path) -> Option<&str> {
+        self.first_match_from(relative, absolute, Ancestors::Cleared)
+    }
+
+    fn first_match_from(&self, relative: &Path, absolute: &Path, ancestors: Ancestors) -> Option<&str> {
+        let copies = self.kind == Kind::Deny;
+        let relative_match = self.relative.first_match(relative, copies, ancestors);
+        relative_match.or_else(|| self.absolute.first_match(absolute, copies, ancestors))
+    }
+}
+
+/// Whether a path's ancestors are still to be matched, or known to match no rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ancestors {
+    Included,
+    Cleared,
 }
 
 /// A glob as this system's users write it: on Windows, `\` separates names like `/` (see
@@ -145,34 +171,34 @@ fn compile(glob: &str) -> Result<Glob, globset::Error> {
     GlobBuilder::new(&text).case_insensitive(has_class).literal_separator(true).build()
 }
 
-/// Globs in one or more sets, with the pattern each came from.
+/// Globs in order: those [`Wildcards`] match, the others in one or more `globset` sets, each glob with its place.
 #[derive(Debug, Clone, Default)]
 struct Sets {
-    sets: Vec<(GlobSet, Vec<String>)>,
+    wildcards: Wildcards,
+    sets: Vec<(GlobSet, Vec<usize>)>,
+    /// The patterns as written, by place.
+    sources: Vec<String>,
 }
 
 impl Sets {
-    fn build(globs: Vec<(Glob, String)>, list: GlobList) -> Result<Sets, ConfigError> {
-        let mut sets = Sets::default();
-        if !globs.is_empty() {
-            sets.add(globs, list)?;
-        }
-        Ok(sets)
+    /// Compiles the globs `globset` matches (each with its place).
+    fn build(&mut self, globs: Vec<(Glob, usize)>, list: GlobList) -> Result<(), ConfigError> {
+        if globs.is_empty() { Ok(()) } else { self.add(globs, list) }
     }
 
     /// Builds `globs` as one set, or, when their regexes are too big for one, as two halves (each split again as
-    /// needed). Order is kept, so the first set holding a match holds the first rule that matches.
-    fn add(&mut self, globs: Vec<(Glob, String)>, list: GlobList) -> Result<(), ConfigError> {
+    /// needed).
+    fn add(&mut self, globs: Vec<(Glob, usize)>, list: GlobList) -> Result<(), ConfigError> {
         let mut builder = GlobSetBuilder::new();
         globs.iter().for_each(|(glob, _)| _ = builder.add(glob.clone()));
         match builder.build() {
             Ok(set) => {
-                self.sets.push((set, globs.into_iter().map(|(_, source)| source).collect()));
+                self.sets.push((set, globs.into_iter().map(|(_, index)| index).collect()));
                 Ok(())
             }
             Err(e) if globs.len() == 1 => Err(ConfigError::Glob {
                 list,
-                pattern: globs[0].1.clone(),
+                pattern: self.sources[globs[0].1].clone(),
                 problem: GlobProblem::Uncompilable { reason: e.to_string() },
             }),
             Err(_) => {
@@ -186,53 +212,88 @@ impl Sets {
 
     /// The first pattern (in order) matching `path` or one of its ancestors, or with `copies`, one of them with its
     /// last name replaced by a name it is a copy of.
-    fn first_match(&self, path: &Path, copies: bool) -> Option<&str> {
-        if self.sets.is_empty() {
+    fn first_match(&self, path: &Path, copies: bool, ancestors: Ancestors) -> Option<&str> {
+        if self.sources.is_empty() {
             return None;
         }
-        let lowered = ascii_lowercase(path);
-        let mut paths: Vec<PathBuf> = lowered.ancestors().filter(|p| !is_bare_root(p)).map(Path::to_path_buf).collect();
-        if copies {
-            paths.extend(paths.clone().iter().flat_map(|p| originals_of(p)));
-        }
-        let candidates: Vec<globset::Candidate<'_>> = paths.iter().map(globset::Candidate::new).collect();
-        self.sets.iter().find_map(|(set, sources)| {
-            // `is_match` first: most paths match nothing, and it is a cheaper search than listing every match.
-            let first = candidates
-                .iter()
-                .filter(|candidate| set.is_match_candidate(candidate))
-                .filter_map(|candidate| set.matches_candidate(candidate).into_iter().min())
-                .min()?;
-            sources.get(first).map(String::as_str)
-        })
+        let spelled = Spelled::of(path);
+        let tried = || spelled.ancestors().take(if ancestors == Ancestors::Cleared { 1 } else { usize::MAX });
+        let originals: Vec<Vec<u8>> = if copies { tried().flat_map(originals_of).collect() } else { Vec::new() };
+        let paths = || tried().chain(originals.iter().map(Vec::as_slice));
+        let by_wildcard = paths().filter_map(|path| self.wildcards.first_match(path)).min();
+        let by_set = if self.sets.is_empty() {
+            None
+        } else {
+            let candidates: Vec<globset::Candidate<'_>> = paths().map(globset::Candidate::from_bytes).collect();
+            self.sets.iter().find_map(|(set, indexes)| {
+                // `is_match` first: most paths match nothing, and it is a cheaper search than listing every match.
+                let first = candidates
+                    .iter()
+                    .filter(|candidate| set.is_match_candidate(candidate))
+                    .filter_map(|candidate| set.matches_candidate(candidate).into_iter().min())
+                    .min()?;
+                indexes.get(first).copied()
+            })
+        };
+        let first = by_wildcard.into_iter().chain(by_set).min()?;
+        self.sources.get(first).map(String::as_str)
+    }
+}
+
+/// A path as it is matched: ASCII letters lowercased, names between `/` (on Windows `\` becomes `/` too, and a name
+/// that is not Unicode is read lossily, as `globset` reads it), and how many of its first bytes are its root (`/`,
+/// `C:/`), which is an ancestor of every path and never a match of its own.
+struct Spelled {
+    bytes: Vec<u8>,
+    root: usize,
+}
+
+impl Spelled {
+    fn of(path: &Path) -> Spelled {
+        #[cfg(unix)]
+        let bytes = {
+            use std::os::unix::ffi::OsStrExt as _;
+            path.as_os_str().as_bytes().to_ascii_lowercase()
+        };
+        #[cfg(not(unix))]
+        let bytes = path.to_string_lossy().replace('\\', "/").to_ascii_lowercase().into_bytes();
+        let mut components = path.components();
+        let root = match components.next() {
+            Some(Component::Prefix(prefix)) => {
+                prefix.as_os_str().len() + usize::from(components.next() == Some(Component::RootDir))
+            }
+            Some(Component::RootDir) => 1,
+            _ => 0,
+        };
+        Spelled { bytes, root }
+    }
+
+    /// The path and each of its ancestors but the root, the path first (paths here are normalized: no `.`, `..` or
+    /// doubled `/`).
+    fn ancestors(&self) -> impl Iterator<Item = &[u8]> {
+        let bytes = self.bytes.as_slice();
+        let whole = (bytes.len() > self.root).then_some(bytes);
+        let parents = memchr::memrchr_iter(b'/', bytes).filter(|&at| at >= self.root).map(move |at| &bytes[..at]);
+        whole.into_iter().chain(parents)
     }
 }
 
 /// `path` with its last name replaced by each name it may be a copy of.
-fn originals_of(path: &Path) -> Vec<PathBuf> {
-    let Some(name) = path.file_name().and_then(|name| name.to_str()) else { return Vec::new() };
-    copies_of(name).into_iter().map(|original| path.with_file_name(original)).collect()
-}
-
-/// The empty path and a file system's root (`/`, `C:\`): ancestors of every path, never a match of their own.
-fn is_bare_root(path: &Path) -> bool {
-    path.as_os_str().is_empty() || path.parent().is_none()
-}
-
-/// `path` with ASCII letters lowercased, byte for byte (other bytes, valid UTF-8 or not, are kept).
-#[cfg(unix)]
-fn ascii_lowercase(path: &Path) -> PathBuf {
-    use std::os::unix::ffi::{OsStrExt, OsStringExt};
-    PathBuf::from(std::ffi::OsString::from_vec(path.as_os_str().as_bytes().to_ascii_lowercase()))
-}
-
-/// `path` with ASCII letters lowercased (a name that is not Unicode is matched as written).
-#[cfg(not(unix))]
-fn ascii_lowercase(path: &Path) -> PathBuf {
-    match path.to_str() {
-        Some(text) => PathBuf::from(text.to_ascii_lowercase()),
-        None => path.to_path_buf(),
+fn originals_of(path: &[u8]) -> Vec<Vec<u8>> {
+    let start = memchr::memrchr(b'/', path).map_or(0, |at| at + 1);
+    let Ok(name) = std::str::from_utf8(&path[start..]) else { return Vec::new() };
+    if !may_be_a_copy(name) {
+        return Vec::new();
     }
+    copies_of(name).into_iter().map(|original| [&path[..start], original.as_bytes()].concat()).collect()
+}
+
+/// Whether [`copies_of`] can find anything in `name`: most names end in no copy suffix, and this costs no allocation.
+/// Every suffix but `~` is one extension.
+fn may_be_a_copy(name: &str) -> bool {
+    name.starts_with('#')
+        || name.ends_with('~')
+        || name.rfind('.').is_some_and(|dot| COPY_SUFFIXES.contains(&&name[dot..]))
 }
 
 #[cfg(test)]
@@ -321,6 +382,37 @@ mod tests {
         assert_eq!(first(&allow, "a.md~"), None);
         assert_eq!(copies_of("a"), Vec::<String>::new());
         assert_eq!(copies_of(".x.swp"), vec![".x".to_string(), "x".to_string()]);
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn names_that_are_not_unicode_still_match_in_any_case() {
+        use std::os::unix::ffi::OsStrExt as _;
+        let deny = rules(&["*.pem", "secrets/"], Kind::Deny);
+        let name = Path::new(std::ffi::OsStr::from_bytes(b"Certs\xff/K\xfe.PEM"));
+        assert_eq!(deny.first_match(name, &Path::new("/w").join(name)), Some("*.pem"));
+        let beneath = Path::new(std::ffi::OsStr::from_bytes(b"SECRETS/\xff"));
+        assert_eq!(deny.first_match(beneath, &Path::new("/w").join(beneath)), Some("secrets/"));
+    }
+
+    #[test]
+    fn the_quick_copy_check_lets_every_copy_through() {
+        for suffix in COPY_SUFFIXES {
+            let name = format!("server.key{suffix}");
+            assert!(may_be_a_copy(&name) && !copies_of(&name).is_empty(), "{name}");
+        }
+        assert!(may_be_a_copy("#.env#") && !may_be_a_copy("main.rs") && !may_be_a_copy("notes.txt"));
+    }
+
+    #[test]
+    fn a_path_and_its_ancestors_but_never_the_root_are_matched() {
+        let spelled = Spelled::of(Path::new("/A/b/C.txt"));
+        let ancestors: Vec<&[u8]> = spelled.ancestors().collect();
+        assert_eq!(ancestors, [&b"/a/b/c.txt"[..], b"/a/b", b"/a"]);
+        let relative = Spelled::of(Path::new("a/b"));
+        assert_eq!(relative.ancestors().collect::<Vec<_>>(), [&b"a/b"[..], b"a"]);
+        assert_eq!(Spelled::of(Path::new("/")).ancestors().count(), 0);
+        assert_eq!(Spelled::of(Path::new("")).ancestors().count(), 0);
     }
 
     #[test]

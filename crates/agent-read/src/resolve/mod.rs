@@ -39,6 +39,9 @@ pub struct Roots {
     roots: Vec<Root>,
     /// The configured roots (and roots an operator let a client choose): every root lies beneath one of them.
     anchors: Vec<Anchor>,
+    /// How policy judges each root itself (which anchor, where beneath it): what lies beneath a root is judged from
+    /// the same anchor, since no anchor shallower than the root's own can hold it.
+    judged_roots: Vec<Judged>,
     /// Whether these roots were narrowed beneath the configured ones (then an `OUTSIDE_ROOT` names the roots in force).
     narrowed: bool,
 }
@@ -53,10 +56,12 @@ struct Root {
     dir: Option<Arc<Dir>>,
 }
 
-/// A root paths are judged from: its real path, and the handle its ignore files are read through.
+/// A root paths are judged from: its real path, how many components it has, and the handle its ignore files are read
+/// through.
 #[derive(Debug, Clone)]
 struct Anchor {
     real: PathBuf,
+    depth: usize,
     dir: Option<Arc<Dir>>,
 }
 
@@ -114,7 +119,13 @@ impl Roots {
         let paths = if paths.is_empty() { std::slice::from_ref(&cwd) } else { paths };
         let roots = paths.iter().map(|path| Root::open(&cwd.join(path), path)).collect::<Result<Vec<_>, _>>()?;
         let anchors = roots.iter().map(Root::anchor).collect();
-        Ok(Roots { roots, anchors, narrowed: false })
+        Ok(Roots::assemble(roots, anchors, false))
+    }
+
+    /// Roots with their anchors, each root judged once.
+    fn assemble(roots: Vec<Root>, anchors: Vec<Anchor>, narrowed: bool) -> Roots {
+        let judged_roots = roots.iter().map(|root| narrow::judge(&anchors, &root.real)).collect();
+        Roots { roots, anchors, judged_roots, narrowed }
     }
 
     /// The real path of root `index`.
@@ -130,13 +141,17 @@ impl Roots {
     /// How policy judges a path beneath root `root`: relative to the outermost anchor holding it (every root lies
     /// beneath one; should none hold it, the root itself stands in).
     pub fn judged(&self, root: usize, relative: &Path) -> Judged {
-        let absolute = if relative.as_os_str().is_empty() {
-            self.roots[root].real.clone()
-        } else {
-            self.roots[root].real.join(relative)
-        };
-        let judged = narrow::judge(&self.anchors, &absolute);
-        if judged.anchor == usize::MAX { Judged { relative: relative.to_path_buf(), ..judged } } else { judged }
+        let beneath =
+            |base: &Path| if relative.as_os_str().is_empty() { base.to_path_buf() } else { base.join(relative) };
+        let absolute = beneath(&self.roots[root].real);
+        match &self.judged_roots[root] {
+            Judged { anchor: usize::MAX, .. } => {
+                Judged { anchor: usize::MAX, relative: relative.to_path_buf(), absolute }
+            }
+            Judged { anchor, relative: root_beneath, .. } => {
+                Judged { anchor: *anchor, relative: beneath(root_beneath), absolute }
+            }
+        }
     }
 
     /// Resolves a request path to a root; anything lexically outside every root is `OUTSIDE_ROOT`. A relative path
@@ -227,6 +242,15 @@ impl Roots {
         match &self.roots[root].dir {
             Some(dir) => dir.open_dir(dot_if_empty(relative)),
             None => Dir::open_ambient_dir(Path::new("/").join(relative), cap_std::ambient_authority()),
+        }
+    }
+
+    /// Lists a directory beneath a root, confined like every open: its entries' names and kinds, as the directory
+    /// stream gives them.
+    pub fn read_dir(&self, root: usize, relative: &Path) -> io::Result<cap_std::fs::ReadDir> {
+        match &self.roots[root].dir {
+            Some(dir) => dir.read_dir(dot_if_empty(relative)),
+            None => Dir::open_ambient_dir("/", cap_std::ambient_authority())?.read_dir(dot_if_empty(relative)),
         }
     }
 
@@ -359,7 +383,7 @@ impl Root {
     }
 
     fn anchor(&self) -> Anchor {
-        Anchor { real: self.real.clone(), dir: self.dir.clone() }
+        Anchor { real: self.real.clone(), depth: self.real.components().count(), dir: self.dir.clone() }
     }
 }
 

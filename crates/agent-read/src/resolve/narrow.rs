@@ -63,7 +63,7 @@ impl Roots {
             });
             outcomes.push(Asked { path: path.clone(), outcome });
         }
-        let roots = (!roots.is_empty()).then_some(Roots { roots, anchors, narrowed: true });
+        let roots = (!roots.is_empty()).then_some(Roots::assemble(roots, anchors, true));
         Narrowing { roots, asked: outcomes }
     }
 
@@ -139,7 +139,7 @@ pub(super) fn judge(anchors: &[Anchor], absolute: &Path) -> Judged {
         .iter()
         .enumerate()
         .filter(|(_, anchor)| absolute.starts_with(&anchor.real))
-        .min_by_key(|(_, anchor)| anchor.real.components().count());
+        .min_by_key(|(_, anchor)| anchor.depth);
     match outermost {
         Some((anchor, found)) => Judged {
             anchor,
@@ -231,5 +231,20 @@ mod tests {
         let narrowed = narrowing.roots.unwrap();
         assert_eq!(narrowed.real_paths().collect::<Vec<_>>(), [outside.as_path(), ws.join("sub").as_path()]);
         assert_eq!(narrowed.judged(0, Path::new("x")).relative, PathBuf::from("x"));
+    }
+
+    #[test]
+    fn a_path_beneath_any_root_is_judged_as_its_absolute_path_is() {
+        let (_dir, ws, _) = layout();
+        // Overlapping roots in both orders, and a root narrowed beneath another.
+        let roots = Roots::new(&[ws.join("sub"), ws.clone()]).unwrap();
+        let narrowed = roots.narrowed(&[ws.join("sub/deeper")], false, &|_| None).roots.unwrap();
+        for (roots, root) in [(&roots, 0), (&roots, 1), (&narrowed, 0)] {
+            for relative in ["", "a", "deeper/b.txt", ".ssh/key"] {
+                let judged = roots.judged(root, Path::new(relative));
+                assert_eq!(judged, judge(&roots.anchors, &judged.absolute), "root {root}, {relative:?}");
+            }
+        }
+        assert_eq!(roots.judged(0, Path::new("a")).relative, PathBuf::from("sub/a"), "judged from the outer root");
     }
 }

@@ -7,7 +7,7 @@ use super::*;
 
 /// Runs `agent-read many --json ENTRY…` confined to the root with `extra` flags: the JSON result (checked by
 /// [`exec_raw`] for the marker, exit status 0 and one JSON result).
-fn many(ws: &Ws, extra: &[&str], entries: &[&str]) -> Run {
+pub(super) fn many(ws: &Ws, extra: &[&str], entries: &[&str]) -> Run {
     let mut args: Vec<OsString> = vec!["many".into(), "--json".into(), "--root".into(), ws.root.clone().into()];
     args.extend(extra.iter().chain(entries).map(OsString::from));
     exec_raw(agent(&ws.tmp, args), None, &format!("many {entries:?}"))
