@@ -69,7 +69,7 @@ impl LineRenderer {
 
     /// The same renderer, whose cut-line markers say how much is left but name no byte range: the text is
     /// decompressed, and byte ranges address the compressed file.
-    #[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "compressed", feature = "documents")), allow(dead_code))]
     pub fn without_byte_ranges(self) -> Self {
         LineRenderer { byte_ranges: false, ..self }
     }

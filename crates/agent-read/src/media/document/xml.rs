@@ -71,3 +71,24 @@ pub fn relationships(xml: &[u8]) -> Result<HashMap<String, String>, DocumentErro
         }
     }
 }
+
+/// Refuses an OpenDocument package whose manifest (`META-INF/manifest.xml`) gives the part `content` encryption data:
+/// it was saved with a password.
+pub fn refuse_encrypted_entry(manifest: &[u8], content: &str) -> Result<(), DocumentError> {
+    use quick_xml::events::Event;
+    let mut reader = reader(manifest);
+    let mut in_content = false;
+    loop {
+        match reader.read_event().map_err(|e| damaged("META-INF/manifest.xml", &e))? {
+            Event::Start(e) if e.local_name().as_ref() == "file-entry" => {
+                in_content = attr(&e, "full-path").as_deref() == Some(content);
+            }
+            Event::Start(e) | Event::Empty(e) if in_content && e.local_name().as_ref() == "encryption-data" => {
+                return Err(DocumentError::Encrypted);
+            }
+            Event::End(e) if e.local_name().as_ref() == "file-entry" => in_content = false,
+            Event::Eof => return Ok(()),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,308 @@
+//! ODS (OpenDocument spreadsheet) → text, one unit per sheet, as an XLSX is shown: the sheet's rows as a pipe table
+//! whose first row with a value is its header; formulas as the values cached beside them (`office:value`,
+//! `office:date-value`, …); dates and times as ISO dates (`2024-03-01`, `2024-03-01 14:30:00`), times of day and
+//! durations as `h:mm:ss`, booleans as `TRUE`/`FALSE`, other cells as their text. Sheets hidden by their style are
+//! marked `(hidden)`.
+//!
+//! calamine reads ODS too, but it parses every sheet of `content.xml` into memory when it opens the file, so a sheet
+//! of a million rows would be held whole. Instead `content.xml` is streamed here, inflated as it is read, every single
+//! text or tag bounded ([`RunLimited`](super::package::RunLimited)), and each row goes out as soon as it ends. Repeats
+//! (`table:number-columns-repeated`, `table:number-rows-repeated`) are never expanded into memory: empty cells only
+//! move the column on (a row ends at its last value), empty rows are left out, and a row with values repeats its one
+//! line, at most up to the last row a sheet can have.
+
+use super::grid::{Grid, MAX_COLUMNS, number};
+use super::package::{Package, stream_error};
+use super::xml::{self, attr};
+use super::{Check, DocumentError, Out, Outline};
+use crate::media::pages::PageSelection;
+use quick_xml::events::{BytesStart, Event};
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+
+const MEDIA_TYPE: &str = "application/vnd.oasis.opendocument.spreadsheet";
+const CONTENT: &str = "content.xml";
+
+/// Bytes of one text or tag in `content.xml` at most (one event is held whole while it is read).
+const MAX_RUN: usize = 4 * 1024 * 1024;
+/// Rows a sheet can have (LibreOffice's limit, and Excel's): repeats stop there.
+const MAX_ROWS: u64 = 1_048_576;
+/// Events between two checks of the time budget.
+const CHECK_EVERY: u32 = 8192;
+
+/// The sheets of an ODS, by name (one pass over `content.xml`, nothing kept but the names).
+pub fn outline(bytes: &[u8], check: Check<'_>) -> Result<Outline, DocumentError> {
+    let mut package = Package::open_odf(bytes, MEDIA_TYPE, CONTENT)?;
+    let mut reader = content(&mut package)?;
+    let mut names = Vec::new();
+    let (mut buf, mut depth, mut events) = (Vec::new(), 0usize, 0u32);
+    loop {
+        events += 1;
+        if events.is_multiple_of(CHECK_EVERY) {
+            check()?;
+        }
+        buf.clear();
+        match reader.read_event_into(&mut buf).map_err(|e| stream_error(CONTENT, e))? {
+            Event::Start(e) if e.local_name().as_ref() == "table" => {
+                if depth == 0 {
+                    names.push(attr(&e, "name").unwrap_or_default());
+                }
+                depth += 1;
+            }
+            Event::Empty(e) if depth == 0 && e.local_name().as_ref() == "table" => {
+                names.push(attr(&e, "name").unwrap_or_default());
+            }
+            Event::End(e) if e.local_name().as_ref() == "table" => depth = depth.saturating_sub(1),
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Ok(Outline { unit_count: u32::try_from(names.len()).unwrap_or(u32::MAX), names })
+}
+
+/// Converts the chosen sheets of an ODS into `out`, a row at a time.
+pub fn convert(
+    bytes: &[u8],
+    selection: &PageSelection,
+    out: &mut Out<'_>,
+    check: Check<'_>,
+) -> Result<(), DocumentError> {
+    let mut package = Package::open_odf(bytes, MEDIA_TYPE, CONTENT)?;
+    let mut reader = content(&mut package)?;
+    let last_chosen = selection.last();
+    let mut walk = Walk::default();
+    let (mut buf, mut events) = (Vec::new(), 0u32);
+    loop {
+        events += 1;
+        if events.is_multiple_of(CHECK_EVERY) {
+            check()?;
+        }
+        let past_chosen = walk.depth == 0 && walk.skip == 0 && last_chosen.is_some_and(|last| walk.sheet >= last);
+        if out.stopped() || past_chosen {
+            return Ok(());
+        }
+        buf.clear();
+        let event = reader.read_event_into(&mut buf).map_err(|e| stream_error(CONTENT, e))?;
+        if walk.skip > 0 {
+            match event {
+                Event::Start(_) => walk.skip += 1,
+                Event::End(_) => walk.skip -= 1,
+                Event::Eof => return Ok(()),
+                _ => {}
+            }
+            continue;
+        }
+        match event {
+            Event::Start(e) => walk.open(&e, false, selection, out)?,
+            Event::Empty(e) => walk.open(&e, true, selection, out)?,
+            Event::Text(t) if walk.in_paragraph => walk.text.push_str(&xml::text(&t)),
+            Event::GeneralRef(r) if walk.in_paragraph => walk.text.push_str(&xml::reference(&r)),
+            Event::End(e) => walk.close(e.local_name().as_ref(), out)?,
+            Event::Eof => return Ok(()),
+            _ => {}
+        }
+    }
+}
+
+/// `content.xml` as a stream of events.
+fn content<'p>(package: &'p mut Package<'_>) -> Result<quick_xml::Reader<impl BufRead + 'p>, DocumentError> {
+    let Some(stream) = package.stream(CONTENT, MAX_RUN)? else {
+        return Err(DocumentError::Damaged(format!("no {CONTENT}: this zip is not an OpenDocument spreadsheet")));
+    };
+    Ok(quick_xml::Reader::from_reader(BufReader::new(stream)))
+}
+
+/// A cell's value as its attributes give it (none for a text cell: its text is read).
+#[derive(Debug, Default)]
+struct Cell {
+    value: Option<String>,
+    repeats: u64,
+}
+
+/// Where the walk is in `content.xml`.
+#[derive(Default)]
+struct Walk {
+    /// Elements left to skip (a sheet not chosen, an annotation, a drawing), counted by depth.
+    skip: usize,
+    /// Tables open (1 inside a sheet).
+    depth: usize,
+    /// The number of the sheet met last, from 1.
+    sheet: u32,
+    /// Table styles that hide their sheet.
+    hidden: HashSet<String>,
+    /// The table style being read, in the automatic styles.
+    style: Option<String>,
+    grid: Grid,
+    /// The row's column under way (counted from 0), and how often the row repeats.
+    column: u64,
+    row_repeats: u64,
+    /// Rows of the sheet so far, repeats counted.
+    rows: u64,
+    cell: Option<Cell>,
+    in_paragraph: bool,
+    text: String,
+}
+
+impl Walk {
+    fn open(
+        &mut self,
+        e: &BytesStart<'_>,
+        empty: bool,
+        selection: &PageSelection,
+        out: &mut Out<'_>,
+    ) -> Result<(), DocumentError> {
+        match e.local_name().as_ref() {
+            "style" => self.style = (attr(e, "family").as_deref() == Some("table")).then(|| attr(e, "name")).flatten(),
+            "table-properties" if attr(e, "display").as_deref() == Some("false") => {
+                if let Some(style) = self.style.clone() {
+                    self.hidden.insert(style);
+                }
+            }
+            "table" if self.depth == 0 => {
+                self.sheet += 1;
+                if !selection.contains(self.sheet) {
+                    self.skip = usize::from(!empty);
+                    return Ok(());
+                }
+                let mut title = attr(e, "name").unwrap_or_default();
+                if attr(e, "style-name").is_some_and(|style| self.hidden.contains(&style)) {
+                    title.push_str(" (hidden)");
+                }
+                out.begin(self.sheet, Some(&title));
+                (self.grid, self.rows) = (Grid::new(None), 0);
+                if empty {
+                    self.grid.finish(out);
+                } else {
+                    self.depth = 1;
+                }
+            }
+            "table" | "shapes" | "annotation" | "forms" if !empty => self.skip = 1,
+            "table-row" if self.depth == 1 => {
+                self.column = 0;
+                self.row_repeats = repeats(e, "number-rows-repeated");
+                if empty {
+                    self.end_row(out);
+                }
+            }
+            "table-cell" | "covered-table-cell" if self.depth == 1 => {
+                self.cell = Some(Cell { value: typed_value(e), repeats: repeats(e, "number-columns-repeated") });
+                self.text.clear();
+                if empty {
+                    self.end_cell()?;
+                }
+            }
+            "p" | "h" if self.cell.is_some() => {
+                if !self.text.is_empty() {
+                    self.text.push('\n');
+                }
+                self.in_paragraph = !empty;
+            }
+            "s" if self.in_paragraph => {
+                let count = attr(e, "c").and_then(|c| c.parse().ok()).unwrap_or(1usize).min(256);
+                self.text.push_str(&" ".repeat(count));
+            }
+            "tab" | "line-break" if self.in_paragraph => self.text.push(' '),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn close(&mut self, name: &str, out: &mut Out<'_>) -> Result<(), DocumentError> {
+        match name {
+            "style" => self.style = None,
+            "p" | "h" => self.in_paragraph = false,
+            "table-cell" | "covered-table-cell" if self.cell.is_some() => self.end_cell()?,
+            "table-row" if self.depth == 1 => self.end_row(out),
+            "table" if self.depth == 1 => {
+                self.depth = 0;
+                self.grid.finish(out);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Ends a cell: its value set as often as it repeats, or, empty, the column moved on.
+    fn end_cell(&mut self) -> Result<(), DocumentError> {
+        let Some(cell) = self.cell.take() else { return Ok(()) };
+        let value = cell.value.unwrap_or_else(|| std::mem::take(&mut self.text));
+        if !value.trim().is_empty() {
+            let last = self.column.saturating_add(cell.repeats).min(MAX_COLUMNS as u64 + 1);
+            for column in self.column..last {
+                self.grid.set(column as usize, &value)?;
+            }
+        }
+        self.column = self.column.saturating_add(cell.repeats);
+        Ok(())
+    }
+
+    /// Ends a row: written as often as it repeats (up to the sheet's last row) when it holds a value.
+    fn end_row(&mut self, out: &mut Out<'_>) {
+        let times = self.row_repeats.min(MAX_ROWS.saturating_sub(self.rows));
+        self.rows = self.rows.saturating_add(self.row_repeats);
+        self.grid.end_row(out, times);
+    }
+}
+
+/// How often a row or a cell repeats (its `number-…-repeated` attribute; at least once).
+fn repeats(e: &BytesStart<'_>, name: &str) -> u64 {
+    attr(e, name).and_then(|n| n.trim().parse::<u64>().ok()).unwrap_or(1).max(1)
+}
+
+/// The value a cell's attributes give, shown as a model reads it; `None` for text (its paragraphs are read).
+fn typed_value(e: &BytesStart<'_>) -> Option<String> {
+    match attr(e, "value-type")?.as_str() {
+        "float" | "percentage" | "currency" => {
+            let value = attr(e, "value")?;
+            Some(value.trim().parse::<f64>().map_or(value, number))
+        }
+        "date" => attr(e, "date-value").map(|date| iso_date(&date)),
+        "time" => attr(e, "time-value").map(|time| duration(&time)),
+        "boolean" => attr(e, "boolean-value").map(|b| if b == "true" { "TRUE" } else { "FALSE" }.to_string()),
+        "string" => attr(e, "string-value"),
+        _ => None,
+    }
+}
+
+/// `2024-03-01T14:30:00` as `2024-03-01 14:30:00`; midnight as the date alone.
+fn iso_date(date: &str) -> String {
+    let date = date.trim().replacen('T', " ", 1);
+    match date.strip_suffix(" 00:00:00") {
+        Some(day) => day.to_string(),
+        None => date,
+    }
+}
+
+/// An ISO 8601 duration (`PT14H30M00S`, what ODS stores for times) as `14:30:00`; anything else as written.
+fn duration(value: &str) -> String {
+    let parse = || -> Option<String> {
+        let rest = value.trim().strip_prefix("PT")?;
+        let (hours, rest) = rest.split_once('H')?;
+        let (minutes, rest) = rest.split_once('M')?;
+        let seconds = rest.strip_suffix('S')?;
+        let seconds = seconds.parse::<f64>().ok()?;
+        let whole = seconds.trunc() as u64;
+        let fraction = seconds - seconds.trunc();
+        let mut shown = format!("{}:{:02}:{:02}", hours.parse::<u64>().ok()?, minutes.parse::<u64>().ok()?, whole);
+        if fraction > 0.0 {
+            shown.push_str(format!("{fraction:.3}").trim_start_matches('0').trim_end_matches('0'));
+        }
+        Some(shown)
+    };
+    parse().unwrap_or_else(|| value.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_times_and_durations_show_as_iso() {
+        assert_eq!(iso_date("2024-03-01"), "2024-03-01");
+        assert_eq!(iso_date("2024-03-01T00:00:00"), "2024-03-01");
+        assert_eq!(iso_date("2024-03-05T14:30:00"), "2024-03-05 14:30:00");
+        assert_eq!(duration("PT14H30M00S"), "14:30:00");
+        assert_eq!(duration("PT36H00M05.5S"), "36:00:05.5");
+        assert_eq!(duration("P1D"), "P1D");
+    }
+}
