@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """agent-read beside markitdown on the same documents: the fixtures of crates/agent-read-cli/tests/fixtures/documents
-(made by python-docx, openpyxl, python-pptx), a hand-written HTML page, and a workbook of ROWS rows (20,000) made here
-with openpyxl. Each tool runs as its own process, as an agent harness runs it (RUNS times after a warm-up; medians):
-agent-read reads the whole converted text (limits raised so every line comes back in one answer), markitdown
-converts the file.
+(made by python-docx, openpyxl, python-pptx, LibreOffice, odfpy, EbookLib), a hand-written HTML page, and a workbook of
+ROWS rows (20,000) made here with openpyxl. Each tool runs as its own process, as an agent harness runs it (RUNS times
+after a warm-up; medians): agent-read reads the whole converted text (limits raised so every line comes back in one
+answer), markitdown converts the file. ODT and ODS, which markitdown does not read, are timed for agent-read alone.
+
+Deep window: a workbook of DEEP_ROWS rows × 6 columns (1,000,000; made here with openpyxl, kept under target/ for the
+next run). agent-read reads 100 lines at 90% of the sheet, and the last 100 lines, each a fresh process (no total
+known beforehand: the whole sheet is converted to count its lines); markitdown converts the workbook. Wall time and
+peak RSS (GNU time's "Maximum resident set size"), medians of DEEP_RUNS (3). DEEP_ROWS=0 skips it.
 
 Fidelity: every run of text markitdown shows (a line's text, or a table cell's, with Markdown's marks and its own
 `<!-- Slide number -->` comments removed) is looked for in agent-read's text (line numbers and gutters removed, whitespace collapsed); the runs missing are listed.
@@ -19,6 +24,8 @@ import time
 
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 ROWS = int(os.environ.get("ROWS", "20000"))
+DEEP_ROWS = int(os.environ.get("DEEP_ROWS", "1000000"))
+DEEP_RUNS = int(os.environ.get("DEEP_RUNS", "3"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
 FIXTURES = os.path.join(ROOT, "crates", "agent-read-cli", "tests", "fixtures", "documents")
@@ -30,6 +37,59 @@ PAGE = """<!doctype html><html><head><title>Shop</title><style>p { color: red }<
 <ul><li>Fast</li><li>Small</li></ul><table><tr><th>Plan</th><th>Price</th></tr><tr><td>Free</td><td>0</td></tr>
 <tr><td>Team</td><td>12</td></tr></table><p>Questions? <a href="mailto:help@example.com">Write to us</a>.</p>
 </body></html>"""
+
+
+def deep_workbook(path, rows):
+    """The deep window's workbook: an order log as openpyxl streams one out (dates, numbers, text)."""
+    import datetime
+    from openpyxl import Workbook
+
+    wb = Workbook(write_only=True)
+    sheet = wb.create_sheet("Orders")
+    sheet.append(["Order", "Customer", "Units", "Price", "Date", "Note"])
+    base = datetime.date(2024, 1, 1)
+    for n in range(rows):
+        sheet.append([n, f"customer {n % 97}", n % 13, (n % 100) / 4, base + datetime.timedelta(days=n % 365),
+                      f"note {n}"])
+    wb.save(path)
+
+
+def timed(argv, stdin=None):
+    """One run under GNU time: (wall seconds, peak RSS MiB, stdout)."""
+    with tempfile.NamedTemporaryFile() as report:
+        start = time.perf_counter()
+        out = subprocess.run(["/usr/bin/time", "-v", "-o", report.name] + argv, input=stdin, capture_output=True,
+                             check=True).stdout
+        elapsed = time.perf_counter() - start
+        rss = re.search(rb"Maximum resident set size \(kbytes\): (\d+)", report.read()).group(1)
+    return elapsed, int(rss) / 1024, out
+
+
+def deep_window():
+    if DEEP_ROWS <= 0:
+        return
+    path = os.path.join(ROOT, "target", f"bench-deep-{DEEP_ROWS}.xlsx")
+    if not os.path.exists(path):
+        deep_workbook(path, DEEP_ROWS)
+    directory, name = os.path.dirname(path), os.path.basename(path)
+    total = DEEP_ROWS + 3  # the sheet's header line, the table's header row and rule, then the rows
+
+    def ours(offset):
+        request = json.dumps({"path": name, "offset": offset, "limit": 100}).encode()
+        return timed([BIN, "--root", directory], request)
+
+    rows = []
+    for label, fn in [
+        (f"agent-read, 100 lines at line {int(total * 0.9):,}", lambda: ours(int(total * 0.9))),
+        ("agent-read, the last 100 lines (offset=-100)", lambda: ours(-100)),
+        ("markitdown, the whole workbook", lambda: timed([MARKITDOWN, path])),
+    ]:
+        runs = [fn() for _ in range(DEEP_RUNS)]
+        rows.append((label, statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)))
+    size = os.path.getsize(path) / (1 << 20)
+    print(f"\ndeep window: {name} ({DEEP_ROWS:,} rows x 6 columns, {size:.1f} MiB), medians of {DEEP_RUNS}")
+    for label, seconds, rss in rows:
+        print(f"{label:<48}{seconds:>9.2f} s{rss:>10.1f} MiB")
 
 
 def big_workbook(path, rows=ROWS):
@@ -87,7 +147,7 @@ def plain(output):
 
 def main():
     with tempfile.TemporaryDirectory() as work:
-        for name in ["report.docx", "book.xlsx", "deck.pptx"]:
+        for name in ["report.docx", "report.odt", "book.xlsx", "book.xls", "book.ods", "deck.pptx", "guide.epub"]:
             with open(os.path.join(FIXTURES, name), "rb") as src, open(os.path.join(work, name), "wb") as dst:
                 dst.write(src.read())
         with open(os.path.join(work, "shop.html"), "w") as page:
@@ -96,7 +156,7 @@ def main():
             config.write("[limits]\nmax_lines = 1000000\nmax_output_bytes = 67108864\n")
         big_workbook(os.path.join(work, "orders.xlsx"))
         print(f"{'file':<14}{'agent-read':>12}{'markitdown':>12}{'ratio':>8}   fidelity (markitdown's runs found)")
-        for name in ["report.docx", "book.xlsx", "deck.pptx", "shop.html", "orders.xlsx"]:
+        for name in ["report.docx", "book.xlsx", "book.xls", "deck.pptx", "guide.epub", "shop.html", "orders.xlsx"]:
             ours = median_time(lambda: agent_read(work, name))
             theirs = median_time(lambda: run([MARKITDOWN, os.path.join(work, name)]))
             text = plain(agent_read(work, name)[1])
@@ -105,6 +165,10 @@ def main():
             found = len(expected) - len(missing)
             print(f"{name:<14}{ours * 1000:>10.1f}ms{theirs * 1000:>10.1f}ms{theirs / ours:>7.0f}x   "
                   f"{found}/{len(expected)}" + (f"; missing: {missing[:6]}" if missing else ""))
+        for name in ["report.odt", "book.ods"]:
+            ours = median_time(lambda: agent_read(work, name))
+            print(f"{name:<14}{ours * 1000:>10.1f}ms{'(not read)':>12}")
+    deep_window()
 
 
 if __name__ == "__main__":

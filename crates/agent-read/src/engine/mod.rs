@@ -264,7 +264,7 @@ impl Reader {
             ))
             .with_hint("search the files in it with read_many and `find` (a glob such as \"dir/**/*.rs\"), or read one file with `find`")),
             Handle::Directory(_) if request.pages.is_some() => Err(ReadError::invalid_param(format!(
-                "{shown} is a directory; `pages` applies to PDFs, workbooks and presentations only"
+                "{shown} is a directory; `pages` applies to PDFs, workbooks, presentations and books only"
             ))
             .with_hint("page a directory with offset and limit")),
             Handle::Directory(dir) => {

@@ -5,7 +5,8 @@
 
 use super::markdown::push_row;
 use super::{DocumentError, Out};
-use calamine::Data;
+use calamine::{Data, DataRef};
+use std::borrow::Cow;
 
 /// Columns a sheet may have (Excel's and LibreOffice's limit): a cell further right is a crafted file, and holding a
 /// row that wide would cost memory for nothing.
@@ -18,8 +19,9 @@ pub struct Grid {
     width: Option<usize>,
     /// Rows written.
     rows: u64,
-    /// The row under way.
+    /// The row under way: its first `len` cells (the cells past them keep their room for the next rows).
     row: Vec<String>,
+    len: usize,
     /// The line being written (kept between rows to reuse its room).
     line: String,
 }
@@ -45,25 +47,29 @@ impl Grid {
         if column >= self.row.len() {
             self.row.resize(column + 1, String::new());
         }
+        for skipped in self.row.iter_mut().take(column).skip(self.len) {
+            skipped.clear();
+        }
         value.clone_into(&mut self.row[column]);
+        self.len = self.len.max(column + 1);
         Ok(())
     }
 
     /// Whether the row under way has a value.
     pub fn row_has_values(&self) -> bool {
-        self.row.iter().any(|value| !value.is_empty())
+        self.len > 0
     }
 
     /// Ends the row under way: written (`times` times) when it has a value, the first such row followed by the
     /// header's rule. Stops early when `out` has stopped.
     pub fn end_row(&mut self, out: &mut Out<'_>, times: u64) {
         if !self.row_has_values() {
-            self.row.clear();
             return;
         }
-        let columns = (*self.width.get_or_insert(self.row.len())).max(self.row.len());
+        let row = &self.row[..self.len];
+        let columns = (*self.width.get_or_insert(row.len())).max(row.len());
         self.line.clear();
-        push_row(&mut self.line, &self.row, columns);
+        push_row(&mut self.line, row, columns);
         let trimmed = self.line.trim_end().len();
         self.line.truncate(trimmed);
         for _ in 0..times {
@@ -76,7 +82,7 @@ impl Grid {
             }
             self.rows += 1;
         }
-        self.row.clear();
+        self.len = 0;
     }
 
     /// Ends the sheet: a sheet without a value says so.
@@ -99,26 +105,40 @@ pub fn number(value: f64) -> String {
 
 /// A cell's value as calamine read it, in the forms a model reads without a locale: ISO dates and times (a time of
 /// day alone when there is no date), durations as `h:mm:ss`, errors as Excel shows them (`#DIV/0!`).
-pub fn shown(value: &Data) -> String {
+pub fn shown(value: &Data) -> Cow<'_, str> {
     match value {
-        Data::Empty => String::new(),
-        Data::String(text) | Data::DateTimeIso(text) | Data::DurationIso(text) => text.clone(),
-        Data::Int(n) => n.to_string(),
-        Data::Float(f) => number(*f),
-        Data::Bool(b) => if *b { "TRUE" } else { "FALSE" }.to_string(),
-        Data::Error(error) => error.to_string(),
+        Data::Empty => Cow::Borrowed(""),
+        Data::String(text) | Data::DateTimeIso(text) | Data::DurationIso(text) => Cow::Borrowed(text),
+        Data::Int(n) => Cow::Owned(n.to_string()),
+        Data::Float(f) => Cow::Owned(number(*f)),
+        Data::Bool(b) => Cow::Borrowed(if *b { "TRUE" } else { "FALSE" }),
+        Data::Error(error) => Cow::Owned(error.to_string()),
         Data::DateTime(date) => {
             if date.is_duration() {
                 let seconds = (date.as_f64() * 86_400.0).round() as i64;
-                return format!("{}:{:02}:{:02}", seconds / 3600, seconds % 3600 / 60, seconds % 60);
+                return Cow::Owned(format!("{}:{:02}:{:02}", seconds / 3600, seconds % 3600 / 60, seconds % 60));
             }
             // Displayed as `2024-03-01 14:30:00` (fractions of a second after a dot).
-            match date.as_datetime().map(|moment| moment.to_string()) {
+            Cow::Owned(match date.as_datetime().map(|moment| moment.to_string()) {
                 Some(moment) if date.as_f64() < 1.0 => moment.split_once(' ').map_or(moment.clone(), |(_, t)| t.into()),
                 Some(moment) => moment.strip_suffix(" 00:00:00").map_or(moment.clone(), str::to_string),
                 None => number(date.as_f64()),
-            }
+            })
         }
+    }
+}
+
+/// [`shown`] for a value calamine streams from an XLSX (its strings borrowed, not copied).
+pub fn shown_ref<'a>(value: &'a DataRef<'_>) -> Cow<'a, str> {
+    match value {
+        DataRef::SharedString(text) => Cow::Borrowed(text),
+        DataRef::String(text) | DataRef::DateTimeIso(text) | DataRef::DurationIso(text) => Cow::Borrowed(text),
+        DataRef::Empty => Cow::Borrowed(""),
+        DataRef::Int(n) => Cow::Owned(n.to_string()),
+        DataRef::Float(f) => Cow::Owned(number(*f)),
+        DataRef::Bool(b) => Cow::Borrowed(if *b { "TRUE" } else { "FALSE" }),
+        DataRef::Error(error) => Cow::Owned(error.to_string()),
+        DataRef::DateTime(date) => Cow::Owned(shown(&Data::DateTime(*date)).into_owned()),
     }
 }
 

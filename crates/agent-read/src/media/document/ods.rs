@@ -185,7 +185,7 @@ impl Walk {
                 }
             }
             "table-cell" | "covered-table-cell" if self.depth == 1 => {
-                self.cell = Some(Cell { value: typed_value(e), repeats: repeats(e, "number-columns-repeated") });
+                self.cell = Some(cell_of(e));
                 self.text.clear();
                 if empty {
                     self.end_cell()?;
@@ -249,17 +249,53 @@ fn repeats(e: &BytesStart<'_>, name: &str) -> u64 {
     attr(e, name).and_then(|n| n.trim().parse::<u64>().ok()).unwrap_or(1).max(1)
 }
 
-/// The value a cell's attributes give, shown as a model reads it; `None` for text (its paragraphs are read).
-fn typed_value(e: &BytesStart<'_>) -> Option<String> {
-    match attr(e, "value-type")?.as_str() {
+/// The attributes of a cell that say its value.
+#[derive(Debug, Default)]
+struct Typed {
+    kind: Option<String>,
+    value: Option<String>,
+    date: Option<String>,
+    time: Option<String>,
+    boolean: Option<String>,
+    string: Option<String>,
+}
+
+/// A cell as its attributes give it (read in one pass: a sheet has millions of cells): how often it repeats, and its
+/// value shown as a model reads it, `None` for text (its paragraphs are read).
+fn cell_of(e: &BytesStart<'_>) -> Cell {
+    let (mut typed, mut repeats) = (Typed::default(), 1u64);
+    for attribute in e.attributes().with_checks(false).flatten() {
+        let slot = match attribute.key.local_name().as_ref() {
+            // The first type counts: LibreOffice adds its own `calcext:value-type` after the standard one.
+            "value-type" if typed.kind.is_none() => &mut typed.kind,
+            "value" => &mut typed.value,
+            "date-value" => &mut typed.date,
+            "time-value" => &mut typed.time,
+            "boolean-value" => &mut typed.boolean,
+            "string-value" => &mut typed.string,
+            "number-columns-repeated" => {
+                let count = attribute.normalized_value(quick_xml::XmlVersion::Implicit1_0).ok();
+                repeats = count.and_then(|n| n.trim().parse::<u64>().ok()).unwrap_or(1).max(1);
+                continue;
+            }
+            _ => continue,
+        };
+        *slot = attribute.normalized_value(quick_xml::XmlVersion::Implicit1_0).ok().map(|v| v.into_owned());
+    }
+    Cell { value: typed_value(typed), repeats }
+}
+
+/// A cell's value by its type (`office:value-type`) and the attribute that holds it; `None` when the type names none
+/// (its text is then shown: an error's, say).
+fn typed_value(typed: Typed) -> Option<String> {
+    match typed.kind?.as_str() {
         "float" | "percentage" | "currency" => {
-            let value = attr(e, "value")?;
-            Some(value.trim().parse::<f64>().map_or(value, number))
+            typed.value.map(|value| value.trim().parse::<f64>().map_or(value, number))
         }
-        "date" => attr(e, "date-value").map(|date| iso_date(&date)),
-        "time" => attr(e, "time-value").map(|time| duration(&time)),
-        "boolean" => attr(e, "boolean-value").map(|b| if b == "true" { "TRUE" } else { "FALSE" }.to_string()),
-        "string" => attr(e, "string-value"),
+        "date" => typed.date.map(|date| iso_date(&date)),
+        "time" => typed.time.map(|time| duration(&time)),
+        "boolean" => typed.boolean.map(|b| if b == "true" { "TRUE" } else { "FALSE" }.to_string()),
+        "string" => typed.string.filter(|string| !string.is_empty()),
         _ => None,
     }
 }
@@ -295,6 +331,51 @@ fn duration(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::classify::document::DocumentKind;
+
+    /// An ODS whose `content.xml` holds `sheets` (the `table:table` elements), as LibreOffice lays one out.
+    fn ods(sheets: &str) -> Vec<u8> {
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let stored = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+        zip.start_file("mimetype", stored).unwrap();
+        std::io::Write::write_all(&mut zip, MEDIA_TYPE.as_bytes()).unwrap();
+        zip.start_file(CONTENT, zip::write::SimpleFileOptions::default()).unwrap();
+        let content = format!(
+            r#"<office:document-content xmlns:office="o" xmlns:table="t" xmlns:text="x" xmlns:style="s"><office:automatic-styles>
+            <style:style style:name="ta2" style:family="table"><style:table-properties table:display="false"/></style:style>
+            </office:automatic-styles><office:body><office:spreadsheet>{sheets}</office:spreadsheet></office:body></office:document-content>"#
+        );
+        std::io::Write::write_all(&mut zip, content.as_bytes()).unwrap();
+        zip.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn repeats_are_expanded_only_where_they_hold_values_and_hidden_sheets_are_marked() {
+        let book = ods(r#"<table:table table:name="A"><table:table-row><table:table-cell office:value-type="string">
+            <text:p>k</text:p></table:table-cell><table:table-cell table:number-columns-repeated="16383"/></table:table-row>
+            <table:table-row table:number-rows-repeated="3"><table:table-cell office:value-type="float" office:value="2"
+            table:number-columns-repeated="2"/><table:table-cell table:number-columns-repeated="16382"/></table:table-row>
+            <table:table-row table:number-rows-repeated="1048570"><table:table-cell table:number-columns-repeated="16384"/>
+            </table:table-row></table:table><table:table table:name="B" table:style-name="ta2"/>"#);
+        let (outline, text) = crate::media::document::text_of(DocumentKind::Ods, &book, &PageSelection::all()).unwrap();
+        assert_eq!(outline.names, ["A", "B"]);
+        assert_eq!(
+            text,
+            "── sheet 1 of 2: A ──\n│ | k |\n│ | --- |\n│ | 2 | 2 |\n│ | 2 | 2 |\n│ | 2 | 2 |\n\n\
+             ── sheet 2 of 2: B (hidden) ──\n│ (empty sheet)\n"
+        );
+        let second = PageSelection::parse("2").unwrap();
+        let (_, text) = crate::media::document::text_of(DocumentKind::Ods, &book, &second).unwrap();
+        assert_eq!(text, "── sheet 2 of 2: B (hidden) ──\n│ (empty sheet)\n");
+    }
+
+    #[test]
+    fn a_row_repeated_past_the_last_row_a_sheet_has_stops_there() {
+        let book = ods(r#"<table:table table:name="A"><table:table-row table:number-rows-repeated="99999999999">
+            <table:table-cell><text:p>x</text:p></table:table-cell></table:table-row></table:table>"#);
+        let (_, text) = crate::media::document::text_of(DocumentKind::Ods, &book, &PageSelection::all()).unwrap();
+        assert_eq!(text.lines().count() as u64, 1 + MAX_ROWS + 1, "a header line, the rule, the rows after the first");
+    }
 
     #[test]
     fn dates_times_and_durations_show_as_iso() {

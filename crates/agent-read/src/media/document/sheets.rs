@@ -8,13 +8,13 @@
 //! into the output, which stops it when the reader has what it needs; its part is scanned first for a text or tag too
 //! long to hold (calamine holds one cell's text whole).
 
-use super::grid::{Grid, shown};
+use super::grid::{Grid, shown_ref};
 use super::package::Package;
 use super::xml::{self, attr};
 use super::{Check, DocumentError, Out, Outline};
 use crate::media::pages::PageSelection;
 use crate::render::human_size;
-use calamine::{Data, Reader, SheetVisible, Xlsx, XlsxError};
+use calamine::{Reader, SheetVisible, Xlsx, XlsxError};
 use quick_xml::events::Event;
 use std::io::Cursor;
 
@@ -164,8 +164,7 @@ fn write_sheet(
             }
             row_number = Some(at_row);
         }
-        let value = shown(&Data::from(found.get_value().clone()));
-        grid.set(at_column.saturating_sub(first_column) as usize, &value)?;
+        grid.set(at_column.saturating_sub(first_column) as usize, &shown_ref(found.get_value()))?;
     }
     grid.finish(out);
     Ok(())

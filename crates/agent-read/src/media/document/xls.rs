@@ -76,7 +76,7 @@ pub fn convert(
         }
         out.begin(number, Some(&title));
         let range = unpanicked(|| workbook.worksheet_range(&sheet.name))?.map_err(workbook_error)?;
-        let first_column = range.start().map_or(0, |(_, column)| column as usize);
+        // Rows and columns count from the range's first used cell, as an XLSX's from its dimensions.
         let mut grid = Grid::new(None);
         let (mut last_row, mut rows) = (None, 0usize);
         for (row, column, value) in range.used_cells() {
@@ -91,7 +91,7 @@ pub fn convert(
                 }
                 last_row = Some(row);
             }
-            grid.set(column.saturating_sub(first_column.saturating_sub(first_column)), &shown(value))?;
+            grid.set(column, &shown(value))?;
         }
         grid.finish(out);
     }
@@ -135,7 +135,9 @@ fn workbook_stream(bytes: &[u8]) -> Result<Vec<u8>, DocumentError> {
 /// A fresh compound file holding `stream` as its workbook.
 fn compound_file(stream: &[u8]) -> Result<Vec<u8>, DocumentError> {
     let write = || -> std::io::Result<Vec<u8>> {
-        let mut compound = cfb::CompoundFile::create(Cursor::new(Vec::with_capacity(stream.len() + 8192)))?;
+        // Version 3 (512-byte sectors), as Excel writes: calamine refuses a version 4 file without a mini stream.
+        let file = Cursor::new(Vec::with_capacity(stream.len() + stream.len() / 64 + 8192));
+        let mut compound = cfb::CompoundFile::create_with_version(cfb::Version::V3, file)?;
         compound.create_stream("/Workbook")?.write_all(stream)?;
         compound.flush()?;
         Ok(compound.into_inner().into_inner())

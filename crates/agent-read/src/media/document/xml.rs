@@ -30,10 +30,12 @@ pub fn reference(event: &BytesRef<'_>) -> String {
     }
 }
 
-/// The value of the attribute whose local name is `local` (`w:val` and `val` alike).
+/// The value of the attribute whose local name is `local` (`w:val` and `val` alike). An attribute given twice is
+/// not looked for (its first value counts): the check would cost every lookup a pass over all the others.
 pub fn attr(element: &BytesStart<'_>, local: &str) -> Option<String> {
     element
         .attributes()
+        .with_checks(false)
         .flatten()
         .find(|a| a.key.local_name().as_ref() == local)
         .and_then(|a| a.normalized_value(quick_xml::XmlVersion::Implicit1_0).ok().map(|value| value.into_owned()))
