@@ -21,6 +21,7 @@ use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 
 const MEDIA_TYPE: &str = "application/vnd.oasis.opendocument.spreadsheet";
+const TABLE_NAMESPACE: &str = "urn:oasis:names:tc:opendocument:xmlns:table:1.0";
 const CONTENT: &str = "content.xml";
 
 /// Bytes of one text or tag in `content.xml` at most (one event is held whole while it is read).
@@ -30,34 +31,120 @@ const MAX_ROWS: u64 = 1_048_576;
 /// Events between two checks of the time budget.
 const CHECK_EVERY: u32 = 8192;
 
-/// The sheets of an ODS, by name (one pass over `content.xml`, nothing kept but the names).
+/// The sheets of an ODS, by name. `content.xml` is scanned rather than parsed: its root element is parsed for the
+/// prefix the table namespace has, then only the table element's own tags are looked for in its bytes, so listing
+/// the sheets costs little more than inflating the part (a sheet of a million rows is millions of elements). A tag
+/// inside a comment would count too; no producer writes one in `content.xml`.
 pub fn outline(bytes: &[u8], check: Check<'_>) -> Result<Outline, DocumentError> {
     let mut package = Package::open_odf(bytes, MEDIA_TYPE, CONTENT)?;
     let mut reader = content(&mut package)?;
-    let mut names = Vec::new();
-    let (mut buf, mut depth, mut events) = (Vec::new(), 0usize, 0u32);
+    let names = match table_prefix(&mut reader)? {
+        Some(prefix) => table_names(reader.into_inner(), &prefix, check)?,
+        None => Vec::new(),
+    };
+    Ok(Outline { unit_count: u32::try_from(names.len()).unwrap_or(u32::MAX), names })
+}
+
+/// The prefix (with its colon; empty for the default namespace) the root element binds to the table namespace, or
+/// `None` when it binds none (a content without tables).
+fn table_prefix(reader: &mut quick_xml::Reader<impl BufRead>) -> Result<Option<String>, DocumentError> {
+    let mut buf = Vec::new();
     loop {
-        events += 1;
-        if events.is_multiple_of(CHECK_EVERY) {
-            check()?;
-        }
-        buf.clear();
         match reader.read_event_into(&mut buf).map_err(|e| stream_error(CONTENT, e))? {
-            Event::Start(e) if e.local_name().as_ref() == "table" => {
-                if depth == 0 {
-                    names.push(attr(&e, "name").unwrap_or_default());
-                }
-                depth += 1;
+            Event::Start(root) | Event::Empty(root) => {
+                let prefix = root.attributes().with_checks(false).flatten().find_map(|a| {
+                    let value = a.normalized_value(quick_xml::XmlVersion::Implicit1_0).ok()?;
+                    let key = a.key.as_ref();
+                    let prefix = if key == "xmlns" { Some("") } else { key.strip_prefix("xmlns:") }?;
+                    (value == TABLE_NAMESPACE)
+                        .then(|| if prefix.is_empty() { String::new() } else { format!("{prefix}:") })
+                });
+                return Ok(prefix);
             }
-            Event::Empty(e) if depth == 0 && e.local_name().as_ref() == "table" => {
-                names.push(attr(&e, "name").unwrap_or_default());
-            }
-            Event::End(e) if e.local_name().as_ref() == "table" => depth = depth.saturating_sub(1),
-            Event::Eof => break,
-            _ => {}
+            Event::Eof => return Ok(None),
+            _ => buf.clear(),
         }
     }
-    Ok(Outline { unit_count: u32::try_from(names.len()).unwrap_or(u32::MAX), names })
+}
+
+/// The names of the top-level `table` elements in the rest of `source` (their prefix `prefix`).
+fn table_names(mut source: impl BufRead, prefix: &str, check: Check<'_>) -> Result<Vec<String>, DocumentError> {
+    let (opening, closing) = (format!("<{prefix}table"), format!("</{prefix}table>"));
+    let (opens, closes) = (memchr::memmem::Finder::new(&opening), memchr::memmem::Finder::new(&closing));
+    let (mut pending, mut names, mut depth, mut chunks) = (Vec::new(), Vec::new(), 0usize, 0u32);
+    loop {
+        let chunk = source.fill_buf().map_err(|e| stream_error(CONTENT, quick_xml::Error::Io(e.into())))?;
+        if chunk.is_empty() {
+            return Ok(names);
+        }
+        let read = chunk.len();
+        pending.extend_from_slice(chunk);
+        source.consume(read);
+        chunks += 1;
+        if chunks.is_multiple_of(64) {
+            check()?;
+        }
+        let mut at = 0;
+        // Where the bytes still needed start: a tag not yet whole, else the tail a tag may start in.
+        let keep = loop {
+            let open = opens.find(&pending[at..]).map(|i| at + i);
+            let close = closes.find(&pending[at..]).map(|i| at + i);
+            match (open, close) {
+                (_, Some(close)) if open.is_none_or(|open| close < open) => {
+                    depth = depth.saturating_sub(1);
+                    at = close + closing.len();
+                }
+                (Some(open), _) => {
+                    let after = open + opening.len();
+                    match pending.get(after) {
+                        None => break open,
+                        Some(b' ' | b'\t' | b'\n' | b'\r' | b'>' | b'/') => {}
+                        Some(_) => {
+                            // Another element of the namespace (`table-row`, `table-cell`, …).
+                            at = after;
+                            continue;
+                        }
+                    }
+                    let Some(end) = tag_end(&pending[after..]).map(|end| after + end) else { break open };
+                    let tag = &pending[open..=end];
+                    if depth == 0 {
+                        names.push(table_name(tag));
+                    }
+                    if !tag.ends_with(b"/>") {
+                        depth += 1;
+                    }
+                    at = end + 1;
+                }
+                _ => break pending.len().saturating_sub(closing.len()).max(at),
+            }
+        };
+        pending.drain(..keep);
+    }
+}
+
+/// Where a tag ends: its `>`, outside quoted attribute values.
+fn tag_end(bytes: &[u8]) -> Option<usize> {
+    let mut quote = None;
+    bytes.iter().position(|&byte| match (quote, byte) {
+        (None, b'"' | b'\'') => {
+            quote = Some(byte);
+            false
+        }
+        (Some(open), _) if byte == open => {
+            quote = None;
+            false
+        }
+        (None, b'>') => true,
+        _ => false,
+    })
+}
+
+/// The `name` of a table's start tag (empty when it has none).
+fn table_name(tag: &[u8]) -> String {
+    match xml::reader(tag).read_event() {
+        Ok(Event::Start(e) | Event::Empty(e)) => attr(&e, "name").unwrap_or_default(),
+        _ => String::new(),
+    }
 }
 
 /// Converts the chosen sheets of an ODS into `out`, a row at a time.
@@ -109,7 +196,7 @@ fn content<'p>(package: &'p mut Package<'_>) -> Result<quick_xml::Reader<impl Bu
     let Some(stream) = package.stream(CONTENT, MAX_RUN)? else {
         return Err(DocumentError::Damaged(format!("no {CONTENT}: this zip is not an OpenDocument spreadsheet")));
     };
-    Ok(quick_xml::Reader::from_reader(BufReader::new(stream)))
+    Ok(quick_xml::Reader::from_reader(BufReader::with_capacity(64 * 1024, stream)))
 }
 
 /// A cell's value as its attributes give it (none for a text cell: its text is read).
@@ -341,7 +428,8 @@ mod tests {
         std::io::Write::write_all(&mut zip, MEDIA_TYPE.as_bytes()).unwrap();
         zip.start_file(CONTENT, zip::write::SimpleFileOptions::default()).unwrap();
         let content = format!(
-            r#"<office:document-content xmlns:office="o" xmlns:table="t" xmlns:text="x" xmlns:style="s"><office:automatic-styles>
+            r#"<office:document-content xmlns:office="o" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+            xmlns:text="x" xmlns:style="s"><office:automatic-styles>
             <style:style style:name="ta2" style:family="table"><style:table-properties table:display="false"/></style:style>
             </office:automatic-styles><office:body><office:spreadsheet>{sheets}</office:spreadsheet></office:body></office:document-content>"#
         );
@@ -375,6 +463,20 @@ mod tests {
             <table:table-cell><text:p>x</text:p></table:table-cell></table:table-row></table:table>"#);
         let (_, text) = crate::media::document::text_of(DocumentKind::Ods, &book, &PageSelection::all()).unwrap();
         assert_eq!(text.lines().count() as u64, 1 + MAX_ROWS + 1, "a header line, the rule, the rows after the first");
+    }
+
+    #[test]
+    fn sheets_are_listed_from_their_tags_across_chunks_and_quotes() {
+        let content = r#"<table:table table:name="One"><table:table-row><table:table-cell><text:p>x</text:p>
+            </table:table-cell></table:table-row></table:table><table:table table:name="a &gt; b &quot;c&quot;"
+            table:style-name=">"/><table:table-template/><table:table
+            table:name="Three"><table:table table:name="nested"/></table:table>"#;
+        for chunk in [1, 3, 7, 64] {
+            let source = std::io::BufReader::with_capacity(chunk, content.as_bytes());
+            let names = table_names(source, "table:", &mut || Ok(())).unwrap();
+            assert_eq!(names, ["One", "a > b \"c\"", "Three"], "chunks of {chunk}");
+        }
+        assert_eq!(tag_end(br#" a="x>y" b='>'>rest"#), Some(14));
     }
 
     #[test]
