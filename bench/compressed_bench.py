@@ -1,12 +1,19 @@
-"""A deep line window of a compressed log through agent-read, beside `zcat | sed -n` (`zstdcat` for .zst).
+"""A deep line window of a compressed log through agent-read, cold beside `zcat | sed -n` (`zstdcat` for .zst), and
+warm: repeated in one MCP server, through the restart points the first read learned.
 
-Generates `log-<N>mib.txt` (N from SIZE_MIB, default 256: log lines of varied text) under bench/data/, compresses it
-with `gzip -6` and `zstd -3`, and times each command RUNS times (default 5) in fresh processes, reporting the median
-wall time and the peak RSS (GNU time). The window starts 90% of the way down (`offset` = 0.9 x lines, limit 100);
-`sed -n 'A,Bp'` reads to the end like agent-read, which counts every line. "Cold" means a new process with nothing
-learned: the file is in the page cache for both, as a read that follows a listing would find it.
+Generates `log-<N>mib.txt` (N from SIZE_MIB, default 1024: log lines of varied text) under bench/data/, and compresses
+it with `gzip -6`, `zstd -3` (one frame, as `zstd` writes it) and `pzstd -3` (many frames). The window starts 90% of
+the way down (`offset` = 0.9 x lines, limit 100); `sed -n 'A,Bp'` reads to the end like agent-read, which counts
+every line.
+
+- Cold: RUNS (default 5) fresh processes each, interleaved with the reference; median wall time and peak RSS (GNU
+  time). "Cold" means a new process with nothing learned; the file is in the page cache for both.
+- Warm: one `agent-read mcp` server over stdio; a first read of the window (which learns the index), then WARM_REPS
+  (default 10) repeats of the same window and of a tail (`offset=-100`); median per call (request written to answer
+  parsed), and the server's peak RSS (VmHWM).
 """
 
+import json
 import os
 import statistics
 import subprocess
@@ -16,8 +23,16 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "bench", "data")
 BIN = os.environ.get("AGENT_READ_BIN", os.path.join(ROOT, "target", "release", "agent-read"))
-SIZE_MIB = int(os.environ.get("SIZE_MIB", "256"))
+SIZE_MIB = int(os.environ.get("SIZE_MIB", "1024"))
 RUNS = int(os.environ.get("RUNS", "5"))
+WARM_REPS = int(os.environ.get("WARM_REPS", "10"))
+
+# (file suffix, producer command, the reference's decompressor)
+PACKED = [
+    ("gz", ["gzip", "-6", "-c"], "zcat"),
+    ("zst", ["zstd", "-3", "-c", "-q"], "zstdcat"),
+    ("pz.zst", ["pzstd", "-3", "-c", "-q", "-p", "2"], "zstdcat"),
+]
 
 
 def generate():
@@ -33,46 +48,117 @@ def generate():
                 f.write(line)
                 written += len(line)
         os.rename(text + ".part", text)
-    for tool, ext, args in [("gzip", "gz", ["-6", "-c"]), ("zstd", "zst", ["-3", "-c", "-q"])]:
+    for ext, producer, _ in PACKED:
         packed = f"{text}.{ext}"
         if not os.path.exists(packed):
             with open(packed + ".part", "wb") as out:
-                subprocess.run([tool, *args, text], stdout=out, check=True)
+                subprocess.run([*producer, text], stdout=out, check=True)
             os.rename(packed + ".part", packed)
     return text
 
 
-def timed(cmd, shell=False):
-    """Median wall seconds and peak RSS (KiB) of RUNS fresh runs."""
-    walls, rss = [], []
+def run_once(cmd, shell=False):
+    """Wall seconds and peak RSS (KiB) of one fresh run."""
+    wrapped = ["/usr/bin/time", "-v", "sh", "-c", cmd] if shell else ["/usr/bin/time", "-v", *cmd]
+    start = time.perf_counter()
+    done = subprocess.run(wrapped, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    rss = [int(line.split(":")[1]) for line in done.stderr.splitlines() if "Maximum resident set size" in line]
+    return wall, rss[0] if rss else 0
+
+
+def cold(packed, first, cat):
+    """Medians and peak RSS of agent-read and the reference, run interleaved."""
+    ours, ref = [], []
     for _ in range(RUNS):
-        wrapped = ["/usr/bin/time", "-v", "sh", "-c", cmd] if shell else ["/usr/bin/time", "-v", *cmd]
+        ours.append(run_once([BIN, "--root", DATA, packed, "--offset", str(first), "--limit", "100"]))
+        ref.append(run_once(f"{cat} {packed} | sed -n '{first},{first + 99}p'", shell=True))
+    median = lambda runs: statistics.median(wall for wall, _ in runs)
+    peak = lambda runs: max(rss for _, rss in runs)
+    return median(ours), peak(ours), median(ref), peak(ref)
+
+
+class Server:
+    """`agent-read mcp` over stdio, one request at a time."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen(
+            [BIN, "mcp", "--root", DATA], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        self.next_id = 0
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "compressed-bench", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message):
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def request(self, method, params):
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        while True:
+            answer = json.loads(self.proc.stdout.readline())
+            if answer.get("id") == self.next_id:
+                return answer
+
+    def read(self, arguments):
+        """Seconds for one read, and its text."""
         start = time.perf_counter()
-        done = subprocess.run(wrapped, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        walls.append(time.perf_counter() - start)
-        for line in done.stderr.splitlines():
-            if "Maximum resident set size" in line:
-                rss.append(int(line.split(":")[1]))
-    return statistics.median(walls), max(rss)
+        answer = self.request("tools/call", {"name": "read", "arguments": arguments})
+        took = time.perf_counter() - start
+        result = answer["result"]
+        if result.get("isError"):
+            sys.exit(f"the read failed: {result['content'][0]['text'][:300]}")
+        return took, result["content"][0]["text"]
+
+    def peak_rss_kib(self):
+        with open(f"/proc/{self.proc.pid}/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def warm(name, first):
+    """First read, then the medians of repeated deep windows and tails, in one server; its peak RSS."""
+    server = Server()
+    # `reread`: a server otherwise answers a repeat read with a note that the lines are unchanged since the last one.
+    window = {"path": name, "offset": first, "limit": 100, "reread": True}
+    learn, text = server.read(window)
+    repeats, tails = [], []
+    for _ in range(WARM_REPS):
+        took, again = server.read(window)
+        assert again == text, "a repeat read differs from the first"
+        repeats.append(took)
+        tails.append(server.read({"path": name, "offset": -100, "reread": True})[0])
+    peak = server.peak_rss_kib()
+    server.close()
+    return learn, statistics.median(repeats), statistics.median(tails), peak
 
 
 def main():
     text = generate()
     lines = int(subprocess.run(["wc", "-l", text], capture_output=True, text=True, check=True).stdout.split()[0])
     first = lines * 9 // 10
-    print(f"{SIZE_MIB} MiB of text, {lines} lines; window: offset={first} limit=100; {RUNS} runs, medians")
-    print("| file | agent-read | reference | ratio | agent-read peak RSS | reference peak RSS |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for ext, cat in [("gz", "zcat"), ("zst", "zstdcat")]:
+    load = os.getloadavg()[0]
+    print(f"{SIZE_MIB} MiB of text, {lines} lines; window: offset={first} limit=100; cold: {RUNS} runs, warm: "
+          f"{WARM_REPS} repeats, medians; load {load:.2f}")
+    print("| file | cold | reference | ratio | cold peak RSS | reference peak RSS "
+          "| warm window | warm tail | server peak RSS (first read included) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for ext, producer, cat in PACKED:
         packed = f"{text}.{ext}"
-        ours = timed([BIN, "--root", DATA, packed, "--offset", str(first), "--limit", "100"])
-        ref = timed(f"{cat} {packed} | sed -n '{first},{first + 99}p'", shell=True)
+        ours, ours_rss, ref, ref_rss = cold(packed, first, cat)
+        learn, repeat, tail, server_rss = warm(os.path.basename(packed), first)
         size = os.path.getsize(packed) / (1 << 20)
         print(
-            f"| .{ext} ({size:.1f} MiB) | {ours[0] * 1000:.0f} ms | {ref[0] * 1000:.0f} ms | {ours[0] / ref[0]:.2f}x "
-            f"| {ours[1] / 1024:.1f} MiB | {ref[1] / 1024:.1f} MiB |"
+            f"| `{producer[0]}` .{ext} ({size:.0f} MiB) | {ours * 1000:,.0f} ms | {ref * 1000:,.0f} ms "
+            f"| {ours / ref:.2f}x | {ours_rss / 1024:.1f} MiB | {ref_rss / 1024:.1f} MiB "
+            f"| {repeat * 1000:,.1f} ms | {tail * 1000:,.1f} ms | {server_rss / 1024:.1f} MiB |"
         )
-    sys.stdout.flush()
+        sys.stdout.flush()
 
 
 main()

@@ -53,7 +53,9 @@ impl HttpServer {
         Self::spawn(&mut command, root, extra)
     }
 
-    fn spawn(command: &mut Command, root: &Path, extra: &[&str]) -> HttpServer {
+    /// Starts `command` (a server listening on a free port), confined to `root`, and waits for the line that names its
+    /// address.
+    pub fn spawn(command: &mut Command, root: impl AsRef<std::ffi::OsStr>, extra: &[&str]) -> HttpServer {
         let mut child = command
             .args(extra)
             .arg("--root")
@@ -87,13 +89,12 @@ impl HttpServer {
     }
 
     pub async fn connect(&self) -> RunningService<RoleClient, ()> {
-        ().serve(StreamableHttpClientTransport::from_uri(self.url.as_str())).await.expect("initialize over HTTP")
+        ().serve(client_transport(&self.url)).await.expect("initialize over HTTP")
     }
 
     /// rmcp's client, sending `Authorization: Bearer TOKEN` with every request.
     pub async fn connect_with_token(&self, token: &str) -> RunningService<RoleClient, ()> {
-        let config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str()).auth_header(token);
-        ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("initialize over HTTP with a token")
+        ().serve(client_transport_with_token(&self.url, token)).await.expect("initialize over HTTP with a token")
     }
 
     /// The `host:port` the server listens on.
@@ -155,3 +156,22 @@ pub fn raw_post_with(authority: &str, host_header: &str, extra: &str, body: &str
 }
 
 pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+/// rmcp's HTTP client transport to `url`.
+pub fn client_transport(url: &str) -> StreamableHttpClientTransport<reqwest::Client> {
+    install_client_crypto();
+    StreamableHttpClientTransport::from_uri(url)
+}
+
+/// rmcp's HTTP client transport to `url`, sending `Authorization: Bearer TOKEN` with every request.
+pub fn client_transport_with_token(url: &str, token: &str) -> StreamableHttpClientTransport<reqwest::Client> {
+    install_client_crypto();
+    StreamableHttpClientTransport::from_config(StreamableHttpClientTransportConfig::with_uri(url).auth_header(token))
+}
+
+/// The crypto of the test process's HTTP clients: reqwest is built without one of its own, as the server is (ring,
+/// installed where the server needs it), and sets up TLS even for `http://` addresses.
+fn install_client_crypto() {
+    // An `Err`: installed by an earlier client of this process.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}

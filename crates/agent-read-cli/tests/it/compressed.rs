@@ -140,7 +140,7 @@ fn a_bomb_of_a_terabyte_of_newlines_stops_at_the_time_budget() {
         started.elapsed()
     );
     assert_eq!(result["error_code"], "TIMEOUT", "{result}");
-    assert!(result["hint"].as_str().unwrap().contains("decoded from its start on every read"), "{result}");
+    assert!(result["hint"].as_str().unwrap().contains("decodes all of it to count its lines"), "{result}");
 }
 
 #[test]
@@ -285,4 +285,49 @@ fn find_searches_the_decompressed_text() {
     assert!(shown.starts_with("407: 2026-11-25 request 407 served\n--\n417: "), "{shown}");
     assert!(shown.contains("10 of 10 match(es)") && shown.contains("bzip2-compressed"), "{shown}");
     assert_eq!(result["meta"]["compression"], "bzip2");
+}
+
+/// A deep window and a tail read twice by one MCP server (the second through the restart points the first learned)
+/// are the lines a fresh process reads cold, for gzip, pigz and multi-frame zstd; a file rewritten under the same
+/// name is read afresh.
+#[tokio::test]
+async fn a_repeat_deep_read_over_mcp_returns_the_lines_of_a_cold_read() {
+    let dir = tempfile::tempdir().unwrap();
+    // About 12 MiB of text: restart points every few MiB.
+    let text = log_lines(400_000);
+    let files = [
+        ("gzip.log.gz", compressed_by("gzip", &["-c"], &text)),
+        ("pigz.log.gz", compressed_by("pigz", &["-c", "-p", "2"], &text)),
+        ("frames.log.zst", compressed_by("pzstd", &["-c", "-q", "-p", "2"], &text)),
+    ];
+    for (name, packed) in &files {
+        std::fs::write(dir.path().join(name), packed).unwrap();
+    }
+    let binary = env!("CARGO_BIN_EXE_agent-read");
+    let command = tokio::process::Command::new(binary).configure(|cmd| {
+        cmd.arg("mcp").arg("--root").arg(dir.path());
+    });
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    for (name, _) in &files {
+        for window in [json!({"offset": 360_001, "limit": 3}), json!({"offset": -2})] {
+            let mut request = json!({"path": name});
+            request.as_object_mut().unwrap().extend(window.as_object().unwrap().clone());
+            let cold = output(&read_json(dir.path(), request.clone(), &[])).to_string();
+            let first = text_of(&call(&client, request.clone()).await);
+            // `reread`: the server would otherwise answer that the lines are unchanged since the first read.
+            request["reread"] = json!(true);
+            let again = text_of(&call(&client, request.clone()).await);
+            assert_eq!(first, cold, "{name} {window}: the server's first read");
+            assert_eq!(again, cold, "{name} {window}: the repeat read");
+        }
+        let deep = text_of(&call(&client, json!({"path": name, "offset": 360_001, "limit": 1, "reread": true})).await);
+        assert!(deep.starts_with("360001: 2026-11-25 request 360001 served\n"), "{name}: {deep}");
+    }
+    // Rewritten in place: other lines under the same name and inode.
+    let other: Vec<u8> = log_lines(400_000).iter().map(|b| if *b == b'r' { b'R' } else { *b }).collect();
+    std::fs::write(dir.path().join("gzip.log.gz"), compressed_by("gzip", &["-c"], &other)).unwrap();
+    let deep =
+        text_of(&call(&client, json!({"path": "gzip.log.gz", "offset": 360_001, "limit": 1, "reread": true})).await);
+    assert!(deep.starts_with("360001: 2026-11-25 Request 360001 seRved\n"), "{deep}");
+    client.cancel().await.unwrap();
 }

@@ -23,3 +23,4 @@ mod mcp_roots;
 mod notebooks;
 mod pdf_read;
 mod read_many;
+mod windows_wine;

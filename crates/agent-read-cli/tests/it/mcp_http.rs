@@ -1,12 +1,11 @@
 //! The MCP face over streamable HTTP, tested as a real client would use it: `agent-read mcp --http` runs as a child
 //! process and `rmcp`'s own HTTP client talks to it, in session mode and in stateless mode.
 
-use crate::common::http::{HttpServer, INITIALIZE, raw_exchange, raw_post, raw_post_with};
+use crate::common::http::{HttpServer, INITIALIZE, client_transport, raw_exchange, raw_post, raw_post_with};
 use crate::common::mcp::{
     RootsClient, assert_resources_and_prompts_are_not_served, call, call_tool, protocol_2026, text_of, workspace,
 };
 use rmcp::ServiceExt;
-use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::json;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -289,7 +288,7 @@ async fn each_session_keeps_its_own_roots() {
     std::fs::create_dir(&client_root).unwrap();
     std::fs::write(client_root.join("mine.txt"), "the client's own\n").unwrap();
     let server = HttpServer::start(cli_root.path(), &[]);
-    let transport = StreamableHttpClientTransport::from_uri(server.url.as_str());
+    let transport = client_transport(&server.url);
     let with_roots = RootsClient::fixed(format!("file://{}", client_root.display()))
         .serve(transport)
         .await
@@ -327,7 +326,7 @@ async fn clients_on_protocol_2026_07_28_give_their_roots_in_every_call_and_keep_
         let server = HttpServer::start(cli_root.path(), flags);
         let connect = |root: &Path| {
             let handler = RootsClient::fixed(format!("file://{}", root.display()));
-            let transport = StreamableHttpClientTransport::from_uri(server.url.as_str());
+            let transport = client_transport(&server.url);
             let asked = handler.asked.clone();
             async move { (handler.serve_with_lifecycle(transport, protocol_2026()).await.expect("discover"), asked) }
         };
@@ -353,8 +352,7 @@ async fn clients_on_protocol_2026_07_28_give_their_roots_in_every_call_and_keep_
             }
         }
         assert_eq!((asked_a.load(Ordering::SeqCst), asked_b.load(Ordering::SeqCst)), (10, 10), "{flags:?}");
-        let plain =
-            ().serve_with_lifecycle(StreamableHttpClientTransport::from_uri(server.url.as_str()), protocol_2026());
+        let plain = ().serve_with_lifecycle(client_transport(&server.url), protocol_2026());
         let plain = plain.await.expect("discover");
         assert_eq!(call(&plain, json!({"path": "notes.txt", "limit": 1})).await.is_error, Some(false), "{flags:?}");
         let other = call(&plain, json!({"path": "a.txt"})).await;
@@ -370,8 +368,7 @@ async fn with_a_token_budget_http_calls_need_a_session() {
     use rmcp::ClientServiceExt;
     let dir = workspace();
     let server = HttpServer::start(dir.path(), &["--budget-tokens", "100000"]);
-    let only_2026 =
-        ().serve_with_lifecycle(StreamableHttpClientTransport::from_uri(server.url.as_str()), protocol_2026());
+    let only_2026 = ().serve_with_lifecycle(client_transport(&server.url), protocol_2026());
     let Err(refused) = only_2026.await else { panic!("a client speaking only 2026-07-28 is refused at discovery") };
     assert!(format!("{refused:?}").contains("2025-11-25"), "the versions offered: {refused:?}");
     // rmcp's client keeps only the versions; a client that shows the error's message is told why, and what to do.

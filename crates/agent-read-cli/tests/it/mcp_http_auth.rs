@@ -6,7 +6,7 @@
 use crate::common::http::{HttpServer, INITIALIZE, raw_exchange, raw_post, raw_post_with};
 use crate::common::mcp::{call, text_of, workspace};
 use jsonwebtoken::jwk::Jwk;
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use jsonwebtoken::{Algorithm, Header};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -187,62 +187,86 @@ async fn insecure_no_auth_serves_anyway_and_warns_and_authentication_needs_no_op
 struct SigningKey {
     alg: Algorithm,
     kid: String,
-    key: EncodingKey,
+    pair: KeyPair,
     jwk: Jwk,
 }
 
+/// A private key, with ring (the server's own crypto).
+enum KeyPair {
+    Rsa(ring::rsa::KeyPair),
+    Ecdsa(ring::signature::EcdsaKeyPair),
+    Ed25519(ring::signature::Ed25519KeyPair),
+}
+
+/// A 2048-bit RSA key for the tests only (ring makes no RSA keys), in PKCS#8: `openssl genpkey -algorithm RSA -pkeyopt
+/// rsa_keygen_bits:2048 | openssl pkcs8 -topk8 -nocrypt -outform DER`.
+const RSA_TEST_KEY: &[u8] = include_bytes!("../fixtures/oauth/rsa-2048-test-key.pk8");
+
 impl SigningKey {
     fn rsa(kid: &str) -> SigningKey {
-        use aws_lc_rs::encoding::AsDer;
-        let pair = aws_lc_rs::rsa::KeyPair::generate(aws_lc_rs::rsa::KeySize::Rsa2048).unwrap();
-        let pkcs8 = pair.as_der().unwrap();
-        SigningKey::of(Algorithm::RS256, kid, EncodingKey::from_rsa_der(pkcs1_of(pkcs8.as_ref())))
+        let pair = ring::rsa::KeyPair::from_pkcs8(RSA_TEST_KEY).unwrap();
+        let public = ring::rsa::PublicKeyComponents::<Vec<u8>>::from(pair.public());
+        let jwk = json!({"kty": "RSA", "n": b64(&public.n), "e": b64(&public.e)});
+        SigningKey::of(Algorithm::RS256, kid, KeyPair::Rsa(pair), jwk)
     }
 
     fn p256(kid: &str) -> SigningKey {
-        let pair = aws_lc_rs::signature::EcdsaKeyPair::generate(&aws_lc_rs::signature::ECDSA_P256_SHA256_FIXED_SIGNING)
-            .unwrap();
-        SigningKey::of(Algorithm::ES256, kid, EncodingKey::from_ec_der(pair.to_pkcs8v1().unwrap().as_ref()))
+        use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING as P256, EcdsaKeyPair, KeyPair as _};
+        let rng = ring::rand::SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&P256, &rng).unwrap();
+        let pair = EcdsaKeyPair::from_pkcs8(&P256, pkcs8.as_ref(), &rng).unwrap();
+        // The public point, uncompressed: 0x04, then x and y.
+        let point = pair.public_key().as_ref().to_vec();
+        let jwk = json!({"kty": "EC", "crv": "P-256", "x": b64(&point[1..33]), "y": b64(&point[33..])});
+        SigningKey::of(Algorithm::ES256, kid, KeyPair::Ecdsa(pair), jwk)
     }
 
     fn ed25519(kid: &str) -> SigningKey {
-        let pair = aws_lc_rs::signature::Ed25519KeyPair::generate().unwrap();
-        SigningKey::of(Algorithm::EdDSA, kid, EncodingKey::from_ed_der(pair.to_pkcs8v1().unwrap().as_ref()))
+        use ring::signature::{Ed25519KeyPair, KeyPair as _};
+        let pkcs8 = Ed25519KeyPair::generate_pkcs8(&ring::rand::SystemRandom::new()).unwrap();
+        let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap();
+        let jwk = json!({"kty": "OKP", "crv": "Ed25519", "x": b64(pair.public_key().as_ref())});
+        SigningKey::of(Algorithm::EdDSA, kid, KeyPair::Ed25519(pair), jwk)
     }
 
-    fn of(alg: Algorithm, kid: &str, key: EncodingKey) -> SigningKey {
-        let mut jwk = Jwk::from_encoding_key(&key, alg).unwrap();
-        jwk.common.key_id = Some(kid.to_string());
-        SigningKey { alg, kid: kid.to_string(), key, jwk }
+    fn of(alg: Algorithm, kid: &str, pair: KeyPair, mut jwk: Value) -> SigningKey {
+        jwk["kid"] = json!(kid);
+        let jwk = serde_json::from_value(jwk).unwrap();
+        SigningKey { alg, kid: kid.to_string(), pair, jwk }
     }
 
     /// A token of `claims`, signed with this key and naming it.
     fn sign(&self, claims: &Value) -> String {
-        let header = Header { kid: Some(self.kid.clone()), ..Header::new(self.alg) };
-        jsonwebtoken::encode(&header, claims, &self.key).unwrap()
+        self.sign_with(&Header { kid: Some(self.kid.clone()), ..Header::new(self.alg) }, claims)
+    }
+
+    /// A token of `header` and `claims`, signed with this key.
+    fn sign_with(&self, header: &Header, claims: &Value) -> String {
+        let input = signing_input(header, claims);
+        let rng = ring::rand::SystemRandom::new();
+        let signature = match &self.pair {
+            KeyPair::Rsa(pair) => {
+                let mut signature = vec![0; pair.public().modulus_len()];
+                pair.sign(&ring::signature::RSA_PKCS1_SHA256, &rng, input.as_bytes(), &mut signature).unwrap();
+                signature
+            }
+            KeyPair::Ecdsa(pair) => pair.sign(&rng, input.as_bytes()).unwrap().as_ref().to_vec(),
+            KeyPair::Ed25519(pair) => pair.sign(input.as_bytes()).as_ref().to_vec(),
+        };
+        format!("{input}.{}", b64(&signature))
     }
 }
 
-/// The RSAPrivateKey (PKCS#1) inside a PKCS#8 PrivateKeyInfo: its last field, an OCTET STRING.
-fn pkcs1_of(pkcs8: &[u8]) -> &[u8] {
-    /// A DER element's header length and content length at `at`.
-    fn element(der: &[u8], at: usize) -> (usize, usize) {
-        let first = der[at + 1] as usize;
-        if first < 0x80 {
-            return (2, first);
-        }
-        let bytes = first & 0x7f;
-        let length = der[at + 2..at + 2 + bytes].iter().fold(0, |n, b| (n << 8) | *b as usize);
-        (2 + bytes, length)
-    }
-    let (outer_header, _) = element(pkcs8, 0);
-    let mut at = outer_header;
-    for _ in 0..2 {
-        let (header, length) = element(pkcs8, at);
-        at += header + length;
-    }
-    let (header, length) = element(pkcs8, at);
-    &pkcs8[at + header..at + header + length]
+/// What a token's signature covers: its header and its claims, each base64url-encoded JSON.
+fn signing_input(header: &Header, claims: &Value) -> String {
+    format!("{}.{}", b64(&serde_json::to_vec(header).unwrap()), b64(&serde_json::to_vec(claims).unwrap()))
+}
+
+/// A token of `header` and `claims` with an HMAC-SHA256 signature keyed with `secret`.
+fn sign_hs256(header: &Header, claims: &Value, secret: &[u8]) -> String {
+    let input = signing_input(header, claims);
+    let tag = ring::hmac::sign(&ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret), input.as_bytes());
+    format!("{input}.{}", b64(tag.as_ref()))
 }
 
 /// An authorization server of the test, on loopback: its metadata (RFC 8414) and its key set, which the test may
@@ -434,7 +458,7 @@ async fn unsigned_and_symmetric_tokens_are_refused_whatever_key_they_name() {
     let public = serde_json::to_vec(&rsa.jwk).unwrap();
     let hs = |kid: &str, secret: &[u8]| {
         let header = Header { kid: Some(kid.to_string()), ..Header::new(Algorithm::HS256) };
-        jsonwebtoken::encode(&header, &valid, &EncodingKey::from_secret(secret)).unwrap()
+        sign_hs256(&header, &valid, secret)
     };
     let rsa_n = rsa.jwk.algorithm.clone();
     let modulus = match rsa_n {
@@ -451,7 +475,7 @@ async fn unsigned_and_symmetric_tokens_are_refused_whatever_key_they_name() {
     let attacker_own = SigningKey::p256("attacker");
     let embedded = {
         let header = Header { jwk: Some(attacker.jwk.clone()), ..Header::new(Algorithm::ES256) };
-        jsonwebtoken::encode(&header, &valid, &attacker.key).unwrap()
+        attacker.sign_with(&header, &valid)
     };
     let by_url = {
         let header = Header {
@@ -459,7 +483,7 @@ async fn unsigned_and_symmetric_tokens_are_refused_whatever_key_they_name() {
             jku: Some("http://127.0.0.1:9/jwks".into()),
             ..Header::new(Algorithm::ES256)
         };
-        jsonwebtoken::encode(&header, &valid, &attacker_own.key).unwrap()
+        attacker_own.sign_with(&header, &valid)
     };
     let cases = [
         ("a key embedded in the header", embedded),

@@ -6,11 +6,11 @@
 //! said on standard error and in the audit log, and that the model is told the roots in force.
 #![cfg(unix)] // Symbolic links inside the root leading out, and /etc/passwd as the secret.
 
-use crate::common::http::HttpServer;
+use crate::common::http::{HttpServer, client_transport, client_transport_with_token};
 use crate::common::mcp::{RootsClient, protocol_2026};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{ClientServiceExt, ServiceExt};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -256,7 +256,7 @@ async fn http_session_client_roots_from_roots_list_only_narrow_the_configured_ro
     let audit = layout.audit.display().to_string();
     let server = HttpServer::start(&layout.ws, &["--audit-log", &audit]);
     let (handler, roots) = roots_client();
-    let transport = StreamableHttpClientTransport::from_uri(server.url.as_str());
+    let transport = client_transport(&server.url);
     let client = handler.serve(transport).await.expect("initialize");
     attack(&layout, &client, &roots, true).await;
     client.cancel().await.unwrap();
@@ -271,7 +271,7 @@ async fn http_client_roots_given_in_each_call_only_narrow_the_configured_root_wi
         let audit = layout.audit.display().to_string();
         let server = HttpServer::start(&layout.ws, &[flags, &["--audit-log", &audit]].concat());
         let (handler, roots) = roots_client();
-        let transport_client = StreamableHttpClientTransport::from_uri(server.url.as_str());
+        let transport_client = client_transport(&server.url);
         let client = handler.serve_with_lifecycle(transport_client, protocol_2026()).await.expect("discover");
         attack(&layout, &client, &roots, false).await;
         client.cancel().await.unwrap();
@@ -289,7 +289,7 @@ async fn a_root_link_swapped_to_lead_outside_never_reads_outside() {
     let server = HttpServer::start(&layout.ws, &["--stateless"]);
     let (handler, roots) = roots_client();
     *roots.lock().unwrap() = vec![layout.uri("ws/flip")];
-    let transport = StreamableHttpClientTransport::from_uri(server.url.as_str());
+    let transport = client_transport(&server.url);
     let client = handler.serve_with_lifecycle(transport, protocol_2026()).await.expect("discover");
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (ws, flag) = (layout.ws.clone(), stop.clone());
@@ -349,10 +349,7 @@ async fn trusting_client_roots_over_http_lets_an_authenticated_client_beyond() {
     let flags = ["--auth-token-file", tokens.to_str().unwrap(), "--trust-client-roots", "--audit-log", &audit];
     let server = HttpServer::start(&layout.ws, &flags);
     let (handler, roots) = roots_client();
-    let config =
-        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(server.url.as_str())
-            .auth_header(token);
-    let client = handler.serve(StreamableHttpClientTransport::from_config(config)).await.expect("initialize");
+    let client = handler.serve(client_transport_with_token(&server.url, token)).await.expect("initialize");
     offer(&client, &roots, vec![layout.uri("outside")], true, Some("beyond.txt")).await;
     client.cancel().await.unwrap();
     // The audit log says who chose: the token the client presented (by its place in the file, never its value).

@@ -2,10 +2,11 @@
 //! read and windowed by lines like any text file — same numbering, tails, encodings, output cap and time budget.
 //!
 //! Contract:
-//! - Line windows count the decompressed text's lines. A first window from the top decodes up to its end and on to
-//!   the end of the text (to count its lines, as for any file); a first tail (`offset` < 0) decodes the text twice,
-//!   counting first. The reader then keeps the totals (while the file is unchanged), so a later window decodes only
-//!   up to its last line and a later tail once. Constant memory either way.
+//! - Line windows count the decompressed text's lines. A first read decodes the whole text once (to count its lines,
+//!   as for any file) and learns its [index](crate::window::index::streamed): the totals, line checkpoints and the
+//!   decoder's restart points (gzip: between deflate blocks; zstd: at frame starts). A later read of the unchanged
+//!   file decodes only from the restart point before its window to the window's end; a first tail, after its
+//!   counting pass, likewise. Constant memory either way (the index's own bounded).
 //! - `meta.compression` names the compression and `meta.size_bytes` stays the file's (compressed) size;
 //!   `meta.decompressed_bytes` is the text's size once a pass reached its end, and absent otherwise (never guessed).
 //! - Byte ranges address the file's raw bytes; those of a compressed file are not text, so a byte range is answered
@@ -23,6 +24,7 @@ use crate::render::human_size;
 use crate::request::Window;
 use crate::result::ReadResult;
 use crate::window::Source;
+use crate::window::index::streamed::FileEnds;
 use crate::window::index::{FileIdentity, FileVersion};
 use crate::window::lines::Indexing;
 use crate::window::stream::{self, Opener, Stream};
@@ -49,7 +51,7 @@ pub fn read(
         .with_hint("remove `pages`; page through its lines with offset and limit"));
     }
     let (file, end, budget) = (target.file, target.read_end(), target.budget.clone());
-    let open: &Opener<'_> = &|| Ok(compression.decoder(file, end, budget.clone()));
+    let open: &Opener<'_> = &|from| compression.decoder_at(file, end, budget.clone(), from);
     let stream = Stream::new(open, target.budget.clone());
     let head = decompressed_head(&stream, &target.shown)?;
     let format = match classify::classify(&head, request.forced) {
@@ -66,6 +68,7 @@ pub fn read(
         indexes: target.indexes,
         identity: FileIdentity::of(target.file, target.metadata, format.bom_len as u64, layout),
         version: FileVersion::of(target.metadata),
+        ends: Some(FileEnds::of(target.file, end).map_err(|e| ReadError::from_io(&e, &target.shown))?),
     };
     let meta = text::base_meta(target, &format);
     let notices = |decoded: Option<u64>, meta: &mut crate::result::TextMeta| {
@@ -119,8 +122,8 @@ fn with_stream_hint(error: ReadError, compression: Compression) -> ReadError {
         return error;
     }
     error.with_hint(format!(
-        "{}-compressed text is decoded from its start on every read, and a window's line count needs the whole text: \
-         read a window nearer the top, or ask for a longer time budget",
+        "a first read of {}-compressed text decodes all of it to count its lines: read a window nearer the top, or \
+         ask for a longer time budget",
         compression.name()
     ))
 }
@@ -193,5 +196,114 @@ mod tests {
         let ReadResult::Error(error) = result else { panic!("the read was not stopped: {}", result.output()) };
         assert_eq!(error.code, ErrorCode::Cancelled, "{}", error.message);
         assert!(started.elapsed() < Duration::from_secs(10), "stopped only after {:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_repeat_deep_read_matches_the_first_and_a_file_damaged_since_is_refused_not_misread() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (1..=300_000).map(|i| format!("line {i} of the log, {}\n", i % 977)).collect();
+        let mut packed = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        packed.write_all(text.as_bytes()).unwrap();
+        let mut packed = packed.finish().unwrap();
+        let path = dir.path().join("app.log.gz");
+        std::fs::write(&path, &packed).unwrap();
+        let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
+        let read = |offset: i64| {
+            reader.read(
+                &ReadRequest { offset: Some(offset), limit: Some(2), ..ReadRequest::new("app.log.gz") },
+                &ReadOptions::default(),
+            )
+        };
+        let first = read(290_001).output().into_owned();
+        assert!(first.starts_with("290001: line 290001 of the log"), "{first}");
+        assert_eq!(read(290_001).output().into_owned(), first, "the repeat read, through the restart points");
+        let tail = read(-2).output().into_owned();
+        assert!(tail.starts_with("299999: line 299999 "), "{tail}");
+        assert_eq!(read(-2).output().into_owned(), tail);
+        // One byte of the compressed data flipped, the size kept: the index is not used, and the damage is reported.
+        let middle = packed.len() / 2;
+        packed[middle] ^= 0xff;
+        std::fs::write(&path, &packed).unwrap();
+        let ReadResult::Error(error) = read(290_001) else { panic!("a damaged file was read") };
+        assert_eq!(error.code, ErrorCode::IoError, "{}", error.message);
+        assert!(error.message.contains("damaged"), "{}", error.message);
+    }
+
+    #[test]
+    fn a_repeat_deep_read_decodes_only_from_the_restart_point_before_its_window() {
+        use crate::classify::Codec;
+        use crate::media::compressed::Compression;
+        use crate::window::Source;
+        use crate::window::index::store::LineIndexes;
+        use crate::window::index::streamed::FileEnds;
+        use crate::window::index::{FileIdentity, FileVersion};
+        use crate::window::lines::{Indexing, scan_lines};
+        use crate::window::restarts::Restart;
+        use crate::window::scan::Flow;
+        use crate::window::stream::{Decoder, Stream};
+        use std::io::Read;
+        use std::sync::atomic::{AtomicU64, Ordering};
+
+        /// A decoder that counts the text it yields.
+        struct Counted<'a>(Box<dyn Decoder + 'a>, &'a AtomicU64);
+        impl Read for Counted<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.read(buf)?;
+                self.1.fetch_add(n as u64, Ordering::Relaxed);
+                Ok(n)
+            }
+        }
+        impl Decoder for Counted<'_> {
+            fn want_restart(&mut self) {
+                self.0.want_restart();
+            }
+            fn take_restart(&mut self) -> Option<Restart> {
+                self.0.take_restart()
+            }
+        }
+
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (1..=800_000).map(|i| format!("line {i} of the log, took {} ms\n", i % 977)).collect();
+        let path = dir.path().join("app.log");
+        std::fs::write(&path, &text).unwrap();
+        assert!(std::process::Command::new("gzip").arg(&path).status().unwrap().success(), "gzip must be installed");
+        let file = std::fs::File::open(dir.path().join("app.log.gz")).unwrap();
+        let metadata = file.metadata().unwrap();
+        let end = metadata.len();
+        let layout = Codec::for_label("utf-8").unwrap().newline_layout();
+        let indexes = LineIndexes::in_memory();
+        let indexing = Indexing {
+            indexes: &indexes,
+            identity: FileIdentity::of(&file, &metadata, 0, layout),
+            version: FileVersion::of(&metadata),
+            ends: Some(FileEnds::of(&file, end).unwrap()),
+        };
+        let budget = crate::budget::Budget::new(Instant::now() + Duration::from_secs(600), Cancel::new());
+        let decoded = AtomicU64::new(0);
+        let open = |from: Option<&Restart>| -> std::io::Result<Box<dyn Decoder + '_>> {
+            Ok(Box::new(Counted(Compression::Gzip.decoder_at(&file, end, budget.clone(), from)?, &decoded)))
+        };
+        let read = |offset: i64| {
+            let stream = Stream::new(&open, budget.clone());
+            let source = Source::streamed(&stream, 0, layout);
+            let mut lines = Vec::new();
+            decoded.store(0, Ordering::Relaxed);
+            scan_lines(&source, Some(indexing), offset, 2, 200, |line| {
+                lines.push(String::from_utf8_lossy(line.kept).into_owned());
+                Flow::More
+            })
+            .unwrap();
+            (lines, decoded.load(Ordering::Relaxed))
+        };
+        let whole = text.len() as u64;
+        let (first, cost) = read(700_001);
+        assert_eq!(first, ["line 700001 of the log, took 469 ms", "line 700002 of the log, took 470 ms"]);
+        assert_eq!(cost, whole, "the first read decodes the whole text");
+        let (again, cost) = read(700_001);
+        assert_eq!(again, first);
+        assert!(cost < 6 << 20, "a repeat decodes from a restart point: {cost} of {whole} bytes");
+        let (tail, cost) = read(-2);
+        assert_eq!(tail, ["line 799999 of the log, took 813 ms", "line 800000 of the log, took 814 ms"]);
+        assert!(cost < 6 << 20, "so does a tail: {cost} of {whole} bytes");
     }
 }

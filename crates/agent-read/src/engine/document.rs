@@ -32,9 +32,10 @@ use crate::render::document::Conversion;
 use crate::render::{self, human_size};
 use crate::request::Window;
 use crate::result::{ReadResult, TextMeta};
+use crate::window::index::streamed::FileEnds;
 use crate::window::index::{FileIdentity, FileVersion};
 use crate::window::lines::Indexing;
-use crate::window::stream::{Opener, Stream};
+use crate::window::stream::{Decoder, Opener, Stream};
 use crate::window::{CHUNK_LEN, Source};
 use std::io::{self, Read, Write};
 use std::sync::Mutex;
@@ -140,17 +141,23 @@ impl Converting<'_> {
         rendering: &Rendering,
     ) -> Result<Option<crate::result::TextResult>, ReadError> {
         let layout = utf8().codec.newline_layout();
+        let ends = FileEnds::of(target.file, target.metadata.len()).map_err(|e| ReadError::from_io(&e, &target.shown))?;
         let indexing = Indexing {
             indexes: target.indexes,
             identity: FileIdentity::of(target.file, target.metadata, self.rendering_key(), layout),
             version: FileVersion::of(target.metadata),
+            ends: Some(ends),
         };
         std::thread::scope(|scope| {
-            let open: &Opener<'_> = &|| {
+            let open: &Opener<'_> = &|restart| {
+                if restart.is_some() {
+                    // A conversion makes no restart point, so none can be offered to it: start over.
+                    return Err(io::Error::new(io::ErrorKind::InvalidData, "a conversion resumes nowhere but its start"));
+                }
                 let (sender, receiver) = sync_channel::<io::Result<Vec<u8>>>(QUEUED_CHUNKS);
                 let budget = target.budget.clone();
                 scope.spawn(move || self.convert(ChannelWriter::new(sender), &mut || budget.check()));
-                Ok(Box::new(ChannelReader { receiver, chunk: Vec::new(), at: 0 }) as Box<dyn Read>)
+                Ok(Box::new(ChannelReader { receiver, chunk: Vec::new(), at: 0 }) as Box<dyn Decoder>)
             };
             let stream = Stream::new(open, target.budget.clone());
             let source = Source::streamed(&stream, 0, layout).with_budget(target.budget.clone());
@@ -244,12 +251,15 @@ impl Write for ChannelWriter {
     }
 }
 
-/// The reading end of the channel: the text as it comes, then the error that ended it, if one did.
+/// The reading end of the channel: the text as it comes, then the error that ended it, if one did. It makes no
+/// restart point (a conversion cannot be resumed midway), so a later window converts from the start up to it.
 struct ChannelReader {
     receiver: Receiver<io::Result<Vec<u8>>>,
     chunk: Vec<u8>,
     at: usize,
 }
+
+impl Decoder for ChannelReader {}
 
 impl Read for ChannelReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {

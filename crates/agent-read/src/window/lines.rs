@@ -1,10 +1,14 @@
 //! A line window over a source: where it starts (a line number, or a count from the end) and the pass that hands
 //! its lines to a sink — through the file's [line index](super::index) when it has one, so a repeated read costs the
-//! window, and building that index during the full pass when it has none.
+//! window, and building that index during the full pass when it has none. A streamed text (a compressed file's) has
+//! an index of its own ([`streamed`](super::index::streamed)), whose restart points let the decoder start near the
+//! window.
 
 use super::index::store::LineIndexes;
-use super::index::{FileIdentity, FileVersion, IndexBuilder, LineIndex};
+use super::index::streamed::{FileEnds, StreamIndex};
+use super::index::{FileIdentity, FileVersion, IndexBuilder, LineIndex, starts_a_line};
 use super::scan::{self, CapturedLine, Flow, Pass, ScanSummary, Start};
+use super::stream::ReadAt;
 use super::{Source, tail};
 use std::io;
 use std::sync::Arc;
@@ -18,6 +22,8 @@ pub struct Indexing<'a> {
     pub identity: FileIdentity,
     /// Its state when opened.
     pub version: FileVersion,
+    /// For a compressed file (whose text is streamed), the fingerprints of its compressed bytes' ends.
+    pub ends: Option<FileEnds>,
 }
 
 /// Hands at most `limit` lines from `offset` (1-based; negative counts from the end) to `sink`, and returns what a
@@ -32,8 +38,8 @@ pub fn scan_lines(
     keep_max: usize,
     mut sink: impl FnMut(CapturedLine<'_>) -> Flow,
 ) -> io::Result<ScanSummary> {
-    if source.is_stream() {
-        return scan_stream(source, indexing, offset, limit, keep_max, sink);
+    if let Some(stream) = source.stream() {
+        return scan_stream(source, stream, indexing, offset, limit, keep_max, sink);
     }
     let Some(indexing) = indexing else {
         return scan::scan(source, window_start(source, offset)?, limit, keep_max, sink);
@@ -73,7 +79,7 @@ fn scan_from_index(
         return Ok(Some(index.summary()));
     }
     let from = index.checkpoint_before(first);
-    if !index.starts_a_line(source, from)? {
+    if !starts_a_line(source, from)? {
         return Ok(None);
     }
     let pass = Pass { from, stop_when_done: true, ..Pass::whole(source) };
@@ -81,38 +87,104 @@ fn scan_from_index(
     Ok(Some(index.summary()))
 }
 
-/// A window of a text read forward only. Its totals come from an earlier full pass over the same file when one is
-/// known (then the pass stops after the window), else from this read: a window from the top counts on to the end in
-/// the same pass; a tail counts first, then hands its window over (twice the decoding, constant memory).
+/// A window of a text read forward only. With the text's index (learned by an earlier full pass over the same
+/// file), the totals are known and the pass starts at the line checkpoint before the window, the decoder resuming at
+/// the restart point before that, and stops after the window. Without one, a full pass from the top counts every
+/// line (handing over the window's lines on the way when it starts at a line number) and learns the index; a tail
+/// is then read through the index just learned, so it decodes the text once and then only the end again.
 fn scan_stream(
     source: &Source<'_>,
+    stream: &dyn ReadAt,
     indexing: Option<Indexing<'_>>,
     offset: i64,
     limit: u64,
     keep_max: usize,
-    sink: impl FnMut(CapturedLine<'_>) -> Flow,
+    mut sink: impl FnMut(CapturedLine<'_>) -> Flow,
 ) -> io::Result<ScanSummary> {
-    let known = indexing.and_then(|known| known.indexes.stream_totals(known.identity, known.version));
-    let remember = |totals: ScanSummary| {
-        if let Some(known) = indexing {
-            known.indexes.keep_stream_totals(known.identity, known.version, totals);
+    let known = indexing.and_then(|known| Some((known, known.ends?)));
+    if let Some((known, ends)) = known
+        && let Some(index) = known.indexes.find_stream(known.identity, known.version, ends)
+    {
+        let read = scan_from_stream_index(source, stream, &index, offset, limit, keep_max, &mut sink)?;
+        if read.is_none() || stream.restart_failed() {
+            index_forgotten(indexing);
         }
-        totals
-    };
-    let totals = match known {
-        Some(totals) => totals,
-        None if offset > 0 => {
-            return scan::scan(source, Start::Line(offset.unsigned_abs()), limit, keep_max, sink).map(remember);
+        if let Some(summary) = read {
+            return Ok(summary);
         }
-        None => remember(scan::scan(source, Start::Line(u64::MAX), 0, 0, |_| Flow::Done)?),
+    }
+    stream.record_restarts();
+    let mut builder = IndexBuilder::new(source.data_start);
+    let pass = Pass { observer: Some(&mut builder), ..Pass::whole(source) };
+    let summary = if offset > 0 {
+        scan::scan_pass(source, pass, Start::Line(offset.unsigned_abs()), limit, keep_max, &mut sink)?
+    } else {
+        scan::scan_pass(source, pass, Start::Line(u64::MAX), 0, 0, |_| Flow::Done)?
     };
-    let total = totals.total_lines;
-    let first = if offset > 0 { offset.unsigned_abs() } else { total.saturating_sub(offset.unsigned_abs()) + 1 };
-    if total > 0 && first <= total {
+    let learned = match (known, builder.into_checkpoints()) {
+        (Some((known, ends)), Some(checkpoints)) => {
+            let identity = (known.identity, known.version, ends);
+            let index = Arc::new(StreamIndex::new(identity, summary, checkpoints, stream.recorded()));
+            known.indexes.keep_stream(index.clone());
+            Some(index)
+        }
+        _ => None,
+    };
+    if offset > 0 {
+        return Ok(summary);
+    }
+    if let Some(index) = learned
+        && let Some(summary) = scan_from_stream_index(source, stream, &index, offset, limit, keep_max, &mut sink)?
+    {
+        if stream.restart_failed() {
+            index_forgotten(indexing);
+        }
+        return Ok(summary);
+    }
+    let first = summary.total_lines.saturating_sub(offset.unsigned_abs()) + 1;
+    if summary.total_lines > 0 {
         let pass = Pass { stop_when_done: true, ..Pass::whole(source) };
         scan::scan_pass(source, pass, Start::Line(first), limit, keep_max, sink)?;
     }
-    Ok(totals)
+    Ok(summary)
+}
+
+/// Forgets the index of the streamed text `indexing` names: one of its restart points or checkpoints proved wrong.
+fn index_forgotten(indexing: Option<Indexing<'_>>) {
+    if let Some(known) = indexing {
+        known.indexes.forget_stream(known.identity);
+    }
+}
+
+/// The window read through a streamed text's `index`: from the line checkpoint before it, the stream resuming at the
+/// restart point before that. `None` (nothing handed to the sink) when that checkpoint is not a line start in the
+/// text, so the index cannot be trusted.
+fn scan_from_stream_index(
+    source: &Source<'_>,
+    stream: &dyn ReadAt,
+    index: &StreamIndex,
+    offset: i64,
+    limit: u64,
+    keep_max: usize,
+    sink: impl FnMut(CapturedLine<'_>) -> Flow,
+) -> io::Result<Option<ScanSummary>> {
+    let summary = index.summary();
+    let total = summary.total_lines;
+    let first = match offset {
+        1.. => offset.unsigned_abs(),
+        _ => total.saturating_sub(offset.unsigned_abs()) + 1,
+    };
+    if total == 0 || first > total {
+        return Ok(Some(summary));
+    }
+    stream.resume_from(index.restarts());
+    let from = index.checkpoint_before(first);
+    if !starts_a_line(source, from)? {
+        return Ok(None);
+    }
+    let pass = Pass { from, stop_when_done: true, ..Pass::whole(source) };
+    scan::scan_pass(source, pass, Start::Line(first), limit, keep_max, sink)?;
+    Ok(Some(summary))
 }
 
 /// Where a line window starts without an index: a line number, or for a negative offset the byte where the last
@@ -160,6 +232,7 @@ mod tests {
             indexes,
             identity: FileIdentity::of(file, &metadata, 0, utf8()),
             version: FileVersion::of(&metadata),
+            ends: None,
         }
     }
 
@@ -233,16 +306,21 @@ mod tests {
                 Ok(n)
             }
         }
+        impl crate::window::stream::Decoder for Counted<'_> {}
         let text = numbered_lines(1, 60_000);
         let decoded = AtomicU64::new(0);
-        let open = || -> io::Result<Box<dyn std::io::Read + '_>> { Ok(Box::new(Counted(&text, &decoded))) };
+        let open =
+            |_: Option<&crate::window::restarts::Restart>| -> io::Result<Box<dyn crate::window::stream::Decoder + '_>> {
+                Ok(Box::new(Counted(&text, &decoded)))
+            };
         let budget = crate::budget::Budget::new(
             std::time::Instant::now() + std::time::Duration::from_secs(3600),
             crate::budget::Cancel::new(),
         );
         let file = big_file();
         let indexes = LineIndexes::in_memory();
-        let known = indexing(&indexes, &file);
+        let ends = FileEnds::of(&file, file.metadata().unwrap().len()).unwrap();
+        let known = Indexing { ends: Some(ends), ..indexing(&indexes, &file) };
         let read = |offset: i64| {
             let stream = Stream::new(&open, budget.clone());
             let source = Source::streamed(&stream, 0, utf8());

@@ -8,7 +8,9 @@
 //! - [`bytes`] reads a byte range and moves its ends to character boundaries;
 //! - [`block`] finds the indentation block around a line (block mode);
 //! - [`lines`] runs a line window, through the file's line index when there is one;
-//! - [`index`] remembers where lines start in big files, so a repeated deep read costs its window, not the file.
+//! - [`index`] remembers where lines start in big files, so a repeated deep read costs its window, not the file;
+//! - [`stream`] reads text that can only be decoded forward (a compressed file's) at any offset, resuming its
+//!   decoder at the [`restarts`] an earlier pass learned.
 //!
 //! A line is ended by a line feed code unit; a carriage return just before it belongs to the terminator (CRLF).
 //! A lone carriage return is content, as in `wc -l`, and is counted in the line-ending statistics.
@@ -17,6 +19,9 @@ pub mod block;
 pub mod bytes;
 pub mod index;
 pub mod lines;
+// Restart points are made only by the `compressed` feature's decoders.
+#[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+pub mod restarts;
 pub mod scan;
 // Streams are made by the `compressed` and `documents` features' reads.
 #[cfg_attr(not(any(feature = "compressed", feature = "documents")), allow(dead_code))]
@@ -103,9 +108,13 @@ impl<'f> Source<'f> {
         matches!(self.backing, Backing::Memory(_))
     }
 
-    /// Whether the text can only be read forward: a window from the end needs its line count first.
-    pub fn is_stream(&self) -> bool {
-        matches!(self.backing, Backing::Stream(_))
+    /// The stream the text is read from, when it can only be read forward: a window from the end needs its line
+    /// count first.
+    pub fn stream(&self) -> Option<&'f dyn stream::ReadAt> {
+        match self.backing {
+            Backing::Stream(stream) => Some(stream),
+            _ => None,
+        }
     }
 
     /// Reads at `offset` until `buf` is full or the file ends; returns the bytes read.

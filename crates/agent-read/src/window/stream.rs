@@ -3,16 +3,25 @@
 //! Contract: a [`Stream`] answers [`Source::read_at`](super::Source::read_at) at any offset of the text it yields,
 //! in memory that does not grow with the text: it keeps one chunk of what it decoded last. A read inside that chunk
 //! is copied; a read further on decodes forward to it (discarding what lies between); a read before it starts the
-//! decoder afresh from the file's first byte. A forward pass (every line window) therefore decodes the text once;
-//! the only backward reads a pass makes (whether the text ends with a line feed) fall inside the kept chunk.
+//! decoder afresh. A forward pass (every line window) therefore decodes the text once; the only backward reads a
+//! pass makes (whether the text ends with a line feed) fall inside the kept chunk.
+//!
+//! Once it is given the text's [restart points](super::restarts) (learned by an earlier pass over the same file), a
+//! read starts the decoder at the last point before it, rather than at the file's first byte, whenever that point
+//! lies beyond what was decoded: the decoder then yields the text from that point on. A restart point the decoder
+//! cannot resume at (its fingerprint no longer matches the file) or that fails to decode is never trusted further:
+//! the stream drops every point and decodes from the file's start, so the text read is the same either way (and
+//! [`ReadAt::restart_failed`] tells the index to forget them). A pass may also ask the stream to record the points
+//! its decoder passes.
 //!
 //! The text's length is unknown until a pass reaches its end: a stream's source ends at `u64::MAX`, and passes stop
 //! where the decoder does.
 
 use super::CHUNK_LEN;
+use super::restarts::{Restart, Restarts};
 use crate::budget::Budget;
 use std::io::{self, Read};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// What a decoder failed with when its input is damaged (corrupt or cut short), as opposed to the budget running
 /// out or the file system failing.
@@ -32,18 +41,60 @@ pub fn damage(error: &io::Error) -> Option<&str> {
     error.get_ref()?.downcast_ref::<Damaged>().map(|damaged| damaged.0.as_str())
 }
 
-/// Starts a decoder over the file from its first byte.
-pub type Opener<'f> = dyn Fn() -> io::Result<Box<dyn Read + 'f>> + Sync + 'f;
+/// A decoder of a streamed text: the text, read forward, and the restart points it can make on the way.
+pub trait Decoder: Read {
+    /// Asks for a restart point at the next place the decoder can make one, at or after what it has decoded.
+    fn want_restart(&mut self) {}
+
+    /// The restart point made since the last call, if any.
+    fn take_restart(&mut self) -> Option<Restart> {
+        None
+    }
+}
+
+/// Starts a decoder over the file: from its first byte (`None`), or resuming at a restart point it made earlier.
+pub type Opener<'f> = dyn Fn(Option<&Restart>) -> io::Result<Box<dyn Decoder + 'f>> + Sync + 'f;
 
 /// Text read at any offset: what a [`Source`](super::Source) needs of a stream.
 pub trait ReadAt: std::fmt::Debug {
     /// Reads at `offset` until `buf` is full or the text ends; returns the bytes read.
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
+
+    /// From now on, reads may resume the decoder at `restarts` (learned by an earlier pass over the same file).
+    fn resume_from(&self, restarts: Arc<Restarts>);
+
+    /// From now on, keeps the restart points the decoder passes.
+    fn record_restarts(&self);
+
+    /// The restart points kept since [`Self::record_restarts`].
+    fn recorded(&self) -> Restarts;
+
+    /// Whether a restart point failed (so the text was decoded from the start instead): whatever offered it is wrong.
+    fn restart_failed(&self) -> bool;
 }
 
 impl ReadAt for Stream<'_> {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         Stream::read_at(self, offset, buf)
+    }
+
+    fn resume_from(&self, restarts: Arc<Restarts>) {
+        let mut state = self.lock();
+        if !state.restart_failed {
+            state.restarts = Some(restarts);
+        }
+    }
+
+    fn record_restarts(&self) {
+        self.lock().recording.get_or_insert_with(Restarts::new);
+    }
+
+    fn recorded(&self) -> Restarts {
+        self.lock().recording.clone().unwrap_or_default()
+    }
+
+    fn restart_failed(&self) -> bool {
+        self.lock().restart_failed
     }
 }
 
@@ -62,29 +113,81 @@ impl std::fmt::Debug for Stream<'_> {
 }
 
 struct State<'f> {
-    decoder: Option<Box<dyn Read + 'f>>,
-    /// The last bytes decoded, starting at `chunk_start`.
+    decoder: Option<Box<dyn Decoder + 'f>>,
+    /// The last bytes decoded, starting at `chunk_start` (where the decoder starts when there is none yet).
     chunk: Vec<u8>,
     chunk_start: u64,
     /// The decoder has ended: the text ends at `chunk_start + chunk.len()`.
     ended: bool,
     /// What the decoder failed with after the kept chunk: the bytes before the damage are read first.
     failed: Option<io::Error>,
+    /// The restart point the decoder began at, if it did not begin at the text's start.
+    resumed_at: Option<Restart>,
+    /// Where the decoder may resume.
+    restarts: Option<Arc<Restarts>>,
+    /// The restart points the decoder passed, when asked to keep them.
+    recording: Option<Restarts>,
+    /// A restart point failed: none is used again.
+    restart_failed: bool,
+}
+
+impl<'f> State<'f> {
+    /// Forgets what was decoded: the next read starts a decoder at `from` (the text's start when `None`).
+    fn restart(&mut self, from: Option<Restart>) {
+        self.decoder = None;
+        self.chunk = Vec::new();
+        self.chunk_start = from.as_ref().map_or(0, |point| point.at);
+        self.ended = false;
+        self.failed = None;
+        self.resumed_at = from;
+    }
+
+    /// The restart point a read at `offset` should start the decoder at: the last one before `offset`, when the
+    /// kept chunk is after `offset` or ends before that point.
+    fn restart_for(&self, offset: u64) -> Option<Restart> {
+        let point = self.restarts.as_ref()?.before(offset)?;
+        let decoded_to = self.chunk_start + self.chunk.len() as u64;
+        let useful = offset < self.chunk_start || point.at > decoded_to;
+        useful.then(|| point.clone())
+    }
+
+    /// A restart point proved wrong: drop them all, and decode from the start.
+    fn abandon_restarts(&mut self) {
+        self.restart_failed = true;
+        self.restarts = None;
+        self.restart(None);
+    }
 }
 
 impl<'f> Stream<'f> {
     /// A stream of the text `open` decodes within `budget`; nothing is decoded until the first read.
     pub fn new(open: &'f Opener<'f>, budget: Budget) -> Self {
-        let state = State { decoder: None, chunk: Vec::new(), chunk_start: 0, ended: false, failed: None };
+        let state = State {
+            decoder: None,
+            chunk: Vec::new(),
+            chunk_start: 0,
+            ended: false,
+            failed: None,
+            resumed_at: None,
+            restarts: None,
+            recording: None,
+            restart_failed: false,
+        };
         Stream { open, budget, state: Mutex::new(state) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State<'f>> {
+        // A thread that panicked mid-read left a state that is still well formed (at worst it restarts).
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Reads at `offset` until `buf` is full or the text ends; returns the bytes read.
     pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        // A thread that panicked mid-read left a state that is still well formed (at worst it restarts).
-        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if offset < state.chunk_start {
-            *state = State { decoder: None, chunk: Vec::new(), chunk_start: 0, ended: false, failed: None };
+        let mut state = self.lock();
+        if let Some(point) = state.restart_for(offset) {
+            state.restart(Some(point));
+        } else if offset < state.chunk_start {
+            state.restart(None);
         }
         let mut filled = 0;
         while filled < buf.len() {
@@ -114,17 +217,29 @@ impl<'f> Stream<'f> {
     }
 
     /// Decodes the chunk after the kept one; `false` (keeping the old chunk, so the text's last bytes stay readable)
-    /// when the text has ended.
+    /// when the text has ended. A decoder that began at a restart point and fails is replaced by one from the start
+    /// (`true`: the chunk is then empty, and the next call decodes from the start).
     fn decode_next(&self, state: &mut State<'f>) -> io::Result<bool> {
+        match self.decode_chunk(state) {
+            Err(e) if state.resumed_at.is_some() && damage(&e).is_some() => {
+                state.abandon_restarts();
+                Ok(true)
+            }
+            decoded => decoded,
+        }
+    }
+
+    fn decode_chunk(&self, state: &mut State<'f>) -> io::Result<bool> {
         if let Some(error) = state.failed.take() {
             return Err(error);
         }
         if state.decoder.is_none() {
-            state.decoder = Some((self.open)()?);
+            state.decoder = Some(self.open_decoder(state)?);
         }
-        let Some(decoder) = state.decoder.as_mut() else { return Ok(false) };
+        let State { decoder: Some(decoder), recording, .. } = state else { return Ok(false) };
         let mut next = vec![0u8; CHUNK_LEN];
         let mut len = 0;
+        let mut failed = None;
         while len < next.len() {
             match decoder.read(&mut next[len..]) {
                 Ok(0) => break,
@@ -132,11 +247,21 @@ impl<'f> Stream<'f> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if len == 0 => return Err(self.classified(e)),
                 Err(e) => {
-                    state.failed = Some(self.classified(e));
+                    failed = Some(self.classified(e));
                     break;
                 }
             }
         }
+        let decoded_to = state.chunk_start + state.chunk.len() as u64 + len as u64;
+        if let Some(recording) = recording {
+            if let Some(point) = decoder.take_restart() {
+                recording.push(point);
+            }
+            if decoded_to >= recording.next_wanted() {
+                decoder.want_restart();
+            }
+        }
+        state.failed = failed;
         if len < next.len() && state.failed.is_none() {
             state.ended = true;
         }
@@ -147,6 +272,19 @@ impl<'f> Stream<'f> {
         state.chunk_start += state.chunk.len() as u64;
         state.chunk = next;
         Ok(true)
+    }
+
+    /// A decoder from where the state says: a restart point, or the start. A restart point the decoder refuses is
+    /// abandoned for the start.
+    fn open_decoder(&self, state: &mut State<'f>) -> io::Result<Box<dyn Decoder + 'f>> {
+        if let Some(point) = &state.resumed_at {
+            match (self.open)(Some(point)) {
+                Ok(decoder) => return Ok(decoder),
+                Err(_) if self.budget.check().is_ok() => state.abandon_restarts(),
+                Err(e) => return Err(self.classified(e)),
+            }
+        }
+        (self.open)(None)
     }
 }
 
@@ -170,40 +308,147 @@ impl Stream<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
 
     fn unlimited() -> Budget {
         Budget::new(std::time::Instant::now() + std::time::Duration::from_secs(3600), crate::budget::Cancel::new())
     }
 
-    fn numbers() -> Vec<u8> {
-        (0..200_000u32).flat_map(|n| n.to_le_bytes()).collect()
+    fn numbers(count: u32) -> Vec<u8> {
+        (0..count).flat_map(|n| n.to_le_bytes()).collect()
+    }
+
+    /// Text "decoded" from memory, counting what it yields; asked for a restart point, it makes one at the next
+    /// multiple of 1,000 bytes. From `fail_at` on, it fails as damaged input does.
+    struct Slice<'a> {
+        text: &'a [u8],
+        pos: usize,
+        want: bool,
+        made: Option<Restart>,
+        decoded: &'a AtomicU64,
+        fail_at: usize,
+    }
+
+    impl Read for Slice<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.pos >= self.fail_at {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, "corrupt"));
+            }
+            let n = buf.len().min(1000 - self.pos % 1000).min(self.text.len() - self.pos);
+            buf[..n].copy_from_slice(&self.text[self.pos..self.pos + n]);
+            self.pos += n;
+            self.decoded.fetch_add(n as u64, Ordering::Relaxed);
+            if self.want && self.pos.is_multiple_of(1000) {
+                let at = self.pos as u64;
+                self.made = Some(Restart { at, input: at, check: 7, state: Box::new([]) });
+                self.want = false;
+            }
+            Ok(n)
+        }
+    }
+
+    impl Decoder for Slice<'_> {
+        fn want_restart(&mut self) {
+            self.want = true;
+        }
+
+        fn take_restart(&mut self) -> Option<Restart> {
+            self.made.take()
+        }
+    }
+
+    /// What a test's opener decodes: `text`, refusing restart points whose check is not 7, and failing from `fail_at`
+    /// on when resumed.
+    struct Source<'a> {
+        text: &'a [u8],
+        decoded: &'a AtomicU64,
+        fail_at: usize,
+    }
+
+    impl<'a> Source<'a> {
+        fn open(&self, from: Option<&Restart>) -> io::Result<Box<dyn Decoder + 'a>> {
+            if from.is_some_and(|point| point.check != 7) {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, "the file changed"));
+            }
+            let fail_at = if from.is_some() { self.fail_at } else { usize::MAX };
+            let pos = from.map_or(0, |point| point.at as usize);
+            Ok(Box::new(Slice { text: self.text, pos, want: false, made: None, decoded: self.decoded, fail_at }))
+        }
+    }
+
+    fn read(stream: &Stream<'_>, offset: u64, len: usize) -> Vec<u8> {
+        let mut buf = vec![0u8; len];
+        let n = stream.read_at(offset, &mut buf).unwrap();
+        buf.truncate(n);
+        buf
     }
 
     #[test]
     fn reads_forward_backward_and_past_the_end_agree_with_the_text() {
-        let text = numbers();
-        let opened = std::sync::atomic::AtomicUsize::new(0);
-        let open = || -> io::Result<Box<dyn Read + '_>> {
-            opened.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            Ok(Box::new(&text[..]))
-        };
+        let text = numbers(200_000);
+        let decoded = AtomicU64::new(0);
+        let source = Source { text: &text, decoded: &decoded, fail_at: usize::MAX };
+        let open = |from: Option<&Restart>| source.open(from);
         let stream = Stream::new(&open, unlimited());
-        let read = |offset: u64, len: usize| {
-            let mut buf = vec![0u8; len];
-            let n = stream.read_at(offset, &mut buf).unwrap();
-            buf.truncate(n);
-            buf
-        };
         let len = text.len() as u64;
-        assert_eq!(read(0, 10), text[..10]);
-        assert_eq!(read(300_000, 100_000), text[300_000..400_000]);
-        assert_eq!(read(399_999, 1), text[399_999..400_000], "inside the kept chunk: no restart");
-        assert_eq!(opened.load(std::sync::atomic::Ordering::Relaxed), 1);
-        assert_eq!(read(len - 5, 100), text[text.len() - 5..]);
-        assert_eq!(read(len - 1, 1), text[text.len() - 1..], "the last byte after the end was met");
-        assert_eq!(read(len, 4), Vec::<u8>::new());
-        assert_eq!(read(5, 3), text[5..8], "a read before the kept chunk starts over");
-        assert_eq!(opened.load(std::sync::atomic::Ordering::Relaxed), 2);
+        assert_eq!(read(&stream, 0, 10), text[..10]);
+        assert_eq!(read(&stream, 300_000, 100_000), text[300_000..400_000]);
+        let before = decoded.load(Ordering::Relaxed);
+        assert_eq!(read(&stream, 399_999, 1), text[399_999..400_000], "inside the kept chunk: nothing decoded");
+        assert_eq!(decoded.load(Ordering::Relaxed), before);
+        assert_eq!(read(&stream, len - 5, 100), text[text.len() - 5..]);
+        assert_eq!(read(&stream, len - 1, 1), text[text.len() - 1..], "the last byte after the end was met");
+        assert_eq!(read(&stream, len, 4), Vec::<u8>::new());
+        decoded.store(0, Ordering::Relaxed);
+        assert_eq!(read(&stream, 5, 3), text[5..8], "a read before the kept chunk starts over");
+        assert!(decoded.load(Ordering::Relaxed) <= CHUNK_LEN as u64);
+    }
+
+    #[test]
+    fn recorded_restart_points_let_a_later_read_decode_only_from_the_last_before_it() {
+        let text = numbers(3 << 20);
+        let decoded = AtomicU64::new(0);
+        let source = Source { text: &text, decoded: &decoded, fail_at: usize::MAX };
+        let open = |from: Option<&Restart>| source.open(from);
+        let first = Stream::new(&open, unlimited());
+        first.record_restarts();
+        let mut offset = 0;
+        while !read(&first, offset, CHUNK_LEN).is_empty() {
+            offset += CHUNK_LEN as u64;
+        }
+        let restarts = Arc::new(first.recorded());
+        assert!(restarts.count() >= 2, "{restarts:?}");
+        let deep = text.len() as u64 - 1_000_000;
+        let point = restarts.before(deep).unwrap().at;
+        assert!(point > 4 << 20);
+        decoded.store(0, Ordering::Relaxed);
+        let later = Stream::new(&open, unlimited());
+        assert_eq!(read(&later, 0, 16), text[..16], "the start is read from the start");
+        later.resume_from(restarts.clone());
+        assert_eq!(read(&later, deep, 100), text[deep as usize..deep as usize + 100]);
+        assert!(decoded.load(Ordering::Relaxed) <= deep - point + 2 * CHUNK_LEN as u64, "decoded from the point on");
+        assert_eq!(read(&later, 10, 10), text[10..20], "before the point: from the start again");
+        assert!(!later.restart_failed());
+    }
+
+    #[test]
+    fn a_restart_point_refused_or_failing_falls_back_to_the_start_with_the_same_text() {
+        let text = numbers(100_000);
+        let decoded = AtomicU64::new(0);
+        let point = |check| Restart { at: 200_000, input: 200_000, check, state: Box::new([]) };
+        let mut refused = Restarts::new();
+        refused.push(point(8));
+        let mut failing = Restarts::new();
+        failing.push(point(7));
+        for (restarts, fail_at) in [(refused, usize::MAX), (failing, 250_000)] {
+            let source = Source { text: &text, decoded: &decoded, fail_at };
+            let open = |from: Option<&Restart>| source.open(from);
+            let stream = Stream::new(&open, unlimited());
+            stream.resume_from(Arc::new(restarts));
+            assert_eq!(read(&stream, 240_000, 20_000), text[240_000..260_000]);
+            assert!(stream.restart_failed());
+            assert_eq!(read(&stream, 380_000, 20_000), text[380_000..], "no point is used again");
+        }
     }
 
     #[test]
@@ -220,7 +465,8 @@ mod tests {
                 Ok(n)
             }
         }
-        let open = || -> io::Result<Box<dyn Read>> { Ok(Box::new(Damaged(100))) };
+        impl Decoder for Damaged {}
+        let open = |_: Option<&Restart>| -> io::Result<Box<dyn Decoder>> { Ok(Box::new(Damaged(100))) };
         let stream = Stream::new(&open, unlimited());
         let mut buf = [0u8; 150];
         assert_eq!(stream.read_at(0, &mut buf[..100]).unwrap(), 100, "the bytes before the damage");

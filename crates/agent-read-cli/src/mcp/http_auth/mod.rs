@@ -11,6 +11,7 @@
 //! required scope: `insufficient_scope`, RFC 6750), or `503` while the issuer's keys cannot be fetched. No token is
 //! ever logged or repeated in an answer.
 
+mod crypto;
 mod jwks;
 mod jwt;
 mod tokens;
@@ -167,6 +168,7 @@ fn jwt_check(oauth: &OAuthConfig) -> Result<JwtCheck, String> {
     if let Some(url) = &oauth.jwks_url {
         check_url("http.oauth.jwks_url", url)?;
     }
+    crypto::install();
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::custom(|attempt| match check_url("a redirect", attempt.url().as_str()) {
             Ok(()) if attempt.previous().len() < 3 => attempt.follow(),

@@ -64,6 +64,7 @@ pub fn read(
         indexes: target.indexes,
         identity: FileIdentity::of(target.file, target.metadata, source.data_start, layout),
         version: FileVersion::of(target.metadata),
+        ends: None,
     });
     read_source(&source, indexing, format, window, meta, limits, rendering)
 }

@@ -14,6 +14,9 @@
 
 pub mod disk;
 pub mod store;
+// Streamed texts are made only by the `compressed` feature's reads.
+#[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+pub mod streamed;
 
 use super::scan::{self, Checkpoint, Flow, Pass, PassObserver, ScanSummary, Start};
 use super::{EndingCounter, Source, count_newlines, newlines};
@@ -112,11 +115,7 @@ impl LineIndex {
 
     /// The last checkpoint at or before `line` (the text's start when none is).
     pub fn checkpoint_before(&self, line: u64) -> Checkpoint {
-        let after = self.checkpoints.partition_point(|c| c.line <= line);
-        match after.checked_sub(1) {
-            Some(at) => self.checkpoints[at],
-            None => Checkpoint { line: 1, byte: self.identity.data_start },
-        }
+        checkpoint_before(&self.checkpoints, line, self.identity.data_start)
     }
 
     /// Number of checkpoints (for tests).
@@ -129,20 +128,6 @@ impl LineIndex {
     #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.checkpoints.is_empty()
-    }
-
-    /// Whether `checkpoint` really starts a line in `source`: the text's start, or just after a line feed.
-    pub fn starts_a_line(&self, source: &Source<'_>, checkpoint: Checkpoint) -> io::Result<bool> {
-        let unit = source.layout.unit as u64;
-        if checkpoint.byte == source.data_start {
-            return Ok(true);
-        }
-        if checkpoint.byte < source.data_start + unit || checkpoint.byte > source.end {
-            return Ok(false);
-        }
-        let mut before = [0u8; 4];
-        let n = source.read_at(checkpoint.byte - unit, &mut before[..source.layout.unit])?;
-        Ok(before[..n] == *source.layout.lf_unit())
     }
 
     /// Whether the first and last bytes of the text in `source` are still those indexed.
@@ -189,6 +174,29 @@ impl LineIndex {
             && self.version.size >= data_start
             && self.newlines <= self.version.size - data_start
     }
+}
+
+/// The last of `checkpoints` at or before `line` (the text's start, `data_start`, when none is).
+fn checkpoint_before(checkpoints: &[Checkpoint], line: u64, data_start: u64) -> Checkpoint {
+    let after = checkpoints.partition_point(|c| c.line <= line);
+    match after.checked_sub(1) {
+        Some(at) => checkpoints[at],
+        None => Checkpoint { line: 1, byte: data_start },
+    }
+}
+
+/// Whether `checkpoint` really starts a line in `source`: the text's start, or just after a line feed.
+pub fn starts_a_line(source: &Source<'_>, checkpoint: Checkpoint) -> io::Result<bool> {
+    let unit = source.layout.unit as u64;
+    if checkpoint.byte == source.data_start {
+        return Ok(true);
+    }
+    if checkpoint.byte < source.data_start + unit || checkpoint.byte > source.end {
+        return Ok(false);
+    }
+    let mut before = [0u8; 4];
+    let n = source.read_at(checkpoint.byte - unit, &mut before[..source.layout.unit])?;
+    Ok(before[..n] == *source.layout.lf_unit())
 }
 
 /// CRC-32 of the first `SAMPLE_LEN` bytes of the text and of the last before `end`.
@@ -255,6 +263,12 @@ impl IndexBuilder {
         }
         let last = self.checkpoints.last().map_or(checkpoint.byte, |c| c.byte);
         self.next_at = last.saturating_add(self.spacing);
+    }
+
+    /// The checkpoints gathered, if the pass reached the end of the text (a streamed text's, whose end only the pass
+    /// learns).
+    pub fn into_checkpoints(self) -> Option<Vec<Checkpoint>> {
+        self.end.map(|_| self.checkpoints)
     }
 
     /// The index of the text the pass went through, if it reached the end of the file as `version` describes it.
@@ -341,7 +355,7 @@ pub(crate) mod tests {
         assert!(index.len() >= (bytes.len() as u64 / INITIAL_SPACING - 1) as usize, "{} checkpoints", index.len());
         let source = Source::new(&file, 0, bytes.len() as u64, utf8());
         for checkpoint in &index.checkpoints {
-            assert!(index.starts_a_line(&source, *checkpoint).unwrap());
+            assert!(starts_a_line(&source, *checkpoint).unwrap());
             let at = checkpoint.byte as usize;
             assert!(bytes[at..].starts_with(format!("line {} ", checkpoint.line).as_bytes()), "{checkpoint:?}");
         }
@@ -367,8 +381,8 @@ pub(crate) mod tests {
         let index = index_of(&file);
         let source = Source::new(&file, 0, index.version.size, utf8());
         let real = index.checkpoints[0];
-        assert!(!index.starts_a_line(&source, Checkpoint { byte: real.byte + 1, ..real }).unwrap());
-        assert!(!index.starts_a_line(&source, Checkpoint { byte: index.version.size + 1, ..real }).unwrap());
+        assert!(!starts_a_line(&source, Checkpoint { byte: real.byte + 1, ..real }).unwrap());
+        assert!(!starts_a_line(&source, Checkpoint { byte: index.version.size + 1, ..real }).unwrap());
     }
 
     #[test]

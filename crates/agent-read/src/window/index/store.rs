@@ -2,15 +2,18 @@
 //! disk ([`disk`](super::disk)) so one-shot command-line reads of the same big file are fast too.
 
 use super::disk::Folder;
+use super::streamed::{FileEnds, StreamIndex};
 use super::{FileIdentity, FileVersion, LineIndex};
 use crate::window::Source;
-use crate::window::scan::ScanSummary;
 use std::io;
 use std::sync::{Arc, Mutex};
 
 /// Indexes kept in memory; the least recently used goes first. With at most `MAX_CHECKPOINTS` each, the set stays
 /// under 4 MiB whatever is read.
 const MAX_KEPT: usize = 32;
+/// Most memory the indexes of streamed texts keep together (their restart points hold dictionaries); the least
+/// recently used go first. One text's restart points keep at most 2 MiB of state.
+const MAX_STREAM_BYTES: usize = 16 << 20;
 
 /// The line indexes of one reader. Shared by its threads; every method is safe to call concurrently.
 #[derive(Debug, Default)]
@@ -18,10 +21,8 @@ pub struct LineIndexes {
     /// Most recently used last.
     recent: Mutex<Vec<Arc<LineIndex>>>,
     disk: Option<Folder>,
-    /// What full passes over streamed texts (decompressed files) learned: their totals, most recent last. A stream
-    /// has no checkpoint to start from, but knowing its totals, a window stops after its last line and a tail needs
-    /// one pass instead of two.
-    streams: Mutex<Vec<(FileIdentity, FileVersion, ScanSummary)>>,
+    /// What full passes over streamed texts (decompressed files) learned, most recently used last.
+    streams: Mutex<Vec<Arc<StreamIndex>>>,
 }
 
 impl LineIndexes {
@@ -98,20 +99,41 @@ impl LineIndexes {
         });
     }
 
-    /// The totals of the streamed text `identity` names, learned by a full pass over the file as it is now.
-    pub fn stream_totals(&self, identity: FileIdentity, version: FileVersion) -> Option<ScanSummary> {
-        let streams = self.streams.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        streams.iter().rev().find(|(i, v, _)| (*i, *v) == (identity, version)).map(|(_, _, summary)| *summary)
+    /// The index of the streamed text of the file `identity` names, if one was learned from the file as it is now
+    /// (`version`, its compressed bytes' `ends`); an index of the file as it was is dropped.
+    pub fn find_stream(
+        &self,
+        identity: FileIdentity,
+        version: FileVersion,
+        ends: FileEnds,
+    ) -> Option<Arc<StreamIndex>> {
+        let mut streams = self.streams.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let at = streams.iter().position(|kept| kept.identity == identity)?;
+        let known = streams.remove(at);
+        if (known.version, known.ends) != (version, ends) {
+            return None;
+        }
+        streams.push(known.clone());
+        Some(known)
     }
 
-    /// Keeps what a full pass over a streamed text learned (in memory, with the same bound as indexes).
-    pub fn keep_stream_totals(&self, identity: FileIdentity, version: FileVersion, summary: ScanSummary) {
+    /// Keeps `index` for later reads (in memory: its restart points hold text), within the bounds on count and
+    /// memory.
+    pub fn keep_stream(&self, index: Arc<StreamIndex>) {
         let mut streams = self.streams.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        streams.retain(|(i, _, _)| *i != identity);
-        streams.push((identity, version, summary));
-        if streams.len() > MAX_KEPT {
+        streams.retain(|kept| kept.identity != index.identity);
+        streams.push(index);
+        while streams.len() > MAX_KEPT
+            || (streams.len() > 1 && streams.iter().map(|kept| kept.memory()).sum::<usize>() > MAX_STREAM_BYTES)
+        {
             streams.remove(0);
         }
+    }
+
+    /// Forgets the index of the streamed text of `identity`, e.g. after one of its restart points proved wrong.
+    pub fn forget_stream(&self, identity: FileIdentity) {
+        let mut streams = self.streams.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        streams.retain(|kept| kept.identity != identity);
     }
 
     fn with_recent<T>(&self, f: impl FnOnce(&mut Vec<Arc<LineIndex>>) -> T) -> T {

@@ -1,0 +1,178 @@
+//! Compressed text: which compression a file's first bytes announce, and a decoder that yields its text as a stream.
+//!
+//! Contract: the compression is found by content (magic bytes), never by name alone, so a renamed `.gz` is still
+//! read and a `.gz` that is really plain text is read as text. Every decoder reads the file from its first byte
+//! through [`RawReader`], which stops at the time budget (and on cancellation) between reads of at most 64 KiB of
+//! compressed input; the stream above it ([`crate::window::stream`]) stops it between chunks of decoded text. So no
+//! input, a decompression bomb included, keeps a read past its budget. Multi-member gzip, concatenated zstd frames
+//! (skippable frames skipped), multi-stream xz and multi-stream bzip2 are each one text, as `zcat`, `zstdcat`,
+//! `xzcat` and `bzcat` show them.
+//!
+//! A decoder can also resume at a [restart point](crate::window::restarts) it made during an earlier pass over the
+//! same file: gzip at the boundaries between deflate blocks ([`gzip`]), zstd at the start of every frame
+//! ([`zstd`]). xz and bzip2 decoders make none. Before resuming, a decoder checks that the compressed bytes where it
+//! resumes are those it saw; a point that fails the check is refused, and the read decodes from the start.
+
+mod gzip;
+mod zstd;
+
+use crate::budget::Budget;
+use crate::window::restarts::Restart;
+use crate::window::stream::Decoder;
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+
+/// A compression a text file can be stored in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// gzip (RFC 1952): `gzip`, `pigz`, log rotation.
+    Gzip,
+    /// Zstandard (RFC 8878).
+    Zstd,
+    /// xz (LZMA2).
+    Xz,
+    /// bzip2.
+    Bzip2,
+}
+
+impl Compression {
+    /// The compression `head` (a file's first bytes) announces, if any.
+    pub fn sniff(head: &[u8]) -> Option<Compression> {
+        match head {
+            [0x1f, 0x8b, 0x08, ..] => Some(Compression::Gzip),
+            // A frame, or a skippable frame (`pzstd` starts with one, holding the sizes of its frames).
+            [0x28, 0xb5, 0x2f, 0xfd, ..] | [0x50..=0x5f, 0x2a, 0x4d, 0x18, ..] => Some(Compression::Zstd),
+            [0xfd, b'7', b'z', b'X', b'Z', 0x00, ..] => Some(Compression::Xz),
+            // A block, or the end of the stream at once (the compression of nothing).
+            [b'B', b'Z', b'h', b'1'..=b'9', 0x31, 0x41, 0x59, 0x26, 0x53, 0x59, ..]
+            | [b'B', b'Z', b'h', b'1'..=b'9', 0x17, 0x72, 0x45, 0x38, 0x50, 0x90, ..] => Some(Compression::Bzip2),
+            _ => None,
+        }
+    }
+
+    /// The name the envelope and the footer give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+            Compression::Xz => "xz",
+            Compression::Bzip2 => "bzip2",
+        }
+    }
+
+    /// A decoder of `file`'s text from its first byte, reading no further than `end` and stopping at `budget`.
+    pub fn decoder<'f>(self, file: &'f File, end: u64, budget: Budget) -> Box<dyn Decoder + 'f> {
+        let input = input_at(file, 0, end, budget);
+        match self {
+            Compression::Gzip => Box::new(gzip::Gzip::new(input)),
+            Compression::Zstd => Box::new(zstd::ZstdFrames::new(input, 0)),
+            // No memory limit beyond the format's own: a dictionary is at most 1.5 GiB by the xz format, and `xz -9`
+            // writes 64 MiB; a larger one is refused rather than allocated.
+            Compression::Xz => Box::new(Plain(lzma_rust2::XzReader::new_mem_limit(input, true, MAX_XZ_MEMORY_KIB))),
+            Compression::Bzip2 => Box::new(Plain(bzip2::bufread::MultiBzDecoder::new(input))),
+        }
+    }
+
+    /// A decoder of `file`'s text from `from` (a restart point a decoder of the same file made), or from its first
+    /// byte. Fails when the point does not fit the file any more (the bytes it resumes at changed) or this
+    /// compression makes no restart points.
+    pub fn decoder_at<'f>(
+        self,
+        file: &'f File,
+        end: u64,
+        budget: Budget,
+        from: Option<&Restart>,
+    ) -> io::Result<Box<dyn Decoder + 'f>> {
+        let Some(point) = from else { return Ok(self.decoder(file, end, budget)) };
+        if check_at(file, point.input, end)? != point.check {
+            return Err(not_a_restart("the compressed bytes where it resumes have changed"));
+        }
+        let input = input_at(file, point.input, end, budget);
+        match self {
+            Compression::Gzip => Ok(Box::new(gzip::Gzip::resume(input, point)?)),
+            Compression::Zstd if point.state.is_empty() => Ok(Box::new(zstd::ZstdFrames::new(input, point.at))),
+            _ => Err(not_a_restart("this compression makes none")),
+        }
+    }
+}
+
+/// A decoder that makes no restart points.
+struct Plain<R>(R);
+
+impl<R: Read> Read for Plain<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<R: Read> Decoder for Plain<R> {}
+
+/// A file's compressed bytes from some offset on, read through a buffer.
+type Input<'f> = BufReader<RawReader<'f>>;
+
+/// The compressed bytes of `file` from `at` to `end`, each read checked against `budget`.
+fn input_at(file: &File, at: u64, end: u64, budget: Budget) -> Input<'_> {
+    BufReader::with_capacity(RAW_READ_LEN, RawReader { file, pos: at, end, budget })
+}
+
+/// The offset in the file of the next byte `input` yields.
+fn input_offset(input: &Input<'_>) -> u64 {
+    input.get_ref().pos - input.buffer().len() as u64
+}
+
+/// The fingerprint of the compressed bytes where a decoder resumes at `offset`: the byte before it (which may hold
+/// bits the decoder still needs) and the 63 after.
+fn check_at(file: &File, offset: u64, end: u64) -> io::Result<u32> {
+    let from = offset.saturating_sub(1);
+    let mut bytes = [0u8; 64];
+    let len = usize::try_from(end.saturating_sub(from)).unwrap_or(bytes.len()).min(bytes.len());
+    let mut filled = 0;
+    while filled < len {
+        match crate::platform::read_at(file, &mut bytes[filled..len], from + filled as u64)? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    Ok(crc32fast::hash(&bytes[..filled]))
+}
+
+/// Why a restart point cannot be used.
+fn not_a_restart(why: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, format!("not a restart point of this file: {why}"))
+}
+
+/// Compressed bytes read per system call.
+const RAW_READ_LEN: usize = 64 * 1024;
+/// Most memory one xz block's decoder may take (dictionary and state), in KiB: twice what `xz -9` needs.
+const MAX_XZ_MEMORY_KIB: u32 = 160 * 1024;
+
+/// A file's bytes from 0 to `end`, read with `pread` (the handle's own position is never moved), each read
+/// checked against the time budget.
+struct RawReader<'f> {
+    file: &'f File,
+    pos: u64,
+    end: u64,
+    budget: Budget,
+}
+
+impl Read for RawReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.budget.check()?;
+        let left = usize::try_from(self.end.saturating_sub(self.pos)).unwrap_or(usize::MAX);
+        let want = buf.len().min(left);
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = crate::platform::read_at(self.file, &mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// The error a decoder fails with on input that does not decode.
+fn damaged(error: impl std::fmt::Display) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, error.to_string())
+}
+
+#[cfg(test)]
+mod tests;

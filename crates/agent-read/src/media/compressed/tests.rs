@@ -1,0 +1,253 @@
+//! Decoders and their restart points on files made by the real tools (`gzip`, `pigz`, `zstd`, `pzstd`, `xz`,
+//! `bzip2`; a missing tool fails the test).
+
+use super::*;
+use crate::budget::Cancel;
+use crate::window::restarts::Restart;
+use std::io::Write;
+
+#[test]
+fn magic_bytes_name_the_compression_and_text_has_none() {
+    assert_eq!(Compression::sniff(&[0x1f, 0x8b, 0x08, 0, 0]), Some(Compression::Gzip));
+    assert_eq!(Compression::sniff(&[0x28, 0xb5, 0x2f, 0xfd, 0x24]), Some(Compression::Zstd));
+    assert_eq!(Compression::sniff(&[0x50, 0x2a, 0x4d, 0x18, 4, 0]), Some(Compression::Zstd), "a skippable frame");
+    assert_eq!(Compression::sniff(b"P*M is text"), None);
+    assert_eq!(Compression::sniff(b"\xfd7zXZ\x00\x00\x04"), Some(Compression::Xz));
+    assert_eq!(Compression::sniff(b"BZh91AY&SY\x00"), Some(Compression::Bzip2));
+    assert_eq!(Compression::sniff(b"BZh9 is how a line of text may start"), None);
+    assert_eq!(Compression::sniff(b"hello\n"), None);
+    assert_eq!(Compression::sniff(&[0x1f]), None);
+}
+
+fn unlimited() -> Budget {
+    Budget::new(std::time::Instant::now() + std::time::Duration::from_secs(3600), Cancel::new())
+}
+
+/// About `mib` MiB of log lines whose words vary, so that compressors write ordinary blocks.
+fn log_text(mib: usize) -> Vec<u8> {
+    let words = ["GET", "POST", "/api/v1/items", "/login", "200", "404", "user=alice", "user=bob", "retry", "ok"];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut text = Vec::with_capacity(mib << 20);
+    let mut n = 0u64;
+    while text.len() < mib << 20 {
+        n += 1;
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let pick = |shift: u32| words[((seed >> shift) % words.len() as u64) as usize];
+        let line = format!(
+            "2026-11-25T06:{:02}:{:02}Z req={n} {} {} took={}ms\n",
+            n % 60,
+            seed % 60,
+            pick(8),
+            pick(24),
+            seed % 997
+        );
+        text.extend_from_slice(line.as_bytes());
+    }
+    text
+}
+
+/// `data` compressed by the real `tool` with `args`.
+fn compressed_by(tool: &str, args: &[&str], data: &[u8]) -> Vec<u8> {
+    let mut child = std::process::Command::new(tool)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("`{tool}` must be installed for these tests: {e}"));
+    let mut stdin = child.stdin.take().unwrap();
+    let data = data.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&data).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success(), "{tool} failed");
+    out.stdout
+}
+
+fn file_with(bytes: &[u8]) -> File {
+    let mut file = tempfile::tempfile().unwrap();
+    file.write_all(bytes).unwrap();
+    file
+}
+
+/// The whole text a decoder yields, read 64 KiB at a time, asking for a restart point after every read; and the
+/// points it made.
+fn decode_all(mut decoder: Box<dyn Decoder + '_>) -> io::Result<(Vec<u8>, Vec<Restart>)> {
+    let (mut text, mut points) = (Vec::new(), Vec::new());
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = decoder.read(&mut buf)?;
+        if n == 0 {
+            return Ok((text, points));
+        }
+        text.extend_from_slice(&buf[..n]);
+        points.extend(decoder.take_restart());
+        decoder.want_restart();
+    }
+}
+
+/// Checks that decoding resumed at each of `points` yields the text from there on (to the end for the last
+/// point, and a stretch of 300 KiB for the others).
+fn assert_resumes_agree(compression: Compression, file: &File, text: &[u8], points: &[Restart]) {
+    let end = file.metadata().unwrap().len();
+    for (k, point) in points.iter().enumerate() {
+        let mut decoder = compression.decoder_at(file, end, unlimited(), Some(point)).unwrap();
+        let at = point.at as usize;
+        let want = if k + 1 == points.len() { &text[at..] } else { &text[at..(at + (300 << 10)).min(text.len())] };
+        let mut got = Vec::new();
+        (&mut decoder).take(want.len() as u64 + 1).read_to_end(&mut got).unwrap();
+        assert!(got.starts_with(want), "{compression:?}: resumed at text byte {at}, the text differs");
+        if k + 1 == points.len() {
+            assert_eq!(got.len(), want.len(), "{compression:?}: the last point reads to the end and no further");
+        }
+    }
+}
+
+#[test]
+fn gzip_resumes_at_every_block_boundary_with_the_text_from_the_start() {
+    let text = log_text(12);
+    let thirds: Vec<&[u8]> = text.chunks(text.len() / 3 + 1).collect();
+    let members: Vec<u8> = thirds.iter().flat_map(|part| compressed_by("gzip", &["-c", "-n"], part)).collect();
+    let files = [
+        ("gzip -6", compressed_by("gzip", &["-c"], &text)),
+        ("gzip -1", compressed_by("gzip", &["-1", "-c"], &text)),
+        ("gzip -9 with a name", compressed_by("gzip", &["-9", "-c", "-N"], &text)),
+        ("pigz", compressed_by("pigz", &["-c", "-p", "2"], &text)),
+        ("pigz -i (independent blocks)", compressed_by("pigz", &["-c", "-i", "-p", "2"], &text)),
+        ("three members", members),
+    ];
+    for (producer, packed) in files {
+        let file = file_with(&packed);
+        let decoder = Compression::Gzip.decoder(&file, packed.len() as u64, unlimited());
+        let (decoded, points) = decode_all(decoder).unwrap();
+        assert!(decoded == text, "{producer}: the text from the start");
+        assert!(points.len() >= 10, "{producer}: only {} restart points", points.len());
+        assert!(points.iter().all(|p| p.state.len() < 32 * 1024), "{producer}: dictionaries are kept compressed");
+        assert_resumes_agree(Compression::Gzip, &file, &text, &points);
+    }
+}
+
+#[test]
+fn zstd_resumes_at_frame_starts_and_a_single_frame_has_none() {
+    let text = log_text(20);
+    let halves: Vec<&[u8]> = text.chunks(text.len() / 2 + 1).collect();
+    let frames: Vec<u8> = halves.iter().flat_map(|part| compressed_by("zstd", &["-c", "-q"], part)).collect();
+    let pzstd = compressed_by("pzstd", &["-c", "-q", "-p", "2"], &text);
+    assert_eq!(Compression::sniff(&pzstd), Some(Compression::Zstd), "pzstd starts with a skippable frame");
+    for (producer, packed, at_least) in [("pzstd", pzstd, 2), ("two frames", frames, 1)] {
+        let file = file_with(&packed);
+        let (decoded, points) = decode_all(Compression::Zstd.decoder(&file, packed.len() as u64, unlimited())).unwrap();
+        assert!(decoded == text, "{producer}: the text from the start");
+        assert!(points.len() >= at_least, "{producer}: {} restart points", points.len());
+        assert!(points.iter().all(|p| p.at > 0 && p.state.is_empty()), "{producer}");
+        assert_resumes_agree(Compression::Zstd, &file, &text, &points);
+    }
+    let single = compressed_by("zstd", &["-c", "-q", "-T2"], &text);
+    let file = file_with(&single);
+    let (_, points) = decode_all(Compression::Zstd.decoder(&file, single.len() as u64, unlimited())).unwrap();
+    assert_eq!(points, Vec::new(), "one frame: nowhere to resume but its start");
+}
+
+#[test]
+fn xz_and_bzip2_make_no_restart_points_and_refuse_one() {
+    let text = log_text(1);
+    for (compression, tool) in [(Compression::Xz, "xz"), (Compression::Bzip2, "bzip2")] {
+        let packed = compressed_by(tool, &["-c"], &text);
+        let file = file_with(&packed);
+        let (decoded, points) = decode_all(compression.decoder(&file, packed.len() as u64, unlimited())).unwrap();
+        assert!(decoded == text && points.is_empty(), "{tool}");
+        let point = Restart {
+            at: 10,
+            input: 10,
+            check: check_at(&file, 10, packed.len() as u64).unwrap(),
+            state: Box::new([]),
+        };
+        assert!(compression.decoder_at(&file, packed.len() as u64, unlimited(), Some(&point)).is_err(), "{tool}");
+    }
+}
+
+#[test]
+fn a_restart_point_whose_bytes_changed_or_whose_state_is_foreign_is_refused() {
+    let text = log_text(6);
+    let mut packed = compressed_by("gzip", &["-c"], &text);
+    let file = file_with(&packed);
+    let end = packed.len() as u64;
+    let (_, points) = decode_all(Compression::Gzip.decoder(&file, end, unlimited())).unwrap();
+    let point = points[points.len() / 2].clone();
+    assert!(Compression::Gzip.decoder_at(&file, end, unlimited(), Some(&point)).is_ok());
+    let foreign = [
+        Restart { state: Box::new([9]), ..point.clone() },
+        Restart { state: point.state[..20].into(), ..point.clone() },
+        Restart { state: [&[8u8][..], &point.state[1..]].concat().into(), ..point.clone() },
+        Restart { at: 5, ..point.clone() },
+    ];
+    for wrong in foreign {
+        assert!(
+            Compression::Gzip.decoder_at(&file, end, unlimited(), Some(&wrong)).is_err(),
+            "{:?}",
+            &wrong.state[..2]
+        );
+    }
+    assert!(Compression::Zstd.decoder_at(&file, end, unlimited(), Some(&point)).is_err(), "not a zstd point");
+    packed[point.input as usize + 10] ^= 0x55;
+    let changed = file_with(&packed);
+    let error = Compression::Gzip.decoder_at(&changed, end, unlimited(), Some(&point)).map(|_| ()).unwrap_err();
+    assert!(error.to_string().contains("changed"), "{error}");
+}
+
+#[test]
+fn gzip_damage_is_reported_not_hidden() {
+    let text = log_text(1);
+    let packed = compressed_by("gzip", &["-c"], &text);
+    let mut crc_wrong = packed.clone();
+    let at = crc_wrong.len() - 8;
+    crc_wrong[at] ^= 1;
+    let mut length_wrong = packed.clone();
+    let at = length_wrong.len() - 2;
+    length_wrong[at] ^= 1;
+    let cases = [
+        ("CRC", crc_wrong, "CRC-32"),
+        ("length", length_wrong, "length"),
+        ("cut short", packed[..packed.len() / 2].to_vec(), "cut short"),
+        ("cut in the trailer", packed[..packed.len() - 3].to_vec(), "trailer"),
+        ("short garbage after", [&packed[..], b"not gzip"].concat(), "header"),
+        ("garbage after", [&packed[..], b"this is not another gzip member"].concat(), "header"),
+    ];
+    for (case, bytes, says) in cases {
+        let file = file_with(&bytes);
+        let error = decode_all(Compression::Gzip.decoder(&file, bytes.len() as u64, unlimited())).unwrap_err();
+        assert!(error.to_string().contains(says), "{case}: {error}");
+    }
+}
+
+#[test]
+fn a_decoder_resumed_at_a_restart_point_stops_at_its_budget_too() {
+    let text = log_text(6);
+    let packed = compressed_by("gzip", &["-c"], &text);
+    let file = file_with(&packed);
+    let end = packed.len() as u64;
+    let (_, points) = decode_all(Compression::Gzip.decoder(&file, end, unlimited())).unwrap();
+    let cancel = Cancel::new();
+    let budget = Budget::new(std::time::Instant::now() + std::time::Duration::from_secs(3600), cancel.clone());
+    let mut decoder = Compression::Gzip.decoder_at(&file, end, budget, points.last()).unwrap();
+    assert!(decoder.read(&mut [0u8; 1024]).unwrap() > 0);
+    cancel.cancel();
+    let mut rest = Vec::new();
+    let error = decoder.read_to_end(&mut rest).unwrap_err();
+    assert!(budget_error(&error), "{error}");
+    let spent = Budget::new(std::time::Instant::now(), Cancel::new());
+    let error = Compression::Zstd.decoder(&file, end, spent).read(&mut [0u8; 16]).unwrap_err();
+    assert!(budget_error(&error), "{error}");
+}
+
+/// Whether `error` is the budget's (ran out or cancelled), passed up through the decoder.
+fn budget_error(error: &io::Error) -> bool {
+    let spent = Budget::new(std::time::Instant::now(), Cancel::new()).check().unwrap_err();
+    let cancelled = {
+        let cancel = Cancel::new();
+        cancel.cancel();
+        Budget::new(std::time::Instant::now() + std::time::Duration::from_secs(60), cancel).check().unwrap_err()
+    };
+    [spent, cancelled].iter().any(|known| known.kind() == error.kind() && known.to_string() == error.to_string())
+}
