@@ -45,7 +45,7 @@ enum Backing<'f> {
     File(&'f File),
     /// Text rendered in memory (a notebook, a PDF's pages), windowed like a file.
     Memory(&'f [u8]),
-    /// Text read forward only (decompressed as it goes), of a length known only at its end.
+    /// Text read forward only (decompressed or converted as it goes), of a length known only at its end.
     #[cfg_attr(not(any(feature = "compressed", feature = "documents")), allow(dead_code))]
     Stream(&'f dyn stream::ReadAt),
 }

@@ -188,12 +188,21 @@ impl<'w> Out<'w> {
 
     /// Writes a line of text; a line feed in it starts another line.
     pub fn line(&mut self, text: &str) {
-        for piece in text.split('\n') {
+        let mut rest = text;
+        loop {
+            let (piece, more) = match memchr::memchr(b'\n', rest.as_bytes()) {
+                Some(at) => (&rest[..at], Some(&rest[at + 1..])),
+                None => (rest, None),
+            };
             if self.blank_due {
                 self.blank_due = false;
                 self.text_line("");
             }
             self.text_line(piece);
+            match more {
+                Some(more) => rest = more,
+                None => return,
+            }
         }
     }
 

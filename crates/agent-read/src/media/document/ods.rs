@@ -85,14 +85,19 @@ fn table_names(mut source: impl BufRead, prefix: &str, check: Check<'_>) -> Resu
             check()?;
         }
         let mut at = 0;
+        // The next closing tag is looked for again only once it is passed: it is often a whole sheet away.
+        let mut close = closes.find(&pending).map(|i| at + i);
         // Where the bytes still needed start: a tag not yet whole, else the tail a tag may start in.
         let keep = loop {
+            if close.is_some_and(|close| close < at) {
+                close = closes.find(&pending[at..]).map(|i| at + i);
+            }
             let open = opens.find(&pending[at..]).map(|i| at + i);
-            let close = closes.find(&pending[at..]).map(|i| at + i);
             match (open, close) {
-                (_, Some(close)) if open.is_none_or(|open| close < open) => {
+                (_, Some(closed)) if open.is_none_or(|open| closed < open) => {
                     depth = depth.saturating_sub(1);
-                    at = close + closing.len();
+                    at = closed + closing.len();
+                    close = closes.find(&pending[at..]).map(|i| at + i);
                 }
                 (Some(open), _) => {
                     let after = open + opening.len();
