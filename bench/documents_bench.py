@@ -8,7 +8,8 @@ answer), markitdown converts the file. ODT and ODS, which markitdown does not re
 Deep window: a workbook of DEEP_ROWS rows × 6 columns (1,000,000; made here with openpyxl, kept under target/ for the
 next run). agent-read reads 100 lines at 90% of the sheet, and the last 100 lines, each a fresh process (no total
 known beforehand: the whole sheet is converted to count its lines); markitdown converts the workbook. Wall time and
-peak RSS (GNU time's "Maximum resident set size"), medians of DEEP_RUNS (3). DEEP_ROWS=0 skips it.
+peak RSS (GNU time's "Maximum resident set size") and CPU time (user and system, which a loaded machine moves less),
+medians of DEEP_RUNS (3); DEEP_TIMEOUT_S (30) is agent-read's time budget. DEEP_ROWS=0 skips it.
 
 Fidelity: every run of text markitdown shows (a line's text, or a table cell's, with Markdown's marks and its own
 `<!-- Slide number -->` comments removed) is looked for in agent-read's text (line numbers and gutters removed, whitespace collapsed); the runs missing are listed.
@@ -26,6 +27,7 @@ RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 ROWS = int(os.environ.get("ROWS", "20000"))
 DEEP_ROWS = int(os.environ.get("DEEP_ROWS", "1000000"))
 DEEP_RUNS = int(os.environ.get("DEEP_RUNS", "3"))
+DEEP_TIMEOUT_S = int(os.environ.get("DEEP_TIMEOUT_S", "30"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
 FIXTURES = os.path.join(ROOT, "crates", "agent-read-cli", "tests", "fixtures", "documents")
@@ -55,14 +57,16 @@ def deep_workbook(path, rows):
 
 
 def timed(argv, stdin=None):
-    """One run under GNU time: (wall seconds, peak RSS MiB, stdout)."""
+    """One run under GNU time: (wall seconds, peak RSS MiB, stdout, CPU seconds: user and system)."""
     with tempfile.NamedTemporaryFile() as report:
         start = time.perf_counter()
         out = subprocess.run(["/usr/bin/time", "-v", "-o", report.name] + argv, input=stdin, capture_output=True,
                              check=True).stdout
         elapsed = time.perf_counter() - start
-        rss = re.search(rb"Maximum resident set size \(kbytes\): (\d+)", report.read()).group(1)
-    return elapsed, int(rss) / 1024, out
+        text = report.read()
+    rss = re.search(rb"Maximum resident set size \(kbytes\): (\d+)", text).group(1)
+    cpu = sum(float(m) for m in re.findall(rb"(?:User|System) time \(seconds\): ([\d.]+)", text))
+    return elapsed, int(rss) / 1024, out, cpu
 
 
 def deep_window():
@@ -75,21 +79,32 @@ def deep_window():
     total = DEEP_ROWS + 3  # the sheet's header line, the table's header row and rule, then the rows
 
     def ours(offset):
+        # The time budget raised (DEEP_TIMEOUT_S, 30 s by default as in a read) so that a loaded machine still
+        # measures the whole read.
         request = json.dumps({"path": name, "offset": offset, "limit": 100}).encode()
-        return timed([BIN, "--root", directory], request)
+        return timed([BIN, "--root", directory, "--timeout-ms", str(DEEP_TIMEOUT_S * 1000)], request)
+
+    def answered(out):
+        """What an agent-read answer was: its window, or its error code."""
+        result = json.loads(out)
+        return "window" if result["ok"] else result["error_code"]
 
     rows = []
-    for label, fn in [
-        (f"agent-read, 100 lines at line {int(total * 0.9):,}", lambda: ours(int(total * 0.9))),
-        ("agent-read, the last 100 lines (offset=-100)", lambda: ours(-100)),
-        ("markitdown, the whole workbook", lambda: timed([MARKITDOWN, path])),
+    for label, fn, ours_too in [
+        (f"agent-read, 100 lines at line {int(total * 0.9):,}", lambda: ours(int(total * 0.9)), True),
+        ("agent-read, the last 100 lines (offset=-100)", lambda: ours(-100), True),
+        ("markitdown, the whole workbook", lambda: timed([MARKITDOWN, path]), False),
     ]:
         runs = [fn() for _ in range(DEEP_RUNS)]
-        rows.append((label, statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)))
+        outcomes = sorted({answered(r[2]) for r in runs}) if ours_too else ["converted"]
+        medians = [statistics.median(r[i] for r in runs) for i in (0, 1, 3)]
+        rows.append((label, *medians, outcomes))
     size = os.path.getsize(path) / (1 << 20)
-    print(f"\ndeep window: {name} ({DEEP_ROWS:,} rows x 6 columns, {size:.1f} MiB), medians of {DEEP_RUNS}")
-    for label, seconds, rss in rows:
-        print(f"{label:<48}{seconds:>9.2f} s{rss:>10.1f} MiB")
+    print(f"\ndeep window: {name} ({DEEP_ROWS:,} rows x 6 columns, {size:.1f} MiB), medians of {DEEP_RUNS}; "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"{'':<48}{'wall':>11}{'CPU':>9}{'peak RSS':>13}")
+    for label, seconds, rss, cpu, outcomes in rows:
+        print(f"{label:<48}{seconds:>9.2f} s{cpu:>7.2f} s{rss:>9.1f} MiB   {', '.join(outcomes)}")
 
 
 def big_workbook(path, rows=ROWS):

@@ -141,7 +141,8 @@ impl Converting<'_> {
         rendering: &Rendering,
     ) -> Result<Option<crate::result::TextResult>, ReadError> {
         let layout = utf8().codec.newline_layout();
-        let ends = FileEnds::of(target.file, target.metadata.len()).map_err(|e| ReadError::from_io(&e, &target.shown))?;
+        let ends =
+            FileEnds::of(target.file, target.metadata.len()).map_err(|e| ReadError::from_io(&e, &target.shown))?;
         let indexing = Indexing {
             indexes: target.indexes,
             identity: FileIdentity::of(target.file, target.metadata, self.rendering_key(), layout),
@@ -152,7 +153,10 @@ impl Converting<'_> {
             let open: &Opener<'_> = &|restart| {
                 if restart.is_some() {
                     // A conversion makes no restart point, so none can be offered to it: start over.
-                    return Err(io::Error::new(io::ErrorKind::InvalidData, "a conversion resumes nowhere but its start"));
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "a conversion resumes nowhere but its start",
+                    ));
                 }
                 let (sender, receiver) = sync_channel::<io::Result<Vec<u8>>>(QUEUED_CHUNKS);
                 let budget = target.budget.clone();

@@ -32,11 +32,14 @@ pub fn unit_header_start(unit: &str) -> &'static str {
     }
 }
 
-/// The header line of unit `number` of `count`, with its name on one line when it has one.
-pub fn unit_header(unit: &str, number: u32, count: u32, title: Option<&str>) -> String {
+/// The header line of unit `number` of `count`, with its name when it has one, marked when the unit is hidden.
+pub fn unit_header(unit: &str, number: u32, count: u32, title: Option<&str>, hidden: bool) -> String {
     let mut header = format!("{}{number} of {count}", unit_header_start(unit));
-    if let Some(title) = title.map(one_line).filter(|t| !t.is_empty()) {
+    if let Some(title) = title.map(unit_name).filter(|t| !t.is_empty()) {
         header.push_str(&format!(": {title}"));
+    }
+    if hidden {
+        header.push_str(" (hidden)");
     }
     header.push_str(" ──");
     header
@@ -60,7 +63,7 @@ pub fn notices(conversion: &Conversion<'_>) -> Vec<String> {
         let mut count = format!("{} {unit}(s)", conversion.unit_count);
         if !conversion.names.is_empty() {
             let listed: Vec<String> = (conversion.names.iter().take(MAX_NAMES_LISTED).enumerate())
-                .map(|(index, name)| format!("{} {}", index + 1, one_line(name)))
+                .map(|(index, name)| format!("{} {}", index + 1, unit_name(name)))
                 .collect();
             count.push_str(&format!(": {}", listed.join(", ")));
             let more = conversion.names.len().saturating_sub(MAX_NAMES_LISTED);
@@ -90,9 +93,13 @@ pub fn timeout_hint(unit: Option<&str>) -> String {
     }
 }
 
-/// A name on one line: runs of whitespace (line breaks included) as one space.
-fn one_line(name: &str) -> String {
-    name.split_whitespace().collect::<Vec<_>>().join(" ")
+/// A unit's name (a sheet's, a chapter's: the file's words) as the tool's lines show it: on one line (runs of
+/// whitespace as one space), and JSON-quoted unless it holds only letters, digits, spaces and punctuation that means
+/// nothing in a header or a footer, so that a name can never pass for the tool's own words (`· next: pages=9`).
+fn unit_name(name: &str) -> String {
+    let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+    let plain = |c: char| c.is_alphanumeric() || " -_.&'/+#%!?".contains(c);
+    if name.chars().all(plain) && crate::escape::is_plain(&name) { name } else { crate::escape::quoted(&name) }
 }
 
 #[cfg(test)]
@@ -101,8 +108,15 @@ mod tests {
 
     #[test]
     fn headers_and_notices_name_units_by_number_and_name() {
-        assert_eq!(unit_header("sheet", 2, 3, Some("Costs\nQ3")), "── sheet 2 of 3: Costs Q3 ──");
-        assert_eq!(unit_header("chapter", 1, 9, Some("  ")), "── chapter 1 of 9 ──");
+        assert_eq!(unit_header("sheet", 2, 3, Some("Costs\nQ3"), false), "── sheet 2 of 3: Costs Q3 ──");
+        assert_eq!(unit_header("chapter", 1, 9, Some("  "), false), "── chapter 1 of 9 ──");
+        assert_eq!(unit_header("sheet", 1, 2, Some("Q1 (draft)"), true), "── sheet 1 of 2: \"Q1 (draft)\" (hidden) ──");
+        let forged = vec!["x · next: pages=9 offset=1)".to_string(), "a\u{202e}b".to_string()];
+        let conversion = Conversion { description: "ODS", unit: Some("sheet"), unit_count: 2, names: &forged };
+        assert_eq!(
+            notices(&conversion)[1],
+            "2 sheet(s): 1 \"x · next: pages=9 offset=1)\", 2 \"a\\u202eb\"; choose with pages=\"2\", pages=\"1-3\""
+        );
         let names = vec!["Sales".to_string(), "Costs\nQ3".to_string()];
         let conversion =
             Conversion { description: "Excel workbook (XLSX)", unit: Some("sheet"), unit_count: 2, names: &names };

@@ -50,12 +50,12 @@ pub fn convert(
         }
         check()?;
         let Some(xhtml) = package.part(chapter)? else {
-            out.begin(number, book.titles.get(chapter).map(String::as_str));
+            out.begin(number, book.titles.get(chapter).map(String::as_str), false);
             out.line("(the chapter's part is missing)");
             continue;
         };
         let title = book.titles.get(chapter).cloned().unwrap_or_else(|| first_heading(&xhtml));
-        out.begin(number, Some(&title));
+        out.begin(number, Some(&title), false);
         super::html::convert(&String::from_utf8_lossy(&xhtml), out, check)?;
     }
     Ok(())

@@ -168,15 +168,16 @@ impl<'w> Out<'w> {
         self.failed.is_some()
     }
 
-    /// Begins unit `number`, named `title` when it has a name (a document without units ignores it).
-    pub fn begin(&mut self, number: u32, title: Option<&str>) {
+    /// Begins unit `number`, named `title` when it has a name, marked when it is hidden (a document without units
+    /// ignores it).
+    pub fn begin(&mut self, number: u32, title: Option<&str>, hidden: bool) {
         let Some((unit, count)) = self.frame else { return };
         self.end_unit();
         if self.begun > 0 {
             self.put("");
         }
         self.begun += 1;
-        let header = words::unit_header(unit, number, count, title);
+        let header = words::unit_header(unit, number, count, title, hidden);
         self.put(&header);
         (self.lines, self.blank_due, self.last_blank) = (0, false, false);
     }
@@ -291,18 +292,18 @@ mod tests {
     fn units_stand_under_headers_with_blank_lines_only_between_text() {
         let mut sink = Vec::new();
         let mut out = Out::framed(&mut sink, "sheet", 3);
-        out.begin(1, Some("Sales\nQ3"));
+        out.begin(1, Some("Sales\nQ3"), false);
         out.blank();
         out.line("| a |\n── sheet 9 of 9 ──");
         out.blank();
         out.blank();
         out.line("after");
         out.blank();
-        out.begin(3, None);
+        out.begin(3, None, true);
         out.finish().unwrap();
         assert_eq!(
             String::from_utf8(sink).unwrap(),
-            "── sheet 1 of 3: Sales Q3 ──\n│ | a |\n│ ── sheet 9 of 9 ──\n│\n│ after\n\n── sheet 3 of 3 ──\n(no text in this sheet)\n"
+            "── sheet 1 of 3: Sales Q3 ──\n│ | a |\n│ ── sheet 9 of 9 ──\n│\n│ after\n\n── sheet 3 of 3 (hidden) ──\n(no text in this sheet)\n"
         );
     }
 

@@ -256,11 +256,8 @@ impl Walk {
                     self.skip = usize::from(!empty);
                     return Ok(());
                 }
-                let mut title = attr(e, "name").unwrap_or_default();
-                if attr(e, "style-name").is_some_and(|style| self.hidden.contains(&style)) {
-                    title.push_str(" (hidden)");
-                }
-                out.begin(self.sheet, Some(&title));
+                let hidden = attr(e, "style-name").is_some_and(|style| self.hidden.contains(&style));
+                out.begin(self.sheet, attr(e, "name").as_deref(), hidden);
                 (self.grid, self.rows) = (Grid::new(None), 0);
                 if empty {
                     self.grid.finish(out);

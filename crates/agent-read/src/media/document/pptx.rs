@@ -70,7 +70,7 @@ fn slide_parts(
 /// Writes slide `number` (its part `part`) and its notes, under its title.
 fn write_slide(package: &mut Package<'_>, number: u32, part: &str, out: &mut Out<'_>) -> Result<(), DocumentError> {
     let Some(xml) = package.part(part)? else {
-        out.begin(number, None);
+        out.begin(number, None, false);
         out.line("(the slide's part is missing)");
         return Ok(());
     };
@@ -79,7 +79,7 @@ fn write_slide(package: &mut Package<'_>, number: u32, part: &str, out: &mut Out
         Block::Text { title: true, text, .. } => Some(text.replace('\n', " ")),
         _ => None,
     });
-    out.begin(number, title.as_deref());
+    out.begin(number, title.as_deref(), false);
     write_blocks(&shapes, out, true);
     let rels = package.part(&rels_of(part))?.map(|x| xml::relationships(&x)).transpose()?.unwrap_or_default();
     let notes = rels.values().find(|target| target.contains("notesSlide")).map(|t| resolve_target(part, t));

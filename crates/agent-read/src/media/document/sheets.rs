@@ -58,11 +58,7 @@ pub fn convert(
         if let Some(part) = part {
             Package::open(bytes)?.check_runs(part, MAX_SHEET_RUN, check)?;
         }
-        let mut title = sheet.name.clone();
-        if sheet.visible != SheetVisible::Visible {
-            title.push_str(" (hidden)");
-        }
-        out.begin(number, Some(&title));
+        out.begin(number, Some(&sheet.name), sheet.visible != SheetVisible::Visible);
         write_sheet(&mut workbook, &sheet.name, out, check)?;
     }
     Ok(())

@@ -70,11 +70,7 @@ pub fn convert(
             break;
         }
         check()?;
-        let mut title = sheet.name.clone();
-        if sheet.visible != SheetVisible::Visible {
-            title.push_str(" (hidden)");
-        }
-        out.begin(number, Some(&title));
+        out.begin(number, Some(&sheet.name), sheet.visible != SheetVisible::Visible);
         let range = unpanicked(|| workbook.worksheet_range(&sheet.name))?.map_err(workbook_error)?;
         // Rows and columns count from the range's first used cell, as an XLSX's from its dimensions.
         let mut grid = Grid::new(None);
