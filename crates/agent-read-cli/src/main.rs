@@ -66,7 +66,7 @@ struct Cli {
     /// Byte-range mode: end byte (exclusive).
     #[arg(long, allow_negative_numbers = true, help_heading = "Window")]
     end_byte: Option<i64>,
-    /// PDF pages, XLSX sheets or PPTX slides to read: "3", "1-5", "2,4-6", "8-".
+    /// PDF pages, workbook sheets (XLSX, XLS, ODS), PPTX slides or EPUB chapters to read: "3", "1-5", "2,4-6", "8-".
     #[arg(long, help_heading = "Window")]
     pages: Option<String>,
     /// Show the lines matching this regular expression (Rust regex syntax, as ripgrep), with --context lines around.

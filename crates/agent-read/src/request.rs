@@ -46,8 +46,8 @@ pub struct ReadRequest {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::end_byte")]
     #[schemars(range(min = 0))]
     pub end_byte: Option<i64>,
-    /// The pages of a PDF, sheets of a workbook (XLSX) or slides of a presentation (PPTX) to read, e.g. "3", "1-5",
-    /// "2,4-6", "8-" (to the end). Default: from the first, as many as fit.
+    /// The units to read: pages of a PDF, sheets of a workbook (XLSX, XLS, ODS), slides of a presentation (PPTX),
+    /// chapters of a book (EPUB); e.g. "3", "1-5", "2,4-6", "8-" (to the end). Default: from the first.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "fields::pages")]
     pub pages: Option<String>,
     /// A regular expression to search for (Rust regex syntax, as ripgrep; `(?i)` ignores case). The answer is the

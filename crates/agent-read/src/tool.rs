@@ -27,7 +27,8 @@ Read a text file or list a directory inside the workspace, one bounded window at
 
 Requires: `path`, relative to the workspace root (or absolute inside it). Optional: `offset` (1-based first line; \
 negative counts from the end, -100 = last 100 lines), `limit` (lines, default 2000), or `start_byte`/`end_byte` for \
-a byte range (e.g. the rest of a very long line), `pages` for PDF pages, XLSX sheets and PPTX slides (\"3\", \"1-5\", \
+a byte range (e.g. the rest of a very long line), `pages` for PDF pages, workbook sheets, PPTX slides and EPUB \
+chapters (\"3\", \"1-5\", \
 \"2,4-6\", \"8-\"), and \
 `encoding` to override detection. `mode: \"block\"` with `anchor_line` returns the definition (function, \
 method, class) around that line instead, found from indentation alone (`levels: 2` for the one around that), its \
@@ -40,9 +41,10 @@ Images (PNG, JPEG, GIF, WebP) come back as an image attachment, downscaled when 
 and a point (x, y) in the attachment is (x ÷ scale, y ÷ scale) in the original. To see small text or detail, send \
 `region: [x0, y0, x1, y1]` in the original's pixels (left, top, right, bottom; right and bottom excluded): that part \
 comes back at full resolution (a point (x, y) in it is (x0 + x, y0 + y) in the original); a downscaled image's \
-footer gives such a call. PDFs come back as text, page by page. Word, Excel and PowerPoint files (DOCX, XLSX, PPTX) \
-and HTML pages come back as Markdown-like text (headings, lists, pipe tables, links; a unit per sheet or slide; no \
-script or hidden content). Jupyter notebooks come back as their cells (source, then text outputs), paged like any \
+footer gives such a call. PDFs come back as text, page by page. Word, Excel, PowerPoint and OpenDocument files (DOCX, \
+ODT, XLSX, XLS, ODS, PPTX), EPUB books and HTML pages come back as Markdown-like text (headings, lists, pipe tables, \
+links; a unit per sheet, slide or chapter; no script or hidden content). Jupyter notebooks come back as their cells \
+(source, then text outputs), paged like any \
 text. Compressed files (gzip, zstd, xz, bzip2) come back as the text they hold, paged by lines (byte ranges address \
 the compressed bytes). Archives (zip, tar, tar.gz, tar.zst) list their members like a directory; a path through one \
 (\"logs.zip/dir/b.log\") reads a member like a file. A CSV or TSV window that starts below the header repeats it first, marked \

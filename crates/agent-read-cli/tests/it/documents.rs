@@ -1,6 +1,7 @@
-//! Documents through the binary: DOCX, XLSX, PPTX and HTML converted to text and windowed like any text; damaged,
-//! encrypted and hostile documents refused cleanly, in bounded memory. The fixtures are made by python-docx, openpyxl,
-//! python-pptx and msoffcrypto-tool (`tests/fixtures/documents/make.py`).
+//! Documents through the binary: DOCX, ODT, XLSX, XLS, ODS, PPTX, EPUB and HTML converted to text and windowed like
+//! any text, a window deep in a long sheet included; damaged, encrypted and hostile documents refused cleanly, in
+//! bounded memory. The fixtures are made by python-docx, openpyxl, python-pptx, msoffcrypto-tool, LibreOffice, odfpy
+//! and EbookLib (`tests/fixtures/documents/make.py`); the long workbooks by the tests themselves.
 
 use crate::common::mcp::{call, text_of};
 use crate::common::{Bin, Ws, output, parse_one_json};
@@ -189,6 +190,208 @@ fn zip_bombs_and_oversized_parts_are_refused_in_256_mb() {
         ("bomb.docx", "part word/document.xml inflates past 32.0 MiB"),
         ("strings.xlsx", "part xl/sharedStrings.xml inflates past"),
         ("cell.xlsx", "part xl/worksheets/sheet1.xml holds a single text or tag over 4.0 MiB"),
+    ] {
+        let result = read_in_small_memory(&ws, json!({"path": path}));
+        assert_eq!(result["error_code"], "TOO_LARGE", "{path}: {result}");
+        assert!(output(&result).contains(says), "{path}: {result}");
+    }
+}
+
+#[test]
+fn an_odt_reads_as_headings_lists_tables_links_and_comments() {
+    let ws = Ws::new();
+    ws.file("report.odt", fixture!("report.odt"));
+    let result = read(&ws, json!({"path": "report.odt"}));
+    assert_eq!(result["meta"]["rendered_from"], "odt", "{result}");
+    let out = output(&result);
+    for expected in [
+        "1: # Quarterly report\n2: \n3: # Summary\n",
+        "5: Revenue grew by 12% over the quarter. See [the dashboard](https://example.com/q3).\n",
+        "7: ## Findings\n",
+        "9: - First finding\n10: - Second finding\n11: 1. Step one\n12: 2. Step two\n",
+        "14: | Region | Q2 | Q3 |\n15: | --- | --- | --- |\n16: | North | 10 | 12 |\n17: | South \\| East | 7 | 9 |\n",
+        ": A sentence someone commented on.[comment 1]\n",
+        ": [comment 1] Ana: Check this figure\n",
+    ] {
+        assert!(out.contains(expected), "{expected:?} not in:\n{out}");
+    }
+    assert!(footer(out).contains("converted from OpenDocument text (ODT)"), "{}", footer(out));
+}
+
+#[test]
+fn an_odt_marks_footnotes_endnotes_and_annotations_and_numbers_lists_by_their_style() {
+    let ws = Ws::new();
+    ws.file("notes.odt", fixture!("notes.odt"));
+    let out = output(&read(&ws, json!({"path": "notes.odt"}))).to_string();
+    let expected = "1: # Method\n2: \n3: Figures are audited[^1] and final[^i].\n4: \n5: 1. Collect\n6:   - from sales\n\
+                    7:   - from costs\n8: 2. Compare\n9: \n10: Reviewed by the board.[comment 1]\n11: \n\
+                    12: [^1]: Source: the finance team.\n13: \n14: [^i]: Closed in March.\n15: \n16: [comment 1] Ben: Which board?\n";
+    assert!(out.starts_with(expected), "{out}");
+}
+
+/// What the window shows, without its footer.
+fn lines(out: &str) -> &str {
+    out.rsplit_once("\n(").map_or(out, |(lines, _)| lines)
+}
+
+#[test]
+fn an_ods_and_an_xls_read_as_the_xlsx_they_were_saved_from() {
+    let ws = Ws::new();
+    ws.file("book.xlsx", fixture!("book.xlsx"));
+    ws.file("book.ods", fixture!("book.ods"));
+    ws.file("book.xls", fixture!("book.xls"));
+    let xlsx = read(&ws, json!({"path": "book.xlsx"}));
+    for (path, kind, described) in
+        [("book.ods", "ods", "OpenDocument spreadsheet (ODS)"), ("book.xls", "xls", "Excel 97-2003 workbook (XLS)")]
+    {
+        let result = read(&ws, json!({"path": path}));
+        assert_eq!(result["meta"]["rendered_from"], kind, "{result}");
+        assert_eq!(result["meta"]["page_count"], 3, "{result}");
+        // The dates, the cached values of the formulas and the header rows, line for line.
+        assert_eq!(lines(output(&result)), lines(output(&xlsx)), "{path}");
+        let tail = footer(output(&result));
+        assert!(
+            tail.contains(&format!("converted from {described} · 3 sheet(s): 1 Sales, 2 Costs, 3 Notes")),
+            "{tail}"
+        );
+        let costs = read(&ws, json!({"path": path, "pages": "2", "limit": 2}));
+        let out = output(&costs);
+        assert!(out.starts_with("1: ── sheet 2 of 3: Costs ──\n2: │ | Item | Cost |\n"), "{path}: {out}");
+        assert!(footer(out).ends_with("next: pages=2 offset=3 limit=2)"), "{}", footer(out));
+    }
+}
+
+#[test]
+fn an_epub_has_a_unit_per_chapter_titled_from_its_table_of_contents() {
+    let ws = Ws::new();
+    ws.file("guide.epub", fixture!("guide.epub"));
+    let whole = read(&ws, json!({"path": "guide.epub"}));
+    assert_eq!(whole["meta"]["rendered_from"], "epub", "{whole}");
+    assert_eq!(whole["meta"]["page_count"], 3);
+    let out = output(&whole);
+    assert!(
+        out.starts_with(
+            "1: ── chapter 1 of 3: Introduction ──\n2: │ # Introduction\n3: │\n\
+             4: │ Welcome to the [field guide](https://example.com/guide).\n5: │\n6: │ - Maps\n7: │ - Tools\n8: \n"
+        ),
+        "{out}"
+    );
+    assert!(footer(out).contains("3 chapter(s): 1 Introduction, 2 Birds, 3 Farewell"), "{}", footer(out));
+    let birds = read(&ws, json!({"path": "guide.epub", "pages": "2"}));
+    let out = output(&birds);
+    assert!(out.starts_with("1: ── chapter 2 of 3: Birds ──\n2: │ # Birds\n3: │\n4: │ | Bird | Season |\n"), "{out}");
+    let found = read(&ws, json!({"path": "guide.epub", "find": "Swift", "context": 0}));
+    assert!(output(&found).contains(": ⟨chapter 2⟩ │ | Swift | Summer |\n"), "{found}");
+}
+
+#[test]
+fn encrypted_xls_odt_and_epub_are_refused_as_password_protected() {
+    let ws = Ws::new();
+    ws.file("locked.xls", fixture!("encrypted.xls"));
+    ws.file("locked.odt", fixture!("encrypted.odt"));
+    ws.file("locked.epub", fixture!("encrypted.epub"));
+    for (path, what) in [
+        ("locked.xls", "Excel 97-2003 workbook (XLS)"),
+        ("locked.odt", "OpenDocument text (ODT)"),
+        ("locked.epub", "EPUB book"),
+    ] {
+        let result = read(&ws, json!({"path": path}));
+        assert_eq!(result["error_code"], "BINARY", "{result}");
+        let out = output(&result);
+        assert!(out.contains(&format!("{path}: {what} encrypted with a password")), "{out}");
+        assert!(out.contains("ask the user for an unprotected copy"), "{out}");
+    }
+}
+
+#[test]
+fn truncated_ods_xls_and_epub_files_are_refused_as_damaged() {
+    let ws = Ws::new();
+    for (path, whole) in
+        [("cut.ods", fixture!("book.ods")), ("cut.xls", fixture!("book.xls")), ("cut.epub", fixture!("guide.epub"))]
+    {
+        ws.file(path, &whole[..whole.len() / 2]);
+        let result = read(&ws, json!({"path": path}));
+        assert_eq!(result["error_code"], "BINARY", "{path}: {result}");
+        assert!(output(&result).contains("that cannot be read"), "{path}: {result}");
+    }
+}
+
+#[test]
+fn an_ole_file_is_a_workbook_by_its_workbook_stream_whatever_its_name() {
+    let ws = Ws::new();
+    ws.file("export.doc", fixture!("book.xls"));
+    let result = read(&ws, json!({"path": "export.doc", "pages": "3"}));
+    assert_eq!(result["meta"]["rendered_from"], "xls", "{result}");
+    assert!(output(&result).starts_with("1: ── sheet 3 of 3: Notes ──\n"), "{result}");
+}
+
+/// An XLSX of one sheet whose rows are `rows` (each a list of inline strings), written as Excel lays one out.
+fn workbook_of(rows: impl Iterator<Item = String>) -> Vec<u8> {
+    let mut sheet = String::from(
+        r#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>"#,
+    );
+    for (index, row) in rows.enumerate() {
+        sheet.push_str(&format!(r#"<row r="{}">{row}</row>"#, index + 1));
+    }
+    sheet.push_str("</sheetData></worksheet>");
+    let parts = [
+        ("[Content_Types].xml", r#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>"#.to_string()),
+        ("_rels/.rels", r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>"#.to_string()),
+        ("xl/workbook.xml", r#"<?xml version="1.0"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Log" sheetId="1" r:id="rId1"/></sheets></workbook>"#.to_string()),
+        ("xl/_rels/workbook.xml.rels", r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#.to_string()),
+        ("xl/worksheets/sheet1.xml", sheet),
+    ];
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, body) in parts {
+        zip.start_file(name, zip::write::SimpleFileOptions::default()).expect("zip");
+        std::io::Write::write_all(&mut zip, body.as_bytes()).expect("zip");
+    }
+    zip.finish().expect("zip").into_inner()
+}
+
+fn inline(text: &str) -> String {
+    format!(r#"<c t="inlineStr"><is><t>{text}</t></is></c>"#)
+}
+
+/// Rows of a long sheet: more converted text than one read could hold when documents were converted whole.
+const LONG_ROWS: usize = 300_000;
+
+#[cfg(unix)]
+#[test]
+fn a_window_anywhere_in_a_long_sheet_is_read_in_bounded_memory() {
+    let ws = Ws::new();
+    let rows = (0..LONG_ROWS)
+        .map(|n| format!("{}{}", inline(&format!("entry {n}")), inline("a detail of forty bytes, give or take")));
+    ws.file("long.xlsx", workbook_of(rows));
+    // The sheet's header line, its header row and rule, then every row behind the gutter: 300,002 lines, over 17 MiB.
+    let total = LONG_ROWS + 2;
+    let deep = read_in_small_memory(&ws, json!({"path": "long.xlsx", "offset": 299_000, "limit": 2}));
+    assert_eq!(deep["meta"]["total_lines"], total, "{deep}");
+    let out = output(&deep);
+    assert!(
+        out.starts_with(
+            "299000: │ | entry 298997 | a detail of forty bytes, give or take |\n299001: │ | entry 298998 |"
+        ),
+        "{out}"
+    );
+    assert!(footer(out).ends_with("next: offset=299002 limit=2)"), "{}", footer(out));
+    let tail = read_in_small_memory(&ws, json!({"path": "long.xlsx", "offset": -1}));
+    assert!(output(&tail).starts_with(&format!("{total}: │ | entry 299999 |")), "{tail}");
+    let found = read_in_small_memory(&ws, json!({"path": "long.xlsx", "find": "entry 29999[0-9] ", "limit": 1}));
+    assert!(output(&found).contains(": ⟨sheet 1⟩ │ | entry 299990 |"), "{found}");
+}
+
+#[cfg(unix)]
+#[test]
+fn hostile_opendocument_xls_and_epub_files_are_refused_in_256_mb() {
+    let ws = Ws::new();
+    ws.file("cell.ods", fixture!("long_cell.ods"));
+    ws.file("bomb.odt", fixture!("bomb.odt"));
+    ws.file("corners.xls", fixture!("corners.xls"));
+    for (path, says) in [
+        ("cell.ods", "part content.xml holds a single text or tag over 4.0 MiB"),
+        ("bomb.odt", "part content.xml inflates past 32.0 MiB"),
+        ("corners.xls", "its cells would take about 1.0 GiB of memory to read, over the 512.0 MiB a workbook may take"),
     ] {
         let result = read_in_small_memory(&ws, json!({"path": path}));
         assert_eq!(result["error_code"], "TOO_LARGE", "{path}: {result}");

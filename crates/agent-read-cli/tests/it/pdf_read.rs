@@ -522,9 +522,12 @@ fn pages_on_a_text_file_or_a_directory_is_invalid_param() {
     ws.file("notes.txt", "one\ntwo\n").dir("docs");
     ws.file("docs/a.txt", "a\n");
     let out = failure(&read_with(&ws, "notes.txt", json!({"pages": "1"})), "INVALID_PARAM").to_string();
-    assert!(out.contains("notes.txt: `pages` applies to PDFs, workbooks and presentations only"), "{out}");
+    assert!(out.contains("notes.txt: `pages` applies to PDFs, workbooks, presentations and books only"), "{out}");
     let out = failure(&read_with(&ws, "docs", json!({"pages": "1"})), "INVALID_PARAM").to_string();
-    assert!(out.contains("docs is a directory; `pages` applies to PDFs, workbooks and presentations only"), "{out}");
+    assert!(
+        out.contains("docs is a directory; `pages` applies to PDFs, workbooks, presentations and books only"),
+        "{out}"
+    );
     assert!(!out.contains("a.txt"), "no listing: {out}");
 }
 

@@ -1,9 +1,23 @@
-//! Documents as text (DOCX, XLSX, PPTX, HTML): converted in memory, then windowed by lines like any text, so the
-//! footer's next call, the output cap and the time budget work as for a file. A workbook's sheets and a
-//! presentation's slides are units, chosen with `pages` and rendered each under a `── sheet N of T: name ──` header
-//! with its text behind the [gutter](crate::render::GUTTER) (a cell cannot print a header of its own); a document
-//! without units is its converted text alone. Byte ranges address the raw file: an HTML page's markup, while a zip
+//! Documents as text (DOCX, ODT, XLSX, XLS, ODS, PPTX, EPUB, HTML), windowed by lines like any text, so the footer's
+//! next call, the output cap and the time budget work as for a file. A workbook's sheets, a presentation's slides and
+//! a book's chapters are units, chosen with `pages` and rendered each under a `── sheet N of T: name ──` header with
+//! its text behind the [gutter](crate::render::GUTTER) (a cell cannot print a header of its own); a document without
+//! units is its converted text alone. Byte ranges address the raw file: an HTML page's markup, while a zip or OLE
 //! container has no text to show by bytes.
+//!
+//! Contract (how the converted text is read):
+//! - The document is read into memory (at most [`MAX_FILE_BYTES`]) and its units are listed first, so a damaged,
+//!   encrypted or oversized document is refused before any text, and `pages` past the last unit is an error.
+//! - The text is never held whole: a conversion runs on a thread of this read and writes its text, a chunk at a
+//!   time, into a channel of [`QUEUED_CHUNKS`] chunks, which the line window reads forward
+//!   ([`Stream`](crate::window::stream::Stream)): memory stays that of the document plus a few chunks, however long
+//!   its text. When the window has what it needs the channel is dropped and the conversion stops at its next line; a
+//!   window before what was last read starts a fresh conversion. Every thread ends before the read returns.
+//! - As for compressed text, a first window counts the lines to the end of the chosen units (the footer's total is
+//!   exact, never estimated), and the reader keeps that total for the file as it is and the units chosen, so a later
+//!   window converts only up to its last line and a later tail converts once.
+//! - A document found damaged or too large partway (a later sheet's part) ends the read with that error, after the
+//!   window's lines converted before it; the time budget and cancellation stop the conversion between lines.
 
 use super::file::FileRequest;
 use super::target::Target;
@@ -12,16 +26,23 @@ use crate::classify::document::DocumentKind;
 use crate::classify::{self, Content, EncodingSource, TextFormat, codec::DecodeLimit};
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
-use crate::media::document::{self, DocumentError, MAX_FILE_BYTES};
+use crate::media::document::{self, DocumentError, MAX_FILE_BYTES, Out, Outline};
 use crate::media::pages::PageSelection;
-use crate::render::document::{Conversion, UnitView};
+use crate::render::document::Conversion;
 use crate::render::{self, human_size};
 use crate::request::Window;
 use crate::result::{ReadResult, TextMeta};
-use std::io::Read;
+use crate::window::index::streamed::FileEnds;
+use crate::window::index::{FileIdentity, FileVersion};
+use crate::window::lines::Indexing;
+use crate::window::stream::{Decoder, Opener, Stream};
+use crate::window::{CHUNK_LEN, Source};
+use std::io::{self, Read, Write};
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
-/// Characters of converted text at most for one read (the chosen units, bounded).
-const MAX_CONVERTED_CHARS: usize = 16 * 1024 * 1024;
+/// Chunks of converted text waiting for the window at most (each [`CHUNK_LEN`] bytes).
+const QUEUED_CHUNKS: usize = 2;
 
 /// Reads a document as its converted text.
 pub fn read(
@@ -34,6 +55,50 @@ pub fn read(
         return read_raw_bytes(target, kind, request, limits);
     }
     let selection = selection(target, kind, request.pages)?;
+    let bytes = document_bytes(target, kind)?;
+    let outline = document::outline(kind, &bytes, &mut || target.budget.check())
+        .map_err(|error| document_error(target, kind, error, limits))?;
+    if request.pages.is_some()
+        && let Some(missing) = selection.first_missing(outline.unit_count)
+    {
+        return Err(past_end(target, kind, missing, outline.unit_count));
+    }
+    let chosen: Vec<u32> = selection.pages(outline.unit_count).collect();
+    let spec = crate::render::spec_of(&chosen);
+    let meta = TextMeta {
+        rendered_from: Some(kind.name()),
+        page_count: kind.unit().map(|_| outline.unit_count),
+        pages_shown: kind.unit().map(|_| spec.clone()),
+        ..text::base_meta(target, &utf8())
+    };
+    let conversion = Conversion {
+        description: kind.description(),
+        unit: kind.unit(),
+        unit_count: outline.unit_count,
+        names: &outline.names,
+    };
+    let rendering = Rendering {
+        notices: render::document::notices(&conversion),
+        call_prefix: request.pages.map(|_| format!("pages={spec} ")).unwrap_or_default(),
+        page_header: kind.unit().map(render::document::unit_header_start),
+        streamed: true,
+    };
+    let converting =
+        Converting { kind, bytes: &bytes, selection: &selection, outline: &outline, failure: Mutex::default() };
+    match converting.window(target, request.window, meta.clone(), limits, &rendering) {
+        Ok(Some(result)) => Ok(ReadResult::Text(result)),
+        Ok(None) => {
+            let size = meta.size_bytes;
+            let mut result = text::empty_file(meta, size);
+            result.output = render::document::no_text(size, &rendering.notices);
+            Ok(ReadResult::Text(result))
+        }
+        Err(error) => Err(converting.error_of(target, error, limits)),
+    }
+}
+
+/// The file's bytes, whole (refused over [`MAX_FILE_BYTES`]); an HTML page's decoded to UTF-8.
+fn document_bytes(target: &Target<'_>, kind: DocumentKind) -> Result<Vec<u8>, ReadError> {
     let size = target.metadata.len();
     if size > MAX_FILE_BYTES {
         return Err(ReadError::new(
@@ -52,41 +117,169 @@ pub fn read(
     if kind == DocumentKind::Html {
         bytes = decode_page(target.head, bytes);
     }
-    let converted = document::convert(kind, &bytes, &selection, MAX_CONVERTED_CHARS, &mut || target.budget.check())
-        .map_err(|error| document_error(target, kind, error, limits))?;
-    drop(bytes);
-    if request.pages.is_some()
-        && let Some(missing) = selection.first_missing(converted.unit_count)
-    {
-        return Err(past_end(target, kind, missing, converted.unit_count));
+    Ok(bytes)
+}
+
+/// A document being converted for one read: what to convert, and what a conversion failed with.
+struct Converting<'a> {
+    kind: DocumentKind,
+    bytes: &'a [u8],
+    selection: &'a PageSelection,
+    outline: &'a Outline,
+    /// Why the last conversion stopped short, when it was the document's fault (not the budget's).
+    failure: Mutex<Option<DocumentError>>,
+}
+
+impl Converting<'_> {
+    /// The window of the converted text; `None` when it has no line.
+    fn window(
+        &self,
+        target: &Target<'_>,
+        window: Window,
+        meta: TextMeta,
+        limits: &Limits,
+        rendering: &Rendering,
+    ) -> Result<Option<crate::result::TextResult>, ReadError> {
+        let layout = utf8().codec.newline_layout();
+        let ends =
+            FileEnds::of(target.file, target.metadata.len()).map_err(|e| ReadError::from_io(&e, &target.shown))?;
+        let indexing = Indexing {
+            indexes: target.indexes,
+            identity: FileIdentity::of(target.file, target.metadata, self.rendering_key(), layout),
+            version: FileVersion::of(target.metadata),
+            ends: Some(ends),
+        };
+        std::thread::scope(|scope| {
+            let open: &Opener<'_> = &|restart| {
+                if restart.is_some() {
+                    // A conversion makes no restart point, so none can be offered to it: start over.
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "a conversion resumes nowhere but its start",
+                    ));
+                }
+                let (sender, receiver) = sync_channel::<io::Result<Vec<u8>>>(QUEUED_CHUNKS);
+                let budget = target.budget.clone();
+                scope.spawn(move || self.convert(ChannelWriter::new(sender), &mut || budget.check()));
+                Ok(Box::new(ChannelReader { receiver, chunk: Vec::new(), at: 0 }) as Box<dyn Decoder>)
+            };
+            let stream = Stream::new(open, target.budget.clone());
+            let source = Source::streamed(&stream, 0, layout).with_budget(target.budget.clone());
+            text::read_rendered_stream(&source, Some(indexing), window, meta, limits, rendering)
+        })
     }
-    let chosen: Vec<u32> = converted.units.iter().map(|unit| unit.number).collect();
-    let spec = crate::render::spec_of(&chosen);
-    let meta = TextMeta {
-        rendered_from: Some(kind.name()),
-        page_count: kind.unit().map(|_| converted.unit_count),
-        pages_shown: kind.unit().map(|_| spec.clone()),
-        ..text::base_meta(target, &utf8())
-    };
-    let conversion = Conversion {
-        description: kind.description(),
-        unit: kind.unit(),
-        units: (converted.units.iter())
-            .map(|u| UnitView { number: u.number, title: u.title.as_deref(), text: &u.text })
-            .collect(),
-        unit_count: converted.unit_count,
-        names: &converted.names,
-        complete: converted.complete,
-        max_bytes: MAX_CONVERTED_CHARS as u64,
-    };
-    let rendering = Rendering {
-        notices: render::document::notices(&conversion),
-        call_prefix: request.pages.map(|_| format!("pages={spec} ")).unwrap_or_default(),
-        page_header: kind.unit().map(render::document::unit_header_start),
-        streamed: false,
-    };
-    let text = render::document::render(&conversion);
-    text::read_rendered(&text, request.window, meta, limits, &target.budget, &rendering).map(ReadResult::Text)
+
+    /// Converts the chosen units into `sink`; what stopped it short goes into the channel after the text before it.
+    fn convert(&self, mut sink: ChannelWriter, check: document::Check<'_>) {
+        let mut out = match self.kind.unit() {
+            Some(unit) => Out::framed(&mut sink, unit, self.outline.unit_count),
+            None => Out::flow(&mut sink),
+        };
+        let converted = document::convert(self.kind, self.bytes, self.selection, &mut out, check);
+        // A failed write means the window hung up: nobody is left to tell.
+        let _ = out.finish();
+        drop(out);
+        match converted {
+            Ok(()) => {}
+            Err(DocumentError::Stopped(error)) => sink.fail(error),
+            Err(error) => {
+                *self.failure.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(error);
+                sink.fail(io::Error::other("the document could not be converted"));
+            }
+        }
+    }
+
+    /// What a window's error becomes: the document's own failure when a conversion met one (with the lines read
+    /// before it), a time-out with the way to a cheaper read, else the error as it came.
+    fn error_of(&self, target: &Target<'_>, error: ReadError, limits: &Limits) -> ReadError {
+        let failure = self.failure.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        match failure {
+            Some(failure) => {
+                let document = document_error(target, self.kind, failure, limits);
+                match error.partial {
+                    Some(partial) => document.with_partial(partial),
+                    None => document,
+                }
+            }
+            None if error.code == ErrorCode::Timeout => {
+                error.with_hint(render::document::timeout_hint(self.kind.unit()))
+            }
+            None => error,
+        }
+    }
+
+    /// What the converted text depends on beside the file: the units chosen. It stands in the identity's text start
+    /// (converted text has no byte-order mark to skip), so that each choice of units keeps its own line total.
+    fn rendering_key(&self) -> u64 {
+        let key = format!("{}:{}", self.kind.name(), self.selection.spec());
+        (1 << 63) | u64::from(crc32fast::hash(key.as_bytes()))
+    }
+}
+
+/// The writing end of the channel: text gathered into chunks of [`CHUNK_LEN`] bytes, each sent when full.
+struct ChannelWriter {
+    sender: SyncSender<io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+}
+
+impl ChannelWriter {
+    fn new(sender: SyncSender<io::Result<Vec<u8>>>) -> ChannelWriter {
+        ChannelWriter { sender, chunk: Vec::with_capacity(CHUNK_LEN) }
+    }
+
+    fn send(&mut self) -> io::Result<()> {
+        let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(CHUNK_LEN));
+        self.sender.send(Ok(chunk)).map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))
+    }
+
+    /// Ends the text with `error`, after what was written before it.
+    fn fail(mut self, error: io::Error) {
+        if self.chunk.is_empty() || self.send().is_ok() {
+            // The window may have hung up already: then nobody is left to tell.
+            let _ = self.sender.send(Err(error));
+        }
+    }
+}
+
+impl Write for ChannelWriter {
+    fn write(&mut self, text: &[u8]) -> io::Result<usize> {
+        self.chunk.extend_from_slice(text);
+        if self.chunk.len() >= CHUNK_LEN {
+            self.send()?;
+        }
+        Ok(text.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.chunk.is_empty() { Ok(()) } else { self.send() }
+    }
+}
+
+/// The reading end of the channel: the text as it comes, then the error that ended it, if one did. It makes no
+/// restart point (a conversion cannot be resumed midway), so a later window converts from the start up to it.
+struct ChannelReader {
+    receiver: Receiver<io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    at: usize,
+}
+
+impl Decoder for ChannelReader {}
+
+impl Read for ChannelReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.at == self.chunk.len() {
+            match self.receiver.recv() {
+                Ok(Ok(chunk)) => (self.chunk, self.at) = (chunk, 0),
+                Ok(Err(error)) => return Err(error),
+                // The conversion ended (a panic in it is the scope's to answer).
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.chunk.len() - self.at);
+        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
 }
 
 /// The units `pages` chooses; `pages` of a document without units is refused.
@@ -94,7 +287,7 @@ fn selection(target: &Target<'_>, kind: DocumentKind, pages: Option<&str>) -> Re
     let Some(spec) = pages else { return Ok(PageSelection::all()) };
     if kind.unit().is_none() {
         return Err(ReadError::invalid_param(format!(
-            "{}: `pages` chooses pages of a PDF, sheets of a workbook and slides of a presentation; a {} is one flow of text",
+            "{}: `pages` chooses pages of a PDF, sheets of a workbook, slides of a presentation and chapters of a book; a {} is one flow of text",
             target.shown,
             kind.description()
         ))
@@ -115,7 +308,7 @@ fn decode_page(head: &[u8], bytes: Vec<u8>) -> Vec<u8> {
     format.codec.decode(text, DecodeLimit::NONE, true).text.into_bytes()
 }
 
-/// A byte range of a document: an HTML page's markup; a zip container's bytes are refused, with the way to its text.
+/// A byte range of a document: an HTML page's markup; a container's bytes are refused, with the way to its text.
 fn read_raw_bytes(
     target: &Target<'_>,
     kind: DocumentKind,
@@ -126,7 +319,7 @@ fn read_raw_bytes(
         return Err(ReadError::new(
             ErrorCode::Binary,
             format!(
-                "{}: a {} is a zip container; byte ranges address its raw bytes, which are not text",
+                "{}: a {} is a binary container; byte ranges address its raw bytes, which are not text",
                 target.shown,
                 kind.description()
             ),

@@ -82,7 +82,7 @@ pub fn classify(target: &Target<'_>, request: &FileRequest<'_>) -> Result<Conten
     let content = classify::document::refine(content, target.head, &target.shown, request.forced);
     if request.pages.is_some() && !matches!(content, Content::Pdf | Content::Document(_)) {
         return Err(ReadError::invalid_param(format!(
-            "{}: `pages` applies to PDFs, workbooks and presentations only, and this is none of them",
+            "{}: `pages` applies to PDFs, workbooks, presentations and books only, and this is none of them",
             target.shown
         ))
         .with_hint("remove `pages`; page through other files with offset and limit"));

@@ -302,7 +302,7 @@ impl Reader {
                 Err(target::region_needs_an_image(&shown, "a directory"))
             }
             Handle::Directory(_) if request.pages.is_some() => Err(ReadError::invalid_param(format!(
-                "{shown} is a directory; `pages` applies to PDFs, workbooks and presentations only"
+                "{shown} is a directory; `pages` applies to PDFs, workbooks, presentations and books only"
             ))
             .with_hint("page a directory with offset and limit")),
             Handle::Directory(dir) => {

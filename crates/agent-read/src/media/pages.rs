@@ -65,6 +65,18 @@ impl PageSelection {
         self.ranges.iter().flat_map(move |&(start, end)| start..=end.unwrap_or(page_count).min(page_count))
     }
 
+    /// Whether page `page` is chosen.
+    #[cfg_attr(not(feature = "documents"), allow(dead_code))] // Sheets read in one pass.
+    pub fn contains(&self, page: u32) -> bool {
+        self.ranges.iter().any(|&(start, end)| start <= page && end.is_none_or(|end| page <= end))
+    }
+
+    /// The last page chosen, or `None` when the selection runs to the end.
+    #[cfg_attr(not(feature = "documents"), allow(dead_code))] // Sheets read in one pass.
+    pub fn last(&self) -> Option<u32> {
+        self.ranges.last().and_then(|&(_, end)| end)
+    }
+
     /// The chosen page numbers past `page_count` (for an INVALID_RANGE error), if any.
     pub fn first_missing(&self, page_count: u32) -> Option<u32> {
         self.ranges.iter().find_map(|&(start, end)| match end {
@@ -174,6 +186,9 @@ mod tests {
         assert_eq!(first_missing("3-", 5), None);
         assert_eq!(first_missing("7-", 5), Some(7));
         assert_eq!(PageSelection::parse("9").unwrap().pages(5).count(), 0);
+        let chosen = PageSelection::parse("2,4-6").unwrap();
+        assert!(chosen.contains(5) && !chosen.contains(3) && !chosen.contains(7));
+        assert_eq!((chosen.last(), PageSelection::parse("2,7-").unwrap().last()), (Some(6), None));
         for spec in ["3", "1-5", "2,4-6", "7-", "1,3,5-9,12-"] {
             let selection = PageSelection::parse(spec).unwrap();
             assert_eq!(selection.spec(), spec);

@@ -68,8 +68,8 @@ impl LineRenderer {
     }
 
     /// The same renderer, whose cut-line markers say how much is left but name no byte range: the text is
-    /// decompressed, and byte ranges address the compressed file.
-    #[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+    /// decompressed or converted, and byte ranges address the file's own bytes.
+    #[cfg_attr(not(any(feature = "compressed", feature = "documents")), allow(dead_code))]
     pub fn without_byte_ranges(self) -> Self {
         LineRenderer { byte_ranges: false, ..self }
     }

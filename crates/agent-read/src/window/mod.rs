@@ -23,8 +23,8 @@ pub mod lines;
 #[cfg_attr(not(feature = "compressed"), allow(dead_code))]
 pub mod restarts;
 pub mod scan;
-// Streams are made only by the `compressed` feature's reads.
-#[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+// Streams are made by the `compressed` and `documents` features' reads.
+#[cfg_attr(not(any(feature = "compressed", feature = "documents")), allow(dead_code))]
 pub mod stream;
 pub mod tail;
 
@@ -50,8 +50,8 @@ enum Backing<'f> {
     File(&'f File),
     /// Text rendered in memory (a notebook, a PDF's pages), windowed like a file.
     Memory(&'f [u8]),
-    /// Text read forward only (decompressed as it goes), of a length known only at its end.
-    #[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+    /// Text read forward only (decompressed or converted as it goes), of a length known only at its end.
+    #[cfg_attr(not(any(feature = "compressed", feature = "documents")), allow(dead_code))]
     Stream(&'f dyn stream::ReadAt),
 }
 
@@ -91,7 +91,7 @@ impl<'f> Source<'f> {
 
     /// Describes text that can only be read forward (see [`stream`]): it starts at `data_start` (after a byte order
     /// mark) and ends where the stream does.
-    #[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "compressed", feature = "documents")), allow(dead_code))]
     pub fn streamed(stream: &'f dyn stream::ReadAt, data_start: u64, layout: NewlineLayout) -> Self {
         Source { backing: Backing::Stream(stream), head: &[], data_start, end: u64::MAX, layout, budget: None }
     }

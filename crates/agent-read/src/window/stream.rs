@@ -1,4 +1,4 @@
-//! Text that can only be read forward (decompressed as it goes), windowed like a file.
+//! Text that can only be read forward (decompressed, or converted from a document, as it goes), windowed like a file.
 //!
 //! Contract: a [`Stream`] answers [`Source::read_at`](super::Source::read_at) at any offset of the text it yields,
 //! in memory that does not grow with the text: it keeps one chunk of what it decoded last. A read inside that chunk

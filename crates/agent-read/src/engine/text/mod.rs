@@ -224,6 +224,34 @@ pub fn read_streamed_lines(
     Ok(with_footer(scanned, request, meta, format, limits, &rendering))
 }
 
+/// Reads a line window, or runs a search, over text `source` streams as it is rendered (a document converted as it
+/// is read), with `rendering`'s notices and next-call prefix. `None` when the text has no line at all. Byte ranges
+/// and blocks do not reach into such text: the caller answers them.
+#[cfg_attr(not(feature = "documents"), allow(dead_code))]
+pub fn read_rendered_stream(
+    source: &Source<'_>,
+    indexing: Option<Indexing<'_>>,
+    window: Window,
+    meta: TextMeta,
+    limits: &Limits,
+    rendering: &Rendering,
+) -> Result<Option<TextResult>, ReadError> {
+    let format = TextFormat { codec: Codec::Whatwg(encoding_rs::UTF_8), source: EncodingSource::Detected, bom_len: 0 };
+    match window {
+        Window::Lines(request) => {
+            let scanned = scan_window(source, indexing, &format, request, &meta.path, limits, rendering, u64::MAX)?;
+            Ok(scanned.map(|scanned| with_footer(scanned, request, meta, &format, limits, rendering)))
+        }
+        Window::Find(find) => find::read(source, None, &format, &find, meta, limits, rendering).map(Some),
+        Window::Bytes { .. } | Window::Block(_) => Err(ReadError::invalid_param(format!(
+            "{}: byte ranges and block mode do not reach into converted text",
+            meta.path
+        ))
+        .with_hint("read its lines with offset and limit")),
+        Window::Region(_) => Err(super::target::region_needs_an_image(&meta.path, "converted text")),
+    }
+}
+
 /// Searches text `source` streams (decompressed as it goes) as `request` asks; `notices` go in the footer.
 #[cfg_attr(not(feature = "compressed"), allow(dead_code))]
 pub fn find_streamed(

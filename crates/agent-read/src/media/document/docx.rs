@@ -7,7 +7,7 @@
 use super::markdown::{cell, pipe_table};
 use super::package::{Package, rels_of};
 use super::xml::{self, attr};
-use super::{Budgeted, Check, DocumentError};
+use super::{Check, DocumentError, Out};
 use quick_xml::events::Event;
 use std::collections::HashMap;
 
@@ -16,8 +16,8 @@ const DOCUMENT: &str = "word/document.xml";
 /// Events between two checks of the time budget.
 const CHECK_EVERY: u32 = 4096;
 
-/// Converts a DOCX's body; the text and whether it is complete (not stopped at `max_chars`).
-pub fn convert(bytes: &[u8], max_chars: usize, check: Check<'_>) -> Result<(String, bool), DocumentError> {
+/// Converts a DOCX's body, then its notes and comments, into `out`.
+pub fn convert(bytes: &[u8], out: &mut Out<'_>, check: Check<'_>) -> Result<(), DocumentError> {
     let mut package = Package::open(bytes)?;
     let Some(body) = package.part(DOCUMENT)? else {
         return Err(DocumentError::Damaged(format!("no {DOCUMENT}: this zip is not a Word document")));
@@ -25,7 +25,7 @@ pub fn convert(bytes: &[u8], max_chars: usize, check: Check<'_>) -> Result<(Stri
     let styles = package.part("word/styles.xml")?.map(|xml| styles(&xml)).transpose()?.unwrap_or_default();
     let numbering = package.part("word/numbering.xml")?.map(|xml| numbering(&xml)).transpose()?.unwrap_or_default();
     let links = package.part(&rels_of(DOCUMENT))?.map(|xml| xml::relationships(&xml)).transpose()?.unwrap_or_default();
-    let mut writer = Writer { out: Budgeted::new(max_chars), styles, numbering, links, counters: HashMap::new() };
+    let mut writer = Writer { out, styles, numbering, links, counters: HashMap::new() };
     walk_body(&body, &mut writer, check)?;
     for (part, kind) in [("word/footnotes.xml", "footnote"), ("word/endnotes.xml", "endnote")] {
         if let Some(xml) = package.part(part)? {
@@ -41,7 +41,7 @@ pub fn convert(bytes: &[u8], max_chars: usize, check: Check<'_>) -> Result<(Stri
             writer.out.line(&format!("[comment {id}] {}: {text}", author.unwrap_or_else(|| "(no author)".into())));
         }
     }
-    Ok(writer.out.finish())
+    Ok(())
 }
 
 /// What a style says of its paragraphs.
@@ -71,8 +71,8 @@ struct Table {
     cell: String,
 }
 
-struct Writer {
-    out: Budgeted,
+struct Writer<'o, 'w> {
+    out: &'o mut Out<'w>,
     styles: HashMap<String, Style>,
     /// (numId, level) → numbered (true) or bulleted.
     numbering: HashMap<(String, usize), bool>,
@@ -80,7 +80,7 @@ struct Writer {
     counters: HashMap<(String, usize), u32>,
 }
 
-fn walk_body(xml: &[u8], writer: &mut Writer, check: Check<'_>) -> Result<(), DocumentError> {
+fn walk_body(xml: &[u8], writer: &mut Writer<'_, '_>, check: Check<'_>) -> Result<(), DocumentError> {
     let mut reader = xml::reader(xml);
     let mut paragraphs: Vec<Paragraph> = Vec::new();
     let mut tables: Vec<Table> = Vec::new();
@@ -89,7 +89,7 @@ fn walk_body(xml: &[u8], writer: &mut Writer, check: Check<'_>) -> Result<(), Do
         events += 1;
         if events.is_multiple_of(CHECK_EVERY) {
             check()?;
-            if writer.out.full() {
+            if writer.out.stopped() {
                 return Ok(());
             }
         }
@@ -191,7 +191,7 @@ fn close_link(paragraph: Option<&mut Paragraph>) {
     }
 }
 
-impl Writer {
+impl Writer<'_, '_> {
     fn paragraph(&mut self, p: Paragraph, table: Option<&mut Table>) {
         let text = p.text.trim();
         if let Some(table) = table {
@@ -395,14 +395,18 @@ mod tests {
     use super::*;
 
     fn body_text(xml: &str) -> String {
+        let mut sink = Vec::new();
+        let mut out = Out::flow(&mut sink);
         let mut writer = Writer {
-            out: Budgeted::new(usize::MAX),
+            out: &mut out,
             styles: HashMap::new(),
             numbering: HashMap::new(),
             links: HashMap::new(),
             counters: HashMap::new(),
         };
-        walk_body(xml.as_bytes(), &mut writer, &mut || Ok(())).map(|()| writer.out.finish().0).unwrap_or_default()
+        let walked = walk_body(xml.as_bytes(), &mut writer, &mut || Ok(()));
+        assert!(walked.is_ok() && out.finish().is_ok());
+        String::from_utf8_lossy(&sink).trim_end().to_string()
     }
 
     #[test]

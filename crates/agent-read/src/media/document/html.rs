@@ -7,7 +7,7 @@
 //! tree is walked by its open/close edges, without recursion, so a deeply nested page costs no stack.
 
 use super::markdown::pipe_table;
-use super::{Budgeted, Check, DocumentError};
+use super::{Check, DocumentError, Out};
 use ego_tree::NodeId;
 use ego_tree::iter::Edge;
 use html5ever::tendril::TendrilSink;
@@ -23,17 +23,17 @@ const PARSE_CHUNK: usize = 16 * 1024;
 const UNSHOWN: &[&str] =
     &["script", "style", "noscript", "template", "head", "svg", "iframe", "object", "embed", "canvas", "title"];
 
-/// Converts an HTML page; its text and whether it is complete (not stopped at `max_chars`).
-pub fn convert(page: &str, max_chars: usize, check: Check<'_>) -> Result<(String, bool), DocumentError> {
+/// Converts an HTML page into `out`.
+pub fn convert(page: &str, out: &mut Out<'_>, check: Check<'_>) -> Result<(), DocumentError> {
     let html = parse(page, check)?;
-    let mut walk = Walk::new(max_chars);
+    let mut walk = Walk::new(out);
     let mut skip: Option<NodeId> = None;
     let mut seen = 0u32;
     for edge in html.tree.root().traverse() {
         seen += 1;
         if seen.is_multiple_of(CHECK_EVERY) {
             check()?;
-            if walk.out.full() {
+            if walk.out.stopped() {
                 break;
             }
         }
@@ -54,7 +54,7 @@ pub fn convert(page: &str, max_chars: usize, check: Check<'_>) -> Result<(String
         }
     }
     walk.flush();
-    Ok(walk.out.finish())
+    Ok(())
 }
 
 /// Parses a page in chunks, checking the time budget between them.
@@ -99,8 +99,8 @@ struct Table {
     saved: Vec<String>,
 }
 
-struct Walk {
-    out: Budgeted,
+struct Walk<'o, 'w> {
+    out: &'o mut Out<'w>,
     /// The text of the block under way.
     inline: String,
     /// Open lists: ordered, and the count so far.
@@ -113,10 +113,10 @@ struct Walk {
     tables: Vec<Table>,
 }
 
-impl Walk {
-    fn new(max_chars: usize) -> Walk {
+impl<'o, 'w> Walk<'o, 'w> {
+    fn new(out: &'o mut Out<'w>) -> Walk<'o, 'w> {
         Walk {
-            out: Budgeted::new(max_chars),
+            out,
             inline: String::new(),
             lists: Vec::new(),
             marker: None,
@@ -358,7 +358,10 @@ mod tests {
     use super::*;
 
     fn text_of(page: &str) -> String {
-        convert(page, usize::MAX, &mut || Ok(())).map(|(text, _)| text).unwrap_or_default()
+        let mut sink = Vec::new();
+        let mut out = Out::flow(&mut sink);
+        assert!(convert(page, &mut out, &mut || Ok(())).is_ok() && out.finish().is_ok());
+        String::from_utf8_lossy(&sink).into_owned()
     }
 
     #[test]
@@ -392,7 +395,8 @@ mod tests {
             checks += 1;
             if checks > 1 { Err(std::io::Error::from(std::io::ErrorKind::TimedOut)) } else { Ok(()) }
         };
-        let stopped = convert(&page, usize::MAX, &mut check);
+        let mut sink = Vec::new();
+        let stopped = convert(&page, &mut Out::flow(&mut sink), &mut check);
         assert!(matches!(stopped, Err(DocumentError::Stopped(_))), "{stopped:?}");
     }
 }

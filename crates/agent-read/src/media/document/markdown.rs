@@ -21,7 +21,7 @@ pub fn push_row(out: &mut String, row: &[String], width: usize) {
     out.push('|');
     for column in 0..width {
         out.push(' ');
-        out.push_str(&cell(row.get(column).map_or("", String::as_str)));
+        push_cell(out, row.get(column).map_or("", String::as_str));
         out.push_str(" |");
     }
     out.push('\n');
@@ -29,7 +29,25 @@ pub fn push_row(out: &mut String, row: &[String], width: usize) {
 
 /// A cell's text on one line: `|` escaped, runs of whitespace (line breaks included) as one space.
 pub fn cell(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
+    let mut out = String::with_capacity(text.len());
+    push_cell(&mut out, text);
+    out
+}
+
+/// Appends `text` as [`cell`] shows it (a table's rows are written a cell at a time, nothing allocated per cell).
+pub fn push_cell(out: &mut String, text: &str) {
+    for (index, word) in text.split_whitespace().enumerate() {
+        if index > 0 {
+            out.push(' ');
+        }
+        let mut rest = word;
+        while let Some(bar) = memchr::memchr(b'|', rest.as_bytes()) {
+            out.push_str(&rest[..bar]);
+            out.push_str("\\|");
+            rest = &rest[bar + 1..];
+        }
+        out.push_str(rest);
+    }
 }
 
 #[cfg(test)]

@@ -1,60 +1,62 @@
-//! Documents converted to text, the way a model reads them: DOCX (headings as `#` lines, lists, tables as pipe tables,
-//! footnotes and comments marked), XLSX (one unit per sheet: a pipe table with its header row, formulas as their
-//! cached values, dates as dates), PPTX (one unit per slide: title, text, tables, speaker notes) and HTML (readable
-//! text: headings, lists, `[text](url)` links, tables; no script, style or hidden content).
+//! Documents converted to text, the way a model reads them: DOCX and ODT (headings as `#` lines, lists, tables as
+//! pipe tables, footnotes and comments marked), XLSX, XLS and ODS (one unit per sheet: a pipe table with its header
+//! row, formulas as their cached values, dates as dates), PPTX (one unit per slide: title, text, tables, speaker
+//! notes), EPUB (one unit per chapter, each converted as HTML) and HTML (readable text: headings, lists, `[text](url)`
+//! links, tables; no script, style or hidden content).
+//!
+//! # Streaming
+//!
+//! A conversion writes its text into an [`Out`] as it goes, a line at a time, and `Out` hands it on to any
+//! [`Write`](std::io::Write): the engine's is the far end of a bounded channel that the line window reads forward, so
+//! no read holds the converted text whole, and a window deep in a sheet of a million rows costs the rows before it,
+//! not memory. When the reader has what it needs it hangs up; the writes fail, [`Out::stopped`] turns true, and the
+//! conversion returns early. [`outline`] tells the units (their count and names) before any text is written.
 //!
 //! # Bounds
 //!
 //! A document is converted in this process, so everything it may cost is bounded before it is spent: the file is read
 //! whole only up to [`MAX_FILE_BYTES`]; a zip's entries are counted ([`package`]); every part read whole is inflated
 //! through a cap, so a part that lies about its size (a zip bomb) stops at the cap; the parts calamine reads whole for
-//! a workbook (shared strings, styles) are measured the same way before calamine sees them, and a sheet is streamed
-//! row by row ([`sheets`]); XML is read as a stream of events (no tree, no recursion, no entity a document declares
-//! is expanded); converted text stops at the caller's character budget; and the time budget is checked as work goes.
+//! an XLSX (shared strings, styles) are measured the same way before calamine sees them, and its sheets are streamed
+//! row by row ([`sheets`]); an ODS's content is streamed with every single text or tag bounded ([`ods`]); an XLS,
+//! which calamine reads whole, is measured record by record first ([`xls`]); XML is read as a stream of events (no
+//! tree, no recursion, no entity a document declares is expanded); and the time budget is checked as work goes.
 //!
 //! # Layout
 //!
-//! `package` opens the zip and reads parts; `xml` holds what the OOXML walkers share; `docx`, `pptx`, `sheets` and
-//! `html` convert one format each, into [`Converted`] units; `markdown` writes pipe tables.
+//! `package` opens a zip and reads parts; `xml` holds what the XML walkers share; `grid` writes a sheet's rows;
+//! `docx`, `odt`, `pptx`, `sheets` (XLSX), `ods`, `xls`, `epub` and `html` convert one format each; `markdown`
+//! writes pipe tables.
 
 mod docx;
+mod epub;
+mod grid;
 mod html;
 mod markdown;
+mod ods;
+mod odt;
 mod package;
 mod pptx;
 mod sheets;
+mod xls;
 mod xml;
 
 use crate::classify::document::DocumentKind;
 use crate::media::pages::PageSelection;
+use crate::render::document as words;
 use std::fmt;
-use std::io;
+use std::io::{self, Write};
 
 /// Documents larger than this are not converted (the whole file is held in memory while it is).
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
-/// One unit of a document (a sheet, a slide; the whole text of a document without units).
+/// The units of a document, known before its text is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unit {
-    /// Its number, from 1.
-    pub number: u32,
-    /// Its name (a sheet's name, a slide's title), when it has one.
-    pub title: Option<String>,
-    /// Its text, as Markdown-like lines.
-    pub text: String,
-}
-
-/// What a conversion gave.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Converted {
-    /// The chosen units, in order (one unit, numbered 1, for a document without units).
-    pub units: Vec<Unit>,
-    /// Units in the whole document.
+pub struct Outline {
+    /// Units in the whole document (1 for a document without units).
     pub unit_count: u32,
-    /// The names of every unit, in order (sheet names; empty when units have none).
+    /// The names of every unit, in order (sheet names, chapter titles; empty when units have none).
     pub names: Vec<String>,
-    /// False when the text stopped at the character budget before the chosen units ended.
-    pub complete: bool,
 }
 
 /// Why a document could not be converted.
@@ -90,72 +92,237 @@ impl From<io::Error> for DocumentError {
 /// Checks the time budget and cancellation; called as conversion goes.
 pub type Check<'a> = &'a mut dyn FnMut() -> io::Result<()>;
 
-/// Converts the document `bytes` of `kind` (HTML: already decoded to `text`) into the units `selection` chooses, with
-/// at most about `max_chars` characters of text.
+/// The units of the document `bytes` of `kind`: how many, and their names. It opens the document as converting it
+/// would, so a damaged, encrypted or oversized document is refused here, before any text.
+pub fn outline(kind: DocumentKind, bytes: &[u8], check: Check<'_>) -> Result<Outline, DocumentError> {
+    match kind {
+        DocumentKind::Docx | DocumentKind::Html => Ok(Outline { unit_count: 1, names: Vec::new() }),
+        DocumentKind::Odt => odt::outline(bytes),
+        DocumentKind::Xlsx => sheets::outline(bytes),
+        DocumentKind::Pptx => pptx::outline(bytes),
+        DocumentKind::Ods => ods::outline(bytes, check),
+        DocumentKind::Xls => xls::outline(bytes, check),
+        DocumentKind::Epub => epub::outline(bytes),
+    }
+}
+
+/// Converts the units `selection` chooses of the document `bytes` of `kind` (HTML: already decoded to UTF-8) into
+/// `out`, whose frame has `outline`'s units. Returns early, without an error, once `out` is [stopped](Out::stopped).
 pub fn convert(
     kind: DocumentKind,
     bytes: &[u8],
     selection: &PageSelection,
-    max_chars: usize,
+    out: &mut Out<'_>,
     check: Check<'_>,
-) -> Result<Converted, DocumentError> {
+) -> Result<(), DocumentError> {
     match kind {
-        DocumentKind::Docx => docx::convert(bytes, max_chars, check).map(single),
-        DocumentKind::Xlsx => sheets::convert(bytes, selection, max_chars, check),
-        DocumentKind::Pptx => pptx::convert(bytes, selection, max_chars, check),
-        DocumentKind::Html => {
-            let text = String::from_utf8_lossy(bytes);
-            html::convert(&text, max_chars, check).map(single)
+        DocumentKind::Docx => docx::convert(bytes, out, check),
+        DocumentKind::Odt => odt::convert(bytes, out, check),
+        DocumentKind::Xlsx => sheets::convert(bytes, selection, out, check),
+        DocumentKind::Ods => ods::convert(bytes, selection, out, check),
+        DocumentKind::Xls => xls::convert(bytes, selection, out, check),
+        DocumentKind::Pptx => pptx::convert(bytes, selection, out, check),
+        DocumentKind::Epub => epub::convert(bytes, selection, out, check),
+        DocumentKind::Html => html::convert(&String::from_utf8_lossy(bytes), out, check),
+    }
+}
+
+/// Where converted text goes, a line at a time. A document with units is framed as the model reads it: each unit
+/// under its header line, its text behind the gutter (so no cell can print a header of its own), a blank line
+/// between units, and a unit without text said to be so. Blank lines are written only between two lines of text, so
+/// a unit or a document never starts or ends with one. Once a write fails (the reader hung up) nothing more is
+/// written and [`Out::stopped`] is true.
+pub struct Out<'w> {
+    sink: &'w mut dyn Write,
+    /// What a unit is called, and how many the document has; `None` for one flow of text.
+    frame: Option<(&'static str, u32)>,
+    /// Units begun so far.
+    begun: u32,
+    /// Lines written in the current unit (in the whole text, without units).
+    lines: u64,
+    /// A blank line is due before the next line of text.
+    blank_due: bool,
+    /// The last line written was blank.
+    last_blank: bool,
+    failed: Option<io::Error>,
+    line: String,
+}
+
+impl<'w> Out<'w> {
+    /// Text of one flow (a document without units).
+    pub fn flow(sink: &'w mut dyn Write) -> Out<'w> {
+        Out::with_frame(sink, None)
+    }
+
+    /// Text in units called `unit` (`sheet`), `count` of them in the document.
+    pub fn framed(sink: &'w mut dyn Write, unit: &'static str, count: u32) -> Out<'w> {
+        Out::with_frame(sink, Some((unit, count)))
+    }
+
+    fn with_frame(sink: &'w mut dyn Write, frame: Option<(&'static str, u32)>) -> Out<'w> {
+        Out { sink, frame, begun: 0, lines: 0, blank_due: false, last_blank: false, failed: None, line: String::new() }
+    }
+
+    /// Whether the reader hung up: nothing more will be written.
+    pub fn stopped(&self) -> bool {
+        self.failed.is_some()
+    }
+
+    /// Begins unit `number`, named `title` when it has a name, marked when it is hidden (a document without units
+    /// ignores it).
+    pub fn begin(&mut self, number: u32, title: Option<&str>, hidden: bool) {
+        let Some((unit, count)) = self.frame else { return };
+        self.end_unit();
+        if self.begun > 0 {
+            self.put("");
+        }
+        self.begun += 1;
+        let header = words::unit_header(unit, number, count, title, hidden);
+        self.put(&header);
+        (self.lines, self.blank_due, self.last_blank) = (0, false, false);
+    }
+
+    /// Whether the current unit (the whole text, without units) has no line yet.
+    pub fn unit_is_empty(&self) -> bool {
+        self.lines == 0
+    }
+
+    /// Writes a line of text; a line feed in it starts another line.
+    pub fn line(&mut self, text: &str) {
+        let mut rest = text;
+        loop {
+            let (piece, more) = match memchr::memchr(b'\n', rest.as_bytes()) {
+                Some(at) => (&rest[..at], Some(&rest[at + 1..])),
+                None => (rest, None),
+            };
+            if self.blank_due {
+                self.blank_due = false;
+                self.text_line("");
+            }
+            self.text_line(piece);
+            match more {
+                Some(more) => rest = more,
+                None => return,
+            }
+        }
+    }
+
+    /// Asks for a blank line before the next line of text (one, however often asked).
+    pub fn blank(&mut self) {
+        if self.lines > 0 && !self.last_blank {
+            self.blank_due = true;
+        }
+    }
+
+    /// Ends the text: the last unit's notice when it had no text, and everything written handed on. The error the
+    /// writes failed with, if they did.
+    pub fn finish(&mut self) -> io::Result<()> {
+        self.end_unit();
+        if self.failed.is_none()
+            && let Err(error) = self.sink.flush()
+        {
+            self.failed = Some(error);
+        }
+        match self.failed.take() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    fn end_unit(&mut self) {
+        if let Some((unit, _)) = self.frame
+            && self.begun > 0
+            && self.lines == 0
+        {
+            self.put(&words::empty_unit(unit));
+            self.lines = 1;
+        }
+    }
+
+    /// A line of the document's own text: behind the gutter in a unit.
+    fn text_line(&mut self, text: &str) {
+        self.lines += 1;
+        self.last_blank = text.is_empty();
+        if self.frame.is_some() {
+            let mut framed = std::mem::take(&mut self.line);
+            framed.clear();
+            words::push_gutter_line(&mut framed, text);
+            self.put(&framed);
+            self.line = framed;
+        } else {
+            self.put(text);
+        }
+    }
+
+    /// Writes `line` and its line feed, unless an earlier write failed.
+    fn put(&mut self, line: &str) {
+        if self.failed.is_some() {
+            return;
+        }
+        let written = self.sink.write_all(line.as_bytes()).and_then(|()| self.sink.write_all(b"\n"));
+        if let Err(error) = written {
+            self.failed = Some(error);
         }
     }
 }
 
-/// A document without units: its text as unit 1 of 1.
-fn single((text, complete): (String, bool)) -> Converted {
-    Converted { units: vec![Unit { number: 1, title: None, text }], unit_count: 1, names: Vec::new(), complete }
+/// Converts into a string, for the unit tests of each format.
+#[cfg(test)]
+pub(crate) fn text_of(
+    kind: DocumentKind,
+    bytes: &[u8],
+    selection: &PageSelection,
+) -> Result<(Outline, String), DocumentError> {
+    let outline = outline(kind, bytes, &mut || Ok(()))?;
+    let mut sink = Vec::new();
+    let mut out = match kind.unit() {
+        Some(unit) => Out::framed(&mut sink, unit, outline.unit_count),
+        None => Out::flow(&mut sink),
+    };
+    convert(kind, bytes, selection, &mut out, &mut || Ok(()))?;
+    out.finish()?;
+    Ok((outline, String::from_utf8_lossy(&sink).into_owned()))
 }
 
-/// A text being converted, which stops growing at its character budget.
-#[derive(Debug)]
-pub(crate) struct Budgeted {
-    text: String,
-    max_chars: usize,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl Budgeted {
-    fn new(max_chars: usize) -> Budgeted {
-        Budgeted { text: String::new(), max_chars }
+    #[test]
+    fn units_stand_under_headers_with_blank_lines_only_between_text() {
+        let mut sink = Vec::new();
+        let mut out = Out::framed(&mut sink, "sheet", 3);
+        out.begin(1, Some("Sales\nQ3"), false);
+        out.blank();
+        out.line("| a |\n── sheet 9 of 9 ──");
+        out.blank();
+        out.blank();
+        out.line("after");
+        out.blank();
+        out.begin(3, None, true);
+        out.finish().unwrap();
+        assert_eq!(
+            String::from_utf8(sink).unwrap(),
+            "── sheet 1 of 3: Sales Q3 ──\n│ | a |\n│ ── sheet 9 of 9 ──\n│\n│ after\n\n── sheet 3 of 3 (hidden) ──\n(no text in this sheet)\n"
+        );
     }
 
-    /// Whether the budget is spent.
-    fn full(&self) -> bool {
-        self.text.len() >= self.max_chars
-    }
-
-    /// Whether nothing was written.
-    fn is_empty(&self) -> bool {
-        self.text.trim().is_empty()
-    }
-
-    /// Appends a line (a newline is added).
-    fn line(&mut self, line: &str) {
-        if !self.full() {
-            self.text.push_str(line);
-            self.text.push('\n');
+    #[test]
+    fn a_failed_write_stops_the_text() {
+        struct HungUp;
+        impl Write for HungUp {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::ErrorKind::BrokenPipe.into())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
         }
-    }
-
-    /// Appends a blank line unless the text is empty or already ends with one.
-    fn blank(&mut self) {
-        if !self.text.is_empty() && !self.text.ends_with("\n\n") && !self.full() {
-            self.text.push('\n');
-        }
-    }
-
-    fn finish(self) -> (String, bool) {
-        let complete = !self.full();
-        let mut text = self.text;
-        text.truncate(text.trim_end().len());
-        (text, complete)
+        let mut sink = HungUp;
+        let mut out = Out::flow(&mut sink);
+        assert!(!out.stopped());
+        out.line("x");
+        assert!(out.stopped());
+        assert_eq!(out.finish().map_err(|e| e.kind()), Err(io::ErrorKind::BrokenPipe));
     }
 }

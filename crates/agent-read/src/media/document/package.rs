@@ -1,5 +1,6 @@
-//! A zip package (DOCX, XLSX, PPTX): opened from bytes in memory, its entries counted, its parts inflated through a
-//! cap so that a part that lies about its size stops at the cap instead of filling memory.
+//! A zip package (DOCX, XLSX, PPTX, ODT, ODS, EPUB): opened from bytes in memory, its entries counted, its parts
+//! inflated through a cap so that a part that lies about its size stops at the cap instead of filling memory, or
+//! streamed with every single text or tag bounded ([`RunLimited`]).
 
 use super::{Check, DocumentError};
 use crate::render::human_size;
@@ -57,45 +58,123 @@ impl<'a> Package<'a> {
     /// `>`) is longer than `max_run` bytes: whoever reads the part's XML event by event then holds at most that much
     /// for one event (one text, one tag), however large the part.
     pub fn check_runs(&mut self, name: &str, max_run: usize, check: Check<'_>) -> Result<(), DocumentError> {
-        let mut entry = match self.archive.by_name(name) {
-            Ok(entry) => entry,
-            Err(ZipError::FileNotFound) => return Ok(()),
-            Err(error) => return Err(damaged(name, &error)),
-        };
+        let Some(mut stream) = self.stream(name, max_run)? else { return Ok(()) };
         let mut chunk = vec![0u8; 256 * 1024];
-        let (mut run, mut chunks) = (0usize, 0u32);
-        loop {
-            let read = entry.read(&mut chunk).map_err(|e| damaged(name, &e))?;
-            if read == 0 {
-                return Ok(());
+        for chunks in 1u32.. {
+            match stream.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(error) => {
+                    return Err(match error.get_ref().and_then(|inner| inner.downcast_ref::<RunTooLong>()) {
+                        Some(RunTooLong(reason)) => DocumentError::TooLarge(reason.clone()),
+                        None => damaged(name, &error),
+                    });
+                }
             }
-            chunks += 1;
             if chunks.is_multiple_of(64) {
                 check()?;
             }
-            let data = &chunk[..read];
-            let mut last = None;
-            for at in memchr::memchr2_iter(b'<', b'>', data) {
-                run += at - last.map_or(0, |l: usize| l + 1);
-                if run > max_run {
-                    break;
-                }
-                (run, last) = (0, Some(at));
-            }
-            run += read - last.map_or(0, |l| l + 1);
-            if run > max_run {
-                return Err(DocumentError::TooLarge(format!(
-                    "part {name} holds a single text or tag over {} (a document too large to convert)",
-                    human_size(max_run as u64)
-                )));
-            }
         }
+        Ok(())
+    }
+
+    /// The part `name` as a stream, inflated as it is read, each stretch between markup delimiters bounded by
+    /// `max_run` (see [`RunLimited`]); `None` when the package has no such part.
+    pub fn stream(&mut self, name: &str, max_run: usize) -> Result<Option<RunLimited<impl Read + '_>>, DocumentError> {
+        let entry = match self.archive.by_name(name) {
+            Ok(entry) => entry,
+            Err(ZipError::FileNotFound) => return Ok(None),
+            Err(error) => return Err(damaged(name, &error)),
+        };
+        if entry.encrypted() {
+            return Err(DocumentError::Encrypted);
+        }
+        Ok(Some(RunLimited { inner: entry, run: 0, max_run, part: name.to_string() }))
+    }
+
+    /// Opens a package whose `mimetype` part names `media_type` (as OpenDocument and EPUB packages say what they are).
+    pub fn open_typed(bytes: &'a [u8], media_type: &str) -> Result<Package<'a>, DocumentError> {
+        let mut package = Package::open(bytes)?;
+        let named = package.part_within("mimetype", 256)?.unwrap_or_default();
+        if named.trim_ascii() != media_type.as_bytes() {
+            return Err(DocumentError::Damaged(format!(
+                "its mimetype part does not say {media_type}: not the document its name says"
+            )));
+        }
+        Ok(package)
+    }
+
+    /// Opens an OpenDocument package whose `mimetype` part names `media_type`; a package whose manifest says
+    /// its `content` part is encrypted is refused as encrypted.
+    pub fn open_odf(bytes: &'a [u8], media_type: &str, content: &str) -> Result<Package<'a>, DocumentError> {
+        let mut package = Package::open_typed(bytes, media_type)?;
+        if let Some(manifest) = package.part("META-INF/manifest.xml")? {
+            super::xml::refuse_encrypted_entry(&manifest, content)?;
+        }
+        Ok(package)
     }
 
     /// The names of the package's parts (a name that is not valid text is left out: no part of a document has one).
     pub fn names(&self) -> Vec<String> {
         self.archive.file_names().filter_map(|name| name.ok().map(|name| name.into_owned())).collect()
     }
+}
+
+/// A part read as a stream, failing (with [`DocumentError::TooLarge`] inside the `io::Error`) as soon as a stretch
+/// between two markup delimiters (`<`, `>`) grows past `max_run` bytes: an XML reader over it then holds at most that
+/// much for one event (one text, one tag), however large the part.
+pub struct RunLimited<R> {
+    inner: R,
+    run: usize,
+    max_run: usize,
+    part: String,
+}
+
+impl<R: Read> Read for RunLimited<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let read = self.inner.read(buf)?;
+        let data = &buf[..read];
+        let mut last = None;
+        for at in memchr::memchr2_iter(b'<', b'>', data) {
+            self.run += at - last.map_or(0, |l: usize| l + 1);
+            if self.run > self.max_run {
+                break;
+            }
+            (self.run, last) = (0, Some(at));
+        }
+        self.run += read - last.map_or(0, |l| l + 1);
+        if self.run > self.max_run {
+            return Err(std::io::Error::other(RunTooLong(format!(
+                "part {} holds a single text or tag over {} (a document too large to convert)",
+                self.part,
+                human_size(self.max_run as u64)
+            ))));
+        }
+        Ok(read)
+    }
+}
+
+/// What a [`RunLimited`] stream failed with.
+#[derive(Debug)]
+pub struct RunTooLong(pub String);
+
+impl std::fmt::Display for RunTooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RunTooLong {}
+
+/// An XML error met while streaming the part `part`: the bound a [`RunLimited`] stream met, the time budget or a
+/// failed read as such, anything else as damage.
+pub fn stream_error(part: &str, error: quick_xml::Error) -> DocumentError {
+    if let quick_xml::Error::Io(io) = &error
+        && let Some(RunTooLong(reason)) = io.get_ref().and_then(|inner| inner.downcast_ref::<RunTooLong>())
+    {
+        return DocumentError::TooLarge(reason.clone());
+    }
+    super::xml::damaged(part, &error)
 }
 
 fn damaged(what: &str, error: &dyn std::fmt::Display) -> DocumentError {

@@ -5,45 +5,46 @@
 use super::markdown::{cell, pipe_table};
 use super::package::{Package, rels_of, resolve_target};
 use super::xml::{self, attr};
-use super::{Budgeted, Check, Converted, DocumentError, Unit};
+use super::{Check, DocumentError, Out, Outline};
 use crate::media::pages::PageSelection;
 use quick_xml::events::Event;
 
 const PRESENTATION: &str = "ppt/presentation.xml";
 
-/// Converts the chosen slides of a PPTX.
+/// The slides of a PPTX (titled as each slide is, when it is converted).
+pub fn outline(bytes: &[u8]) -> Result<Outline, DocumentError> {
+    let slides = slides(&mut Package::open(bytes)?)?;
+    Ok(Outline { unit_count: u32::try_from(slides.len()).unwrap_or(u32::MAX), names: Vec::new() })
+}
+
+/// Converts the chosen slides of a PPTX into `out`.
 pub fn convert(
     bytes: &[u8],
     selection: &PageSelection,
-    max_chars: usize,
+    out: &mut Out<'_>,
     check: Check<'_>,
-) -> Result<Converted, DocumentError> {
+) -> Result<(), DocumentError> {
     let mut package = Package::open(bytes)?;
+    let slides = slides(&mut package)?;
+    let unit_count = u32::try_from(slides.len()).unwrap_or(u32::MAX);
+    for number in selection.pages(unit_count) {
+        check()?;
+        let Some(part) = slides.get(number as usize - 1) else { break };
+        if out.stopped() {
+            break;
+        }
+        write_slide(&mut package, number, part, out)?;
+    }
+    Ok(())
+}
+
+/// The parts of the presentation's slides, in its order.
+fn slides(package: &mut Package<'_>) -> Result<Vec<String>, DocumentError> {
     let Some(presentation) = package.part(PRESENTATION)? else {
         return Err(DocumentError::Damaged(format!("no {PRESENTATION}: this zip is not a PowerPoint presentation")));
     };
     let rels = package.part(&rels_of(PRESENTATION))?.map(|x| xml::relationships(&x)).transpose()?.unwrap_or_default();
-    let slides = slide_parts(&presentation, &rels)?;
-    let unit_count = u32::try_from(slides.len()).unwrap_or(u32::MAX);
-    let (mut units, mut used, mut complete) = (Vec::new(), 0usize, true);
-    for number in selection.pages(unit_count) {
-        check()?;
-        if used >= max_chars {
-            complete = false;
-            break;
-        }
-        let Some(part) = slides.get(number as usize - 1) else { break };
-        let mut out = Budgeted::new(max_chars - used);
-        let title = write_slide(&mut package, part, &mut out)?;
-        let (text, whole) = out.finish();
-        used += text.len() + 1;
-        units.push(Unit { number, title, text });
-        if !whole {
-            complete = false;
-            break;
-        }
-    }
-    Ok(Converted { units, unit_count, names: Vec::new(), complete })
+    slide_parts(&presentation, &rels)
 }
 
 /// The slides' parts, in the order the presentation lists them.
@@ -66,17 +67,19 @@ fn slide_parts(
     }
 }
 
-/// Writes one slide and its notes; returns its title.
-fn write_slide(package: &mut Package<'_>, part: &str, out: &mut Budgeted) -> Result<Option<String>, DocumentError> {
+/// Writes slide `number` (its part `part`) and its notes, under its title.
+fn write_slide(package: &mut Package<'_>, number: u32, part: &str, out: &mut Out<'_>) -> Result<(), DocumentError> {
     let Some(xml) = package.part(part)? else {
+        out.begin(number, None, false);
         out.line("(the slide's part is missing)");
-        return Ok(None);
+        return Ok(());
     };
     let shapes = blocks(&xml, part)?;
     let title = shapes.iter().find_map(|b| match b {
         Block::Text { title: true, text, .. } => Some(text.replace('\n', " ")),
         _ => None,
     });
+    out.begin(number, title.as_deref(), false);
     write_blocks(&shapes, out, true);
     let rels = package.part(&rels_of(part))?.map(|x| xml::relationships(&x)).transpose()?.unwrap_or_default();
     let notes = rels.values().find(|target| target.contains("notesSlide")).map(|t| resolve_target(part, t));
@@ -91,13 +94,13 @@ fn write_slide(package: &mut Package<'_>, part: &str, out: &mut Budgeted) -> Res
             write_blocks(&said, out, false);
         }
     }
-    if out.is_empty() {
+    if out.unit_is_empty() {
         out.line("(no text on this slide)");
     }
-    Ok(title)
+    Ok(())
 }
 
-fn write_blocks(blocks: &[Block], out: &mut Budgeted, with_title: bool) {
+fn write_blocks(blocks: &[Block], out: &mut Out<'_>, with_title: bool) {
     for block in blocks {
         match block {
             Block::Text { title: true, text, .. } if with_title => {

@@ -5,16 +5,16 @@
 //! calamine reads the workbook. What it holds whole in memory (shared strings, styles, the workbook and its
 //! relationships) is measured first, by inflating each part through a cap, and a shared-strings part that announces
 //! more strings than it could hold is refused before calamine reserves room for them. A sheet is streamed cell by cell
-//! and stops at the text budget; its part is scanned first for a text or tag too long to hold (calamine holds one
-//! cell's text whole).
+//! into the output, which stops it when the reader has what it needs; its part is scanned first for a text or tag too
+//! long to hold (calamine holds one cell's text whole).
 
-use super::markdown::{cell, push_row};
+use super::grid::{Grid, shown_ref};
 use super::package::Package;
 use super::xml::{self, attr};
-use super::{Budgeted, Check, Converted, DocumentError, Unit};
+use super::{Check, DocumentError, Out, Outline};
 use crate::media::pages::PageSelection;
 use crate::render::human_size;
-use calamine::{DataRef, Reader, SheetVisible, Xlsx, XlsxError};
+use calamine::{Reader, SheetVisible, Xlsx, XlsxError};
 use quick_xml::events::Event;
 use std::io::Cursor;
 
@@ -29,45 +29,39 @@ const MAX_STATED_COLUMNS: u32 = 1024;
 /// Cells between two checks of the time budget.
 const CHECK_EVERY: u64 = 4096;
 
-/// Converts the chosen sheets of an XLSX.
+/// The sheets of an XLSX, by name; the workbook is opened as converting it would, so what it refuses is refused here.
+pub fn outline(bytes: &[u8]) -> Result<Outline, DocumentError> {
+    measure_whole_parts(bytes)?;
+    let workbook = Xlsx::new(Cursor::new(bytes)).map_err(workbook_error)?;
+    let names: Vec<String> = workbook.sheets_metadata().iter().map(|sheet| sheet.name.clone()).collect();
+    Ok(Outline { unit_count: u32::try_from(names.len()).unwrap_or(u32::MAX), names })
+}
+
+/// Converts the chosen sheets of an XLSX into `out`.
 pub fn convert(
     bytes: &[u8],
     selection: &PageSelection,
-    max_chars: usize,
+    out: &mut Out<'_>,
     check: Check<'_>,
-) -> Result<Converted, DocumentError> {
+) -> Result<(), DocumentError> {
     let sheet_parts = measure_whole_parts(bytes)?;
     check()?;
     let mut workbook = Xlsx::new(Cursor::new(bytes)).map_err(workbook_error)?;
     let sheets = workbook.sheets_metadata().to_vec();
     let unit_count = u32::try_from(sheets.len()).unwrap_or(u32::MAX);
-    let (mut units, mut used, mut complete) = (Vec::new(), 0usize, true);
     for number in selection.pages(unit_count) {
         let Some(sheet) = sheets.get(number as usize - 1) else { break };
-        if used >= max_chars {
-            complete = false;
+        if out.stopped() {
             break;
         }
         let part = sheet_parts.iter().find(|(name, _)| *name == sheet.name).map(|(_, part)| part.as_str());
         if let Some(part) = part {
             Package::open(bytes)?.check_runs(part, MAX_SHEET_RUN, check)?;
         }
-        let mut out = Budgeted::new(max_chars - used);
-        write_sheet(&mut workbook, &sheet.name, &mut out, check)?;
-        let (text, whole) = out.finish();
-        used += text.len() + 1;
-        let mut title = sheet.name.clone();
-        if sheet.visible != SheetVisible::Visible {
-            title.push_str(" (hidden)");
-        }
-        units.push(Unit { number, title: Some(title), text });
-        if !whole {
-            complete = false;
-            break;
-        }
+        out.begin(number, Some(&sheet.name), sheet.visible != SheetVisible::Visible);
+        write_sheet(&mut workbook, &sheet.name, out, check)?;
     }
-    let names = sheets.into_iter().map(|s| s.name).collect();
-    Ok(Converted { units, unit_count, names, complete })
+    Ok(())
 }
 
 /// Measures every part calamine reads whole; returns each sheet's name and part, which are streamed instead.
@@ -137,7 +131,7 @@ fn sheet_parts(workbook: &[u8], rels: &std::collections::HashMap<String, String>
 fn write_sheet(
     workbook: &mut Xlsx<Cursor<&[u8]>>,
     name: &str,
-    out: &mut Budgeted,
+    out: &mut Out<'_>,
     check: Check<'_>,
 ) -> Result<(), DocumentError> {
     let mut cells = match workbook.worksheet_cells_reader(name) {
@@ -151,91 +145,25 @@ fn write_sheet(
     let dimensions = cells.dimensions();
     let first_column = dimensions.start.1;
     let stated = dimensions.end.1.saturating_sub(first_column) + 1;
-    let mut width = (stated <= MAX_STATED_COLUMNS).then_some(stated as usize);
-    let (mut row, mut row_number, mut rows, mut seen) = (Vec::<String>::new(), None::<u32>, 0u64, 0u64);
+    let mut grid = Grid::new((stated <= MAX_STATED_COLUMNS).then_some(stated as usize));
+    let (mut row_number, mut seen) = (None::<u32>, 0u64);
     while let Some(found) = cells.next_cell().map_err(workbook_error)? {
         seen += 1;
         if seen.is_multiple_of(CHECK_EVERY) {
             check()?;
         }
         let (at_row, at_column) = found.get_position();
-        let value = shown(found.get_value());
         if row_number != Some(at_row) {
-            if flush(out, &mut row, &mut width, rows) {
-                rows += 1;
-            }
-            if out.full() {
+            grid.end_row(out, 1);
+            if out.stopped() {
                 return Ok(());
             }
             row_number = Some(at_row);
         }
-        if value.is_empty() {
-            continue;
-        }
-        let column = at_column.saturating_sub(first_column) as usize;
-        if column >= row.len() {
-            row.resize(column + 1, String::new());
-        }
-        row[column] = cell(&value);
+        grid.set(at_column.saturating_sub(first_column) as usize, &shown_ref(found.get_value()))?;
     }
-    if flush(out, &mut row, &mut width, rows) {
-        rows += 1;
-    }
-    if rows == 0 {
-        out.line("(empty sheet)");
-    }
+    grid.finish(out);
     Ok(())
-}
-
-/// Writes a finished row (none when it is empty); after the first, the header's rule. Whether a row was written.
-fn flush(out: &mut Budgeted, row: &mut Vec<String>, width: &mut Option<usize>, written: u64) -> bool {
-    if row.iter().all(String::is_empty) {
-        row.clear();
-        return false;
-    }
-    let columns = *width.get_or_insert(row.len());
-    let mut line = String::new();
-    push_row(&mut line, row, columns.max(row.len()));
-    out.line(line.trim_end());
-    if written == 0 {
-        out.line(&format!("|{}", " --- |".repeat(columns.max(row.len()))));
-    }
-    row.clear();
-    true
-}
-
-/// A cell's value as Excel shows it, in the forms a model reads without a locale: ISO dates, plain numbers.
-fn shown(value: &DataRef<'_>) -> String {
-    match value {
-        DataRef::Empty => String::new(),
-        DataRef::String(text) | DataRef::DateTimeIso(text) | DataRef::DurationIso(text) => text.clone(),
-        DataRef::SharedString(text) => (*text).to_string(),
-        DataRef::Int(n) => n.to_string(),
-        DataRef::Float(f) => number(*f),
-        DataRef::Bool(b) => if *b { "TRUE" } else { "FALSE" }.to_string(),
-        DataRef::Error(error) => error.to_string(),
-        DataRef::DateTime(date) => {
-            if date.is_duration() {
-                let seconds = (date.as_f64() * 86_400.0).round() as i64;
-                return format!("{}:{:02}:{:02}", seconds / 3600, seconds % 3600 / 60, seconds % 60);
-            }
-            // Displayed as `2024-03-01 14:30:00` (fractions of a second after a dot).
-            match date.as_datetime().map(|moment| moment.to_string()) {
-                Some(moment) if date.as_f64() < 1.0 => moment.split_once(' ').map_or(moment.clone(), |(_, t)| t.into()),
-                Some(moment) => moment.strip_suffix(" 00:00:00").map_or(moment.clone(), str::to_string),
-                None => number(date.as_f64()),
-            }
-        }
-    }
-}
-
-/// A number as a spreadsheet shows it by default: whole numbers without a fraction, others in their shortest form.
-fn number(value: f64) -> String {
-    if value.is_finite() && value.fract() == 0.0 && value.abs() < 1e15 {
-        format!("{}", value as i64)
-    } else {
-        format!("{value}")
-    }
 }
 
 fn workbook_error(error: XlsxError) -> DocumentError {
@@ -248,14 +176,6 @@ fn workbook_error(error: XlsxError) -> DocumentError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_show_as_a_spreadsheet_shows_them() {
-        assert_eq!(number(3.0), "3");
-        assert_eq!(number(-2.5), "-2.5");
-        assert_eq!(number(1e20), "100000000000000000000");
-        assert_eq!(shown(&DataRef::Bool(true)), "TRUE");
-    }
 
     #[test]
     fn a_shared_strings_part_that_overstates_its_count_is_refused() {

@@ -30,10 +30,12 @@ pub fn reference(event: &BytesRef<'_>) -> String {
     }
 }
 
-/// The value of the attribute whose local name is `local` (`w:val` and `val` alike).
+/// The value of the attribute whose local name is `local` (`w:val` and `val` alike). An attribute given twice is
+/// not looked for (its first value counts): the check would cost every lookup a pass over all the others.
 pub fn attr(element: &BytesStart<'_>, local: &str) -> Option<String> {
     element
         .attributes()
+        .with_checks(false)
         .flatten()
         .find(|a| a.key.local_name().as_ref() == local)
         .and_then(|a| a.normalized_value(quick_xml::XmlVersion::Implicit1_0).ok().map(|value| value.into_owned()))
@@ -67,6 +69,27 @@ pub fn relationships(xml: &[u8]) -> Result<HashMap<String, String>, DocumentErro
                 }
             }
             Event::Eof => return Ok(map),
+            _ => {}
+        }
+    }
+}
+
+/// Refuses an OpenDocument package whose manifest (`META-INF/manifest.xml`) gives the part `content` encryption data:
+/// it was saved with a password.
+pub fn refuse_encrypted_entry(manifest: &[u8], content: &str) -> Result<(), DocumentError> {
+    use quick_xml::events::Event;
+    let mut reader = reader(manifest);
+    let mut in_content = false;
+    loop {
+        match reader.read_event().map_err(|e| damaged("META-INF/manifest.xml", &e))? {
+            Event::Start(e) if e.local_name().as_ref() == "file-entry" => {
+                in_content = attr(&e, "full-path").as_deref() == Some(content);
+            }
+            Event::Start(e) | Event::Empty(e) if in_content && e.local_name().as_ref() == "encryption-data" => {
+                return Err(DocumentError::Encrypted);
+            }
+            Event::End(e) if e.local_name().as_ref() == "file-entry" => in_content = false,
+            Event::Eof => return Ok(()),
             _ => {}
         }
     }
