@@ -54,15 +54,42 @@ fn fcntl_path(file: &File) -> Option<PathBuf> {
     Some(PathBuf::from(std::ffi::OsString::from_vec(buffer))).filter(|p| p.is_absolute())
 }
 
-/// Whether `path` (following links) is the file `file` holds: same device and inode.
+/// Whether `path` names the file `file` holds (same device and inode) with no link anywhere on it: each directory is
+/// opened from the one before without following a link, and the last name is looked up without following one. A link
+/// swapped in at any step fails the check, so a path that only leads to the file through a link (one that was a plain
+/// file when the path was walked) never stands in for it.
 #[cfg(unix)]
 fn names_this_file(file: &File, path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt as _;
-    // `metadata` only looks the path up; it never opens it, so a FIFO swapped in cannot block here.
-    match (file.metadata(), std::fs::metadata(path)) {
-        (Ok(held), Ok(named)) => held.dev() == named.dev() && held.ino() == named.ino(),
-        _ => false,
+    use rustix::fs::{AtFlags, Mode, OFlags};
+    use std::path::Component;
+    let mut names = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::RootDir => {}
+            Component::Normal(name) => names.push(name),
+            _ => return false,
+        }
     }
+    // O_PATH opens a directory to walk through it without read permission, and never opens a device or FIFO.
+    #[cfg(target_os = "linux")]
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    #[cfg(not(target_os = "linux"))]
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let (Ok(held), true) = (rustix::fs::fstat(file), path.has_root()) else { return false };
+    let Ok(mut directory) = rustix::fs::open("/", flags, Mode::empty()) else { return false };
+    let named = match names.split_last() {
+        None => rustix::fs::fstat(&directory),
+        Some((last, parents)) => {
+            for name in parents {
+                match rustix::fs::openat(&directory, *name, flags, Mode::empty()) {
+                    Ok(next) => directory = next,
+                    Err(_) => return false,
+                }
+            }
+            rustix::fs::statat(&directory, *last, AtFlags::SYMLINK_NOFOLLOW)
+        }
+    };
+    named.is_ok_and(|named| named.st_dev == held.st_dev && named.st_ino == held.st_ino)
 }
 
 /// Windows always keeps a record of the handle; without it nothing stands in.
@@ -91,6 +118,23 @@ mod tests {
         assert!(!names_this_file(&file, &base.join("a.txt")));
         let found = of(&file, Some(&base.join("a.txt")));
         assert_ne!(found.as_deref(), Some(base.join("a.txt").as_path()), "a swapped path is never taken");
+    }
+
+    #[test]
+    fn a_path_that_reaches_the_file_through_a_link_never_stands_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(base.join("real")).unwrap();
+        std::fs::write(base.join("real/.env"), "secret").unwrap();
+        let file = File::open(base.join("real/.env")).unwrap();
+        assert!(names_this_file(&file, &base.join("real/.env")));
+        // A link in the last place (a plain file when the path was walked, a link to the file when it is checked).
+        std::os::unix::fs::symlink(".env", base.join("real/target")).unwrap();
+        assert!(!names_this_file(&file, &base.join("real/target")), "a last name that is a link");
+        // A link on the way.
+        std::os::unix::fs::symlink("real", base.join("alias")).unwrap();
+        assert!(!names_this_file(&file, &base.join("alias/.env")), "a directory on the way that is a link");
+        assert!(!names_this_file(&file, Path::new("real/.env")), "a relative path");
     }
 
     #[test]
