@@ -30,7 +30,7 @@ pub fn outline(bytes: &[u8]) -> Result<Outline, DocumentError> {
             None => package.part(chapter)?.map(|xhtml| first_heading(&xhtml)).unwrap_or_default(),
         });
     }
-    Ok(Outline { unit_count: u32::try_from(names.len()).unwrap_or(u32::MAX), names })
+    Ok(Outline::named(names))
 }
 
 /// Converts the chosen chapters of an EPUB into `out`, each titled as [`outline`] names it.

@@ -59,6 +59,13 @@ pub struct Outline {
     pub names: Vec<String>,
 }
 
+impl Outline {
+    /// A document whose units are named, one per name.
+    pub fn named(names: Vec<String>) -> Outline {
+        Outline { unit_count: u32::try_from(names.len()).unwrap_or(u32::MAX), names }
+    }
+}
+
 /// Why a document could not be converted.
 #[derive(Debug)]
 pub enum DocumentError {

@@ -42,7 +42,7 @@ pub fn outline(bytes: &[u8], check: Check<'_>) -> Result<Outline, DocumentError>
         Some(prefix) => table_names(reader.into_inner(), &prefix, check)?,
         None => Vec::new(),
     };
-    Ok(Outline { unit_count: u32::try_from(names.len()).unwrap_or(u32::MAX), names })
+    Ok(Outline::named(names))
 }
 
 /// The prefix (with its colon; empty for the default namespace) the root element binds to the table namespace, or

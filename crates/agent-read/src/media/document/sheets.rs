@@ -34,7 +34,7 @@ pub fn outline(bytes: &[u8]) -> Result<Outline, DocumentError> {
     measure_whole_parts(bytes)?;
     let workbook = Xlsx::new(Cursor::new(bytes)).map_err(workbook_error)?;
     let names: Vec<String> = workbook.sheets_metadata().iter().map(|sheet| sheet.name.clone()).collect();
-    Ok(Outline { unit_count: u32::try_from(names.len()).unwrap_or(u32::MAX), names })
+    Ok(Outline::named(names))
 }
 
 /// Converts the chosen sheets of an XLSX into `out`.

@@ -51,7 +51,7 @@ const CELLS: [u16; 5] = [0x0203, 0x0204, 0x00D6, 0x0205, 0x027E];
 pub fn outline(bytes: &[u8], check: Check<'_>) -> Result<Outline, DocumentError> {
     let workbook = open(bytes, false, check)?;
     let names: Vec<String> = workbook.sheets_metadata().iter().map(|sheet| sheet.name.clone()).collect();
-    Ok(Outline { unit_count: u32::try_from(names.len()).unwrap_or(u32::MAX), names })
+    Ok(Outline::named(names))
 }
 
 /// Converts the chosen sheets of an XLS into `out`.
