@@ -30,6 +30,7 @@ pub fn internal() -> ReadError {
 /// The environment variable that makes a debug build panic on purpose, for the tests of the catching above:
 /// `POINT:SUFFIX` panics at the point named `POINT` for a request whose subject (a path, usually) ends with `SUFFIX`.
 /// Release builds have no such code: the function below is empty there.
+#[cfg(debug_assertions)]
 pub const TEST_PANIC_VAR: &str = "AGENT_READ_TEST_PANIC";
 
 /// Panics when [`TEST_PANIC_VAR`] names `point` and `subject` ends with its suffix (debug builds only: an operator's
