@@ -20,6 +20,7 @@ mod region;
 pub use block::{BlockWindow, ReadMode};
 pub use find::FindWindow;
 pub(crate) use json::truncate_for_message;
+pub(crate) use line_pattern::LinePattern;
 pub use region::PixelRegion;
 
 /// One read request (docs/contract.md, Requests). Its field docs are what the model sees in the tool schema.

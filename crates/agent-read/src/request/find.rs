@@ -26,7 +26,7 @@ pub struct FindWindow {
     pub regex: Regex,
     /// The same pattern unable to match across a line feed, to find among many lines of UTF-8 text those that may
     /// match; absent for a pattern anchored to the text's start or end (see `line_pattern`).
-    pub line_pattern: Option<regex_automata::meta::Regex>,
+    pub line_pattern: Option<super::line_pattern::LinePattern>,
     /// The line the search starts at, from 1, or negative from the end (never 0).
     pub offset: i64,
     /// Matching lines shown at most.

@@ -22,7 +22,7 @@ use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
 use crate::render::LineRenderer;
 use crate::render::text::{FIND_GROUP_SEPARATOR, FindFacts, Searched, find_footer, page_marker, shown_from_marker};
-use crate::request::FindWindow;
+use crate::request::{FindWindow, LinePattern};
 use crate::result::{TextMeta, TextResult};
 use crate::window::lines::{self, Indexing, Walk};
 use crate::window::scan::{Candidates, CapturedLine, Flow};
@@ -52,7 +52,8 @@ pub fn read(
     search.stop_after_shown = source.stream().is_none().then_some(source.end);
     // Jumping over lines is for UTF-8 text whose lines carry no page header to keep track of.
     let filter = request.line_pattern.as_ref().filter(|_| format.codec.is_utf8() && rendering.page_header.is_none());
-    let filter = filter.map(|pattern| LineFilter { pattern, jumped: Cell::new(None) });
+    let filter =
+        filter.map(|pattern| LineFilter { pattern, choice: Cell::new(Choice::new()), jumped: Cell::new(None) });
     let candidates = filter.as_ref().map(|filter| filter as &dyn Candidates);
     let walk = Walk { count_ahead: 0, candidates, ..Walk::counting_all(request.offset, u64::MAX, keep_max) };
     let outcome = lines::scan_lines(source, indexing, &walk, |line| search.take(line));
@@ -322,14 +323,69 @@ impl<'r> Search<'r> {
 /// the pass jumped over (searched, and found to hold no match).
 #[derive(Debug)]
 struct LineFilter<'p> {
-    pattern: &'p regex_automata::meta::Regex,
+    pattern: &'p LinePattern,
+    /// Which form of the line pattern searches (see `request::line_pattern`).
+    choice: Cell<Choice>,
     /// The first and last lines jumped over.
     jumped: Cell<Option<[u64; 2]>>,
 }
 
+/// Which form of a line pattern with two searches this text: both are timed on its first large regions, then the
+/// faster goes on alone. Either finds the same lines, so the choice changes the time a search takes, never its answer.
+#[derive(Debug, Clone, Copy)]
+enum Choice {
+    /// Both timed so far on `trials` regions: nanoseconds with a literal looked for first, and without.
+    Trying {
+        trials: u32,
+        usual: u128,
+        without_literals: u128,
+    },
+    Usual,
+    WithoutLiterals,
+}
+
+impl Choice {
+    /// Regions both forms are timed on before one is kept.
+    const TRIALS: u32 = 4;
+    /// The smallest region worth timing: smaller ones are mostly a single line, where either form takes no time.
+    const TRIAL_BYTES: usize = 16 << 10;
+
+    fn new() -> Choice {
+        Choice::Trying { trials: 0, usual: 0, without_literals: 0 }
+    }
+}
+
+impl LineFilter<'_> {
+    /// The first byte of a possible match in `region`, by the chosen form, timing both while choosing.
+    fn search(&self, region: &[u8]) -> Option<usize> {
+        let start_of = |regex: &regex_automata::meta::Regex| regex.find(region).map(|m| m.start());
+        let Some(plain) = &self.pattern.without_literals else { return start_of(&self.pattern.usual) };
+        match self.choice.get() {
+            Choice::Usual => start_of(&self.pattern.usual),
+            Choice::WithoutLiterals => start_of(plain),
+            Choice::Trying { .. } if region.len() < Choice::TRIAL_BYTES => start_of(&self.pattern.usual),
+            Choice::Trying { trials, usual, without_literals } => {
+                let timer = std::time::Instant::now();
+                let found = start_of(&self.pattern.usual);
+                let usual = usual + timer.elapsed().as_nanos();
+                let timer = std::time::Instant::now();
+                let also = start_of(plain);
+                let without_literals = without_literals + timer.elapsed().as_nanos();
+                debug_assert_eq!(found, also, "both forms of a line pattern find the same line");
+                self.choice.set(match trials + 1 {
+                    Choice::TRIALS if without_literals < usual => Choice::WithoutLiterals,
+                    Choice::TRIALS => Choice::Usual,
+                    trials => Choice::Trying { trials, usual, without_literals },
+                });
+                found
+            }
+        }
+    }
+}
+
 impl Candidates for LineFilter<'_> {
     fn first(&self, region: &[u8]) -> Option<usize> {
-        self.pattern.find(region).map(|m| m.start())
+        self.search(region)
     }
 
     fn jumped(&self, first: u64, last: u64) {

@@ -88,3 +88,24 @@ fn a_text_with_few_candidate_lines_is_searched_in_jumps_with_the_right_numbers()
         "{output}"
     );
 }
+
+#[test]
+fn either_form_of_a_line_pattern_finds_the_same_lines_and_the_faster_is_kept_after_the_trials() {
+    let mut region: Vec<u8> =
+        (0..4000).flat_map(|n| format!("2026-11-27 line {n} took 1.5 ms\n").into_bytes()).collect();
+    region.extend_from_slice(b"call 555-0199 now\n");
+    for pattern in [r"[0-9]{3}-[0-9]{4}", r"\d+\.\d+\.\d+\.\d+", "a|bcd"] {
+        let found = request(pattern, 1, 5, 0);
+        let line_pattern = found.line_pattern.as_ref().expect("a line pattern");
+        assert!(line_pattern.without_literals.is_some(), "{pattern}: its literals are short");
+        let filter = |choice| LineFilter { pattern: line_pattern, choice: Cell::new(choice), jumped: Cell::new(None) };
+        let usual = filter(Choice::Usual).search(&region);
+        assert_eq!(filter(Choice::WithoutLiterals).search(&region), usual, "{pattern}");
+        let trying = filter(Choice::new());
+        for _ in 0..Choice::TRIALS {
+            assert_eq!(trying.search(&region), usual, "{pattern}");
+        }
+        assert!(matches!(trying.choice.get(), Choice::Usual | Choice::WithoutLiterals), "{pattern}: chosen");
+        assert_eq!(trying.search(&region), usual, "{pattern}");
+    }
+}
