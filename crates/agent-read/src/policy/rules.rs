@@ -135,29 +135,29 @@ const COPY_SUFFIXES: [&str; 13] =
 /// The names `name` may be a copy of: without a copy suffix (`server.key~`, `tls.pem.bak`), without Emacs's
 /// auto-save `#…#` (`#.env#`), without vim's swap dot (`.server.key.swp`), repeatedly (`.env.bak~`). Empty when
 /// `name` is no copy.
-pub fn copies_of(name: &str) -> Vec<String> {
-    let mut found: Vec<String> = Vec::new();
-    let mut pending = vec![name.to_string()];
+pub fn copies_of(name: &[u8]) -> Vec<Vec<u8>> {
+    let mut found: Vec<Vec<u8>> = Vec::new();
+    let mut pending = vec![name.to_vec()];
     while let Some(current) = pending.pop() {
-        let mut originals = Vec::new();
-        if let Some(inner) = current.strip_prefix('#').and_then(|rest| rest.strip_suffix('#')) {
-            originals.push(inner.to_string());
+        let mut originals: Vec<&[u8]> = Vec::new();
+        if let Some(inner) = current.strip_prefix(b"#").and_then(|rest| rest.strip_suffix(b"#")) {
+            originals.push(inner);
         }
         for suffix in COPY_SUFFIXES {
-            if let Some(stem) = current.strip_suffix(suffix) {
-                originals.push(stem.to_string());
+            if let Some(stem) = current.strip_suffix(suffix.as_bytes()) {
+                originals.push(stem);
                 if suffix.starts_with(".sw")
-                    && let Some(unhidden) = stem.strip_prefix('.')
+                    && let Some(unhidden) = stem.strip_prefix(b".")
                 {
-                    originals.push(unhidden.to_string());
+                    originals.push(unhidden);
                 }
             }
         }
         for original in originals {
             // Bounded: every step makes the name shorter.
-            if !original.is_empty() && !found.contains(&original) {
-                found.push(original.clone());
-                pending.push(original);
+            if !original.is_empty() && !found.iter().any(|known| known == original) {
+                found.push(original.to_vec());
+                pending.push(original.to_vec());
             }
         }
     }
@@ -278,22 +278,23 @@ impl Spelled {
     }
 }
 
-/// `path` with its last name replaced by each name it may be a copy of.
+/// `path` with its last name replaced by each name it may be a copy of. Names are bytes, not always UTF-8: a copy
+/// suffix is ASCII, and a name that is not Unicode is no less a copy (`k\xff.pem.bak`).
 fn originals_of(path: &[u8]) -> Vec<Vec<u8>> {
     let start = memchr::memrchr(b'/', path).map_or(0, |at| at + 1);
-    let Ok(name) = std::str::from_utf8(&path[start..]) else { return Vec::new() };
+    let name = &path[start..];
     if !may_be_a_copy(name) {
         return Vec::new();
     }
-    copies_of(name).into_iter().map(|original| [&path[..start], original.as_bytes()].concat()).collect()
+    copies_of(name).into_iter().map(|original| [&path[..start], &original].concat()).collect()
 }
 
 /// Whether [`copies_of`] can find anything in `name`: most names end in no copy suffix, and this costs no allocation.
 /// Every suffix but `~` is one extension.
-fn may_be_a_copy(name: &str) -> bool {
-    name.starts_with('#')
-        || name.ends_with('~')
-        || name.rfind('.').is_some_and(|dot| COPY_SUFFIXES.contains(&&name[dot..]))
+fn may_be_a_copy(name: &[u8]) -> bool {
+    name.starts_with(b"#")
+        || name.ends_with(b"~")
+        || memchr::memrchr(b'.', name).is_some_and(|dot| COPY_SUFFIXES.iter().any(|s| s.as_bytes() == &name[dot..]))
 }
 
 #[cfg(test)]
@@ -380,8 +381,8 @@ mod tests {
         }
         let allow = rules(&["*.md"], Kind::Allow);
         assert_eq!(first(&allow, "a.md~"), None);
-        assert_eq!(copies_of("a"), Vec::<String>::new());
-        assert_eq!(copies_of(".x.swp"), vec![".x".to_string(), "x".to_string()]);
+        assert_eq!(copies_of(b"a"), Vec::<Vec<u8>>::new());
+        assert_eq!(copies_of(b".x.swp"), vec![b".x".to_vec(), b"x".to_vec()]);
     }
 
     #[test]
@@ -399,9 +400,21 @@ mod tests {
     fn the_quick_copy_check_lets_every_copy_through() {
         for suffix in COPY_SUFFIXES {
             let name = format!("server.key{suffix}");
-            assert!(may_be_a_copy(&name) && !copies_of(&name).is_empty(), "{name}");
+            assert!(may_be_a_copy(name.as_bytes()) && !copies_of(name.as_bytes()).is_empty(), "{name}");
         }
-        assert!(may_be_a_copy("#.env#") && !may_be_a_copy("main.rs") && !may_be_a_copy("notes.txt"));
+        assert!(may_be_a_copy(b"#.env#") && !may_be_a_copy(b"main.rs") && !may_be_a_copy(b"notes.txt"));
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn copies_of_names_that_are_not_unicode_are_denied_with_them() {
+        use std::os::unix::ffi::OsStrExt as _;
+        let deny = rules(&["*.pem", "*.key", ".env"], Kind::Deny);
+        let names: [&[u8]; 5] = [b"k\xff.pem.bak", b"#k\xff.key#", b".k\xff.pem.swp", b"k\xff.key.gz", b"d\xfe/.env.bak"];
+        for name in names {
+            let path = Path::new(std::ffi::OsStr::from_bytes(name));
+            assert!(deny.first_match(path, &Path::new("/w").join(path)).is_some(), "{}", path.display());
+        }
     }
 
     #[test]

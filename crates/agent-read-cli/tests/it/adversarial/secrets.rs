@@ -75,6 +75,20 @@ fn editor_and_backup_copies_of_secret_files_are_denied() {
     }
 }
 
+/// A copy whose name is not Unicode is a copy all the same: read through a link to it, or matched by a glob.
+#[test]
+#[cfg(unix)]
+fn copies_of_secret_files_with_names_that_are_not_unicode_are_denied() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let ws = Ws::new();
+    let copy = ws.root.join(std::ffi::OsStr::from_bytes(b"k\xff.pem.bak"));
+    fs::write(&copy, format!("{}\n", marker())).expect("write the copy");
+    ws.link(&copy, "notes.txt");
+    expect_denied(&ws.read("notes.txt"), &["*.pem"], "a link to k\\xff.pem.bak");
+    let found = many(&ws, &[], &["*"]);
+    assert_eq!(found.json["files"], json!([]), "{}", found.stdout);
+}
+
 #[test]
 fn ordinary_source_files_stay_readable() {
     let ws = Ws::new();
