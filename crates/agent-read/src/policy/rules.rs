@@ -56,7 +56,16 @@ impl Rules {
         let (mut relative_globs, mut absolute_globs) = (Vec::new(), Vec::new());
         for pattern in patterns {
             let spelled = native_glob(pattern);
-            let trimmed = spelled.trim().trim_end_matches('/');
+            let folded = folded(spelled.trim()).ok_or_else(|| {
+                refuse(
+                    pattern,
+                    GlobProblem::Invalid {
+                        reason: "`..` never matches: paths are matched with `..` resolved; name the folder itself"
+                            .to_string(),
+                    },
+                )
+            })?;
+            let trimmed = folded.trim_end_matches('/');
             if trimmed.is_empty() {
                 return Err(refuse(pattern, GlobProblem::Empty));
             }
@@ -118,6 +127,19 @@ fn native_glob(pattern: &str) -> String {
     {
         pattern.to_string()
     }
+}
+
+/// `glob` spelled as the paths it is matched against are: without `.` names and empty names between `/` (`./x`,
+/// `a//b`, `a/./b` would otherwise never match); a leading and a trailing `/` stay. `None` when it names `..`.
+fn folded(glob: &str) -> Option<String> {
+    let names: Vec<&str> = glob.split('/').collect();
+    if names.contains(&"..") {
+        return None;
+    }
+    let last = names.len().saturating_sub(1);
+    let kept =
+        names.iter().enumerate().filter(|&(at, name)| (at == 0 || at == last || !name.is_empty()) && *name != ".");
+    Some(kept.map(|(_, name)| *name).collect::<Vec<_>>().join("/"))
 }
 
 /// Whether a glob (separators `/`) is matched against absolute paths: it starts at `/`, or on Windows at a drive
@@ -410,11 +432,26 @@ mod tests {
     fn copies_of_names_that_are_not_unicode_are_denied_with_them() {
         use std::os::unix::ffi::OsStrExt as _;
         let deny = rules(&["*.pem", "*.key", ".env"], Kind::Deny);
-        let names: [&[u8]; 5] = [b"k\xff.pem.bak", b"#k\xff.key#", b".k\xff.pem.swp", b"k\xff.key.gz", b"d\xfe/.env.bak"];
+        let names: [&[u8]; 5] =
+            [b"k\xff.pem.bak", b"#k\xff.key#", b".k\xff.pem.swp", b"k\xff.key.gz", b"d\xfe/.env.bak"];
         for name in names {
             let path = Path::new(std::ffi::OsStr::from_bytes(name));
             assert!(deny.first_match(path, &Path::new("/w").join(path)).is_some(), "{}", path.display());
         }
+    }
+
+    #[test]
+    fn globs_spelled_with_dot_or_doubled_slashes_match_as_folded_and_dot_dot_is_refused() {
+        let deny = rules(&["./top.txt", "sub//deep.txt", "a/./b/*.key", "/etc//shadow"], Kind::Deny);
+        for path in ["top.txt", "x/top.txt", "sub/deep.txt", "a/b/c.key"] {
+            assert!(first(&deny, path).is_some(), "{path}");
+        }
+        assert!(deny.first_match(Path::new("x"), Path::new("/etc/shadow")).is_some());
+        assert_eq!(folded("./top.txt").as_deref(), Some("top.txt"));
+        assert_eq!(folded("/a//b/./c/").as_deref(), Some("/a/b/c/"));
+        assert_eq!(folded("."), Some(String::new()));
+        let error = Rules::new(&["../secret".to_string()], Kind::Deny).unwrap_err().to_string();
+        assert!(error.contains("../secret") && error.contains("`..`"), "{error}");
     }
 
     #[test]
