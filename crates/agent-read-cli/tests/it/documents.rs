@@ -388,10 +388,17 @@ fn hostile_opendocument_xls_and_epub_files_are_refused_in_256_mb() {
     ws.file("cell.ods", fixture!("long_cell.ods"));
     ws.file("bomb.odt", fixture!("bomb.odt"));
     ws.file("corners.xls", fixture!("corners.xls"));
+    ws.file("repeated.ods", fixture!("repeated_cell.ods"));
+    ws.file("repeated.odt", fixture!("repeated_cell.odt"));
+    ws.file("formula.xls", fixture!("formula_string.xls"));
     for (path, says) in [
         ("cell.ods", "part content.xml holds a single text or tag over 4.0 MiB"),
         ("bomb.odt", "part content.xml inflates past 32.0 MiB"),
         ("corners.xls", "its cells would take about 1.0 GiB of memory to read, over the 512.0 MiB a workbook may take"),
+        // A few kilobytes each, that ask for gigabytes once repeats are written out or a formula's string is placed.
+        ("repeated.ods", "a row holds over 16 MiB of text, its repeated cells counted"),
+        ("repeated.odt", "a table holds over 64 MiB of text, its repeats counted"),
+        ("formula.xls", "its cells would take about 256.0 GiB of memory to read"),
     ] {
         let result = read_in_small_memory(&ws, json!({"path": path}));
         assert_eq!(result["error_code"], "TOO_LARGE", "{path}: {result}");

@@ -96,15 +96,34 @@ pub fn timeout_hint(unit: Option<&str>) -> String {
 /// A unit's name (a sheet's, a chapter's: the file's words) as the tool's lines show it: on one line (runs of
 /// whitespace as one space), and JSON-quoted unless it holds only letters, digits, spaces and punctuation that means
 /// nothing in a header or a footer, so that a name can never pass for the tool's own words (`· next: pages=9`).
+/// A long name is cut to its first [`MAX_NAME_CHARS`] characters (then `…`): a name says which unit, and a footer
+/// lists many.
 fn unit_name(name: &str) -> String {
-    let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut name = name.split_whitespace().take(MAX_NAME_CHARS).collect::<Vec<_>>().join(" ");
+    if let Some((cut, _)) = name.char_indices().nth(MAX_NAME_CHARS) {
+        name.truncate(cut);
+        name.push('…');
+    }
     let plain = |c: char| c.is_alphanumeric() || " -_.&'/+#%!?".contains(c);
     if name.chars().all(plain) && crate::escape::is_plain(&name) { name } else { crate::escape::quoted(&name) }
 }
 
+/// Characters of a unit's name shown in a header or a footer.
+const MAX_NAME_CHARS: usize = 80;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_name_is_cut_in_headers_and_footers() {
+        let long = "word ".repeat(100_000);
+        let header = unit_header("chapter", 1, 1, Some(&long), false);
+        assert!(header.len() < 200 && header.contains("word …"), "{header}");
+        let names = vec![long];
+        let conversion = Conversion { description: "EPUB", unit: Some("chapter"), unit_count: 1, names: &names };
+        assert!(notices(&conversion)[1].len() < 200, "{:?}", notices(&conversion));
+    }
 
     #[test]
     fn headers_and_notices_name_units_by_number_and_name() {

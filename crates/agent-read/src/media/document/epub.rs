@@ -19,16 +19,27 @@ const CONTAINER: &str = "META-INF/container.xml";
 /// How fonts are obfuscated (not encrypted): the IDPF's algorithm and Adobe's.
 const FONT_OBFUSCATION: [&str; 2] = ["http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"];
 
-/// The chapters of an EPUB, by title.
-pub fn outline(bytes: &[u8]) -> Result<Outline, DocumentError> {
+/// Bytes of a chapter's title kept from its first heading: a title names a chapter, it does not hold it.
+const MAX_TITLE_BYTES: usize = 400;
+
+/// The chapters of an EPUB, by title. A part the spine lists more than once is read for its title once; the time
+/// budget is checked between parts.
+pub fn outline(bytes: &[u8], check: Check<'_>) -> Result<Outline, DocumentError> {
     let mut package = Package::open_typed(bytes, MEDIA_TYPE)?;
     let book = Book::read(&mut package)?;
+    let mut headings: HashMap<&str, String> = HashMap::new();
     let mut names = Vec::with_capacity(book.chapters.len());
     for chapter in &book.chapters {
-        names.push(match book.titles.get(chapter) {
-            Some(title) => title.clone(),
-            None => package.part(chapter)?.map(|xhtml| first_heading(&xhtml)).unwrap_or_default(),
-        });
+        if let Some(title) = book.titles.get(chapter) {
+            names.push(title.clone());
+            continue;
+        }
+        if !headings.contains_key(chapter.as_str()) {
+            check()?;
+            let heading = package.part(chapter)?.map(|xhtml| first_heading(&xhtml)).unwrap_or_default();
+            headings.insert(chapter, heading);
+        }
+        names.push(headings.get(chapter.as_str()).cloned().unwrap_or_default());
     }
     Ok(Outline::named(names))
 }
@@ -223,8 +234,8 @@ fn first_heading(xhtml: &[u8]) -> String {
                     (inside, text) = (Some(name), String::new());
                 }
             }
-            Event::Text(t) if inside.is_some() => text.push_str(&xml::text(&t)),
-            Event::GeneralRef(r) if inside.is_some() => text.push_str(&xml::reference(&r)),
+            Event::Text(t) if inside.is_some() => push_capped(&mut text, &xml::text(&t)),
+            Event::GeneralRef(r) if inside.is_some() => push_capped(&mut text, &xml::reference(&r)),
             Event::End(e) if inside.as_deref() == Some(&e.local_name().as_ref().to_ascii_lowercase()) => {
                 let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
                 match inside.take() {
@@ -240,12 +251,32 @@ fn first_heading(xhtml: &[u8]) -> String {
     title
 }
 
+/// Adds `more` to a title being read, which keeps [`MAX_TITLE_BYTES`] at most (cut at a character, then `…`).
+fn push_capped(title: &mut String, more: &str) {
+    let mark = '…'.len_utf8();
+    let room = MAX_TITLE_BYTES.saturating_sub(title.len());
+    if room <= mark {
+        return;
+    }
+    if more.len() <= room {
+        title.push_str(more);
+        return;
+    }
+    let mut end = room - mark;
+    while !more.is_char_boundary(end) {
+        end -= 1;
+    }
+    title.push_str(&more[..end]);
+    title.push('…');
+}
+
 fn is_heading(name: &str) -> bool {
     matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
 }
 
 /// Refuses a book whose `META-INF/encryption.xml` encrypts one of its chapters (font obfuscation is not encryption).
 fn refuse_encrypted_chapters(encryption: &[u8], chapters: &[String]) -> Result<(), DocumentError> {
+    let chapters: std::collections::HashSet<&str> = chapters.iter().map(String::as_str).collect();
     let mut reader = xml::reader(encryption);
     let mut obfuscation = false;
     loop {
@@ -257,7 +288,7 @@ fn refuse_encrypted_chapters(encryption: &[u8], chapters: &[String]) -> Result<(
                 }
                 "CipherReference" if !obfuscation => {
                     let uri = attr(&e, "URI").unwrap_or_default();
-                    if chapters.contains(&part_path("", &uri)) {
+                    if chapters.contains(part_path("", &uri).as_str()) {
                         return Err(DocumentError::Encrypted);
                     }
                 }
@@ -288,6 +319,38 @@ mod tests {
         let page = b"<html><head><title>Page</title></head><body><p>x</p><h2>Second <em>part</em></h2></body></html>";
         assert_eq!(first_heading(page), "Second part");
         assert_eq!(first_heading(b"<html><head><title> Only  title </title></head><body/></html>"), "Only title");
+        let long = format!("<html><body><h1>{}</h1></body></html>", "word ".repeat(1 << 20));
+        let title = first_heading(long.as_bytes());
+        assert!(title.len() <= MAX_TITLE_BYTES && title.ends_with('…'), "{} bytes", title.len());
+    }
+
+    #[test]
+    fn a_chapter_the_spine_lists_many_times_is_read_once_for_its_title_within_the_time_budget() {
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let options = zip::write::SimpleFileOptions::default();
+        let mut add = |name: &str, text: &str| {
+            zip.start_file(name, options).unwrap();
+            std::io::Write::write_all(&mut zip, text.as_bytes()).unwrap();
+        };
+        add("mimetype", MEDIA_TYPE);
+        add(CONTAINER, r#"<container><rootfiles><rootfile full-path="book.opf"/></rootfiles></container>"#);
+        let spine = r#"<itemref idref="c"/>"#.repeat(2000);
+        add(
+            "book.opf",
+            &format!(
+                r#"<package><manifest><item id="c" href="c.xhtml" media-type="application/xhtml+xml"/></manifest>
+            <spine>{spine}</spine></package>"#
+            ),
+        );
+        add("c.xhtml", "<html><body><h1>Only</h1><p>text</p></body></html>");
+        let book = zip.finish().unwrap().into_inner();
+        let mut checks = 0;
+        let outline = outline(&book, &mut || {
+            checks += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!((outline.unit_count, outline.names[1999].as_str(), checks), (2000, "Only", 1));
     }
 
     #[test]

@@ -11,6 +11,9 @@ use std::borrow::Cow;
 /// Columns a sheet may have (Excel's and LibreOffice's limit): a cell further right is a crafted file, and holding a
 /// row that wide would cost memory for nothing.
 pub const MAX_COLUMNS: usize = 16_384;
+/// Text one row may hold, its cells' repeats counted: a row past it is a crafted file (a few kilobytes repeating one
+/// long cell across every column), and writing it would take memory for nothing a model could read.
+pub const MAX_ROW_BYTES: usize = 16 * 1024 * 1024;
 
 /// The rows of one sheet on their way into a pipe table.
 #[derive(Debug, Default)]
@@ -22,6 +25,8 @@ pub struct Grid {
     /// The row under way: its first `len` cells (the cells past them keep their room for the next rows).
     row: Vec<String>,
     len: usize,
+    /// Bytes set in the row under way.
+    bytes: usize,
     /// The line being written (kept between rows to reuse its room).
     line: String,
 }
@@ -42,6 +47,13 @@ impl Grid {
             return Err(DocumentError::TooLarge(format!(
                 "a cell lies in column {}, beyond the {MAX_COLUMNS} columns a sheet can have",
                 column + 1
+            )));
+        }
+        self.bytes = self.bytes.saturating_add(value.len());
+        if self.bytes > MAX_ROW_BYTES {
+            return Err(DocumentError::TooLarge(format!(
+                "a row holds over {} MiB of text, its repeated cells counted",
+                MAX_ROW_BYTES >> 20
             )));
         }
         if column >= self.row.len() {
@@ -82,7 +94,7 @@ impl Grid {
             }
             self.rows += 1;
         }
-        self.len = 0;
+        (self.len, self.bytes) = (0, 0);
     }
 
     /// Ends the sheet: a sheet without a value says so.

@@ -109,7 +109,7 @@ pub fn outline(kind: DocumentKind, bytes: &[u8], check: Check<'_>) -> Result<Out
         DocumentKind::Pptx => pptx::outline(bytes),
         DocumentKind::Ods => ods::outline(bytes, check),
         DocumentKind::Xls => xls::outline(bytes, check),
-        DocumentKind::Epub => epub::outline(bytes),
+        DocumentKind::Epub => epub::outline(bytes, check),
     }
 }
 

@@ -28,6 +28,8 @@ const CONTENT: &str = "content.xml";
 const MAX_RUN: usize = 4 * 1024 * 1024;
 /// Rows a sheet can have (LibreOffice's limit, and Excel's): repeats stop there.
 const MAX_ROWS: u64 = 1_048_576;
+/// Bytes of content read between two checks of the time budget, at most (beside [`CHECK_EVERY`] events).
+const CHECK_EVERY_BYTES: u64 = 16 * 1024 * 1024;
 /// Events between two checks of the time budget.
 const CHECK_EVERY: u32 = 8192;
 
@@ -110,7 +112,16 @@ fn table_names(mut source: impl BufRead, prefix: &str, check: Check<'_>) -> Resu
                             continue;
                         }
                     }
-                    let Some(end) = tag_end(&pending[after..]).map(|end| after + end) else { break open };
+                    let Some(end) = tag_end(&pending[after..]).map(|end| after + end) else {
+                        // A tag not yet whole is read again with the next chunk: a tag bounded as any run is.
+                        if pending.len() - open > MAX_RUN {
+                            return Err(DocumentError::TooLarge(format!(
+                                "a table's start tag runs over {} MiB",
+                                MAX_RUN >> 20
+                            )));
+                        }
+                        break open;
+                    };
                     let tag = &pending[open..=end];
                     if depth == 0 {
                         names.push(table_name(tag));
@@ -163,11 +174,13 @@ pub fn convert(
     let mut reader = content(&mut package)?;
     let last_chosen = selection.last();
     let mut walk = Walk::default();
-    let (mut buf, mut events) = (Vec::new(), 0u32);
+    let (mut buf, mut events, mut checked_at) = (Vec::new(), 0u32, 0u64);
     loop {
         events += 1;
-        if events.is_multiple_of(CHECK_EVERY) {
+        // Every so many events, and every so many bytes: one event may be a run of megabytes.
+        if events.is_multiple_of(CHECK_EVERY) || reader.buffer_position() - checked_at > CHECK_EVERY_BYTES {
             check()?;
+            checked_at = reader.buffer_position();
         }
         let past_chosen = walk.depth == 0 && walk.skip == 0 && last_chosen.is_some_and(|last| walk.sheet >= last);
         if out.stopped() || past_chosen {
@@ -187,8 +200,8 @@ pub fn convert(
         match event {
             Event::Start(e) => walk.open(&e, false, selection, out)?,
             Event::Empty(e) => walk.open(&e, true, selection, out)?,
-            Event::Text(t) if walk.in_paragraph => walk.text.push_str(&xml::text(&t)),
-            Event::GeneralRef(r) if walk.in_paragraph => walk.text.push_str(&xml::reference(&r)),
+            Event::Text(t) if walk.in_paragraph => walk.push_text(&xml::text(&t))?,
+            Event::GeneralRef(r) if walk.in_paragraph => walk.push_text(&xml::reference(&r))?,
             Event::End(e) => walk.close(e.local_name().as_ref(), out)?,
             Event::Eof => return Ok(()),
             _ => {}
@@ -282,15 +295,15 @@ impl Walk {
             }
             "p" | "h" if self.cell.is_some() => {
                 if !self.text.is_empty() {
-                    self.text.push('\n');
+                    self.push_text("\n")?;
                 }
                 self.in_paragraph = !empty;
             }
             "s" if self.in_paragraph => {
                 let count = attr(e, "c").and_then(|c| c.parse().ok()).unwrap_or(1usize).min(256);
-                self.text.push_str(&" ".repeat(count));
+                self.push_text(&" ".repeat(count))?;
             }
-            "tab" | "line-break" if self.in_paragraph => self.text.push(' '),
+            "tab" | "line-break" if self.in_paragraph => self.push_text(" ")?,
             _ => {}
         }
         Ok(())
@@ -308,6 +321,16 @@ impl Walk {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// Adds `text` to the cell under way, which may hold [`MAX_RUN`] bytes: the cap on one run of text applies to a
+    /// cell made of many runs (spans, spaces) too.
+    fn push_text(&mut self, text: &str) -> Result<(), DocumentError> {
+        if self.text.len() + text.len() > MAX_RUN {
+            return Err(DocumentError::TooLarge(format!("a cell holds over {} MiB of text", MAX_RUN >> 20)));
+        }
+        self.text.push_str(text);
         Ok(())
     }
 
@@ -465,6 +488,33 @@ mod tests {
             <table:table-cell><text:p>x</text:p></table:table-cell></table:table-row></table:table>"#);
         let (_, text) = crate::media::document::text_of(DocumentKind::Ods, &book, &PageSelection::all()).unwrap();
         assert_eq!(text.lines().count() as u64, 1 + MAX_ROWS + 1, "a header line, the rule, the rows after the first");
+    }
+
+    #[test]
+    fn a_long_cell_repeated_across_a_row_or_made_of_many_runs_is_refused_not_held() {
+        let long = "x".repeat(3 << 20);
+        let repeated = ods(&format!(
+            r#"<table:table table:name="A"><table:table-row><table:table-cell table:number-columns-repeated="16384">
+            <text:p>{long}</text:p></table:table-cell></table:table-row></table:table>"#
+        ));
+        let spans = format!("<text:span>{long}</text:span>").repeat(2);
+        let runs = ods(&format!(
+            r#"<table:table table:name="A"><table:table-row><table:table-cell><text:p>{spans}</text:p>
+            </table:table-cell></table:table-row></table:table>"#
+        ));
+        for (book, why) in [(repeated, "a row holds over 16 MiB"), (runs, "a cell holds over 4 MiB")] {
+            match crate::media::document::text_of(DocumentKind::Ods, &book, &PageSelection::all()) {
+                Err(DocumentError::TooLarge(reason)) => assert!(reason.contains(why), "{reason}"),
+                other => panic!("{why}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_table_tag_that_never_ends_is_refused_once_past_the_run_cap() {
+        let content = format!(r#"<table:table table:name="{}"#, "x".repeat(MAX_RUN + 1024));
+        let source = std::io::BufReader::with_capacity(64 * 1024, content.as_bytes());
+        assert!(matches!(table_names(source, "table:", &mut || Ok(())), Err(DocumentError::TooLarge(_))));
     }
 
     #[test]

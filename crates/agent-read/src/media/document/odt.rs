@@ -22,6 +22,12 @@ const CHECK_EVERY: u32 = 4096;
 const MAX_SPACES: usize = 256;
 /// Cells a table may hold, repeated cells counted (a row or a cell names how often it repeats).
 const MAX_TABLE_CELLS: usize = 1_000_000;
+/// Text a table may hold, repeated cells and rows counted: a few kilobytes repeating one long cell would otherwise
+/// fill memory. A table is held whole until it ends (its columns are known only then).
+const MAX_TABLE_BYTES: usize = 64 * 1024 * 1024;
+/// Spaces all `text:s` elements of a document may stand for together: each names up to [`MAX_SPACES`] in a few
+/// bytes, so a part of spaces alone would grow twelvefold.
+const MAX_EXPANDED_SPACES: usize = 16 * 1024 * 1024;
 
 /// An ODT has no units: it is opened and checked (its media type, its encryption).
 pub fn outline(bytes: &[u8]) -> Result<Outline, DocumentError> {
@@ -81,6 +87,8 @@ struct Table {
     cell_repeats: usize,
     /// Cells held, repeats counted.
     cells: usize,
+    /// Bytes of text held, repeats counted.
+    bytes: usize,
 }
 
 /// Text that goes aside instead of into the body: a note's body, or an annotation.
@@ -104,6 +112,8 @@ struct State {
     comments: Vec<(String, String)>,
     /// The marks of named annotations, waiting for the end of the text they remark on (`office:annotation-end`).
     pending_marks: HashMap<String, String>,
+    /// Spaces the `text:s` elements met so far stood for.
+    spaces: usize,
 }
 
 struct Walker<'o, 'w> {
@@ -213,6 +223,13 @@ impl Walker<'_, '_> {
             }
             "s" => {
                 let count = attr(e, "c").and_then(|c| c.parse().ok()).unwrap_or(1usize).min(MAX_SPACES);
+                state.spaces = state.spaces.saturating_add(count);
+                if state.spaces > MAX_EXPANDED_SPACES {
+                    return Err(DocumentError::TooLarge(format!(
+                        "its space elements stand for over {} MiB of spaces",
+                        MAX_EXPANDED_SPACES >> 20
+                    )));
+                }
                 self.text(&" ".repeat(count));
             }
             "tab" => self.text("\t"),
@@ -386,8 +403,12 @@ impl State {
         }
         let added = table.empty_cells.saturating_add(table.cell_repeats);
         table.cells = table.cells.saturating_add(added);
+        table.bytes = table.bytes.saturating_add(text.len().saturating_mul(table.cell_repeats));
         if table.cells > MAX_TABLE_CELLS || table.row.len() + added > super::grid::MAX_COLUMNS {
             return Err(too_many_cells());
+        }
+        if table.bytes > MAX_TABLE_BYTES {
+            return Err(too_much_text());
         }
         table.row.extend(std::iter::repeat_n(String::new(), table.empty_cells));
         table.row.extend(std::iter::repeat_n(text, table.cell_repeats));
@@ -402,8 +423,13 @@ impl State {
         let row = std::mem::take(&mut table.row);
         let times = if row.is_empty() { 1 } else { table.row_repeats };
         table.cells = table.cells.saturating_add(row.len().saturating_mul(times - 1));
+        let row_bytes = row.iter().map(String::len).sum::<usize>();
+        table.bytes = table.bytes.saturating_add(row_bytes.saturating_mul(times - 1));
         if table.cells > MAX_TABLE_CELLS {
             return Err(too_many_cells());
+        }
+        if table.bytes > MAX_TABLE_BYTES {
+            return Err(too_much_text());
         }
         for _ in 1..times {
             table.rows.push(row.clone());
@@ -411,6 +437,10 @@ impl State {
         table.rows.push(row);
         Ok(())
     }
+}
+
+fn too_much_text() -> DocumentError {
+    DocumentError::TooLarge(format!("a table holds over {} MiB of text, its repeats counted", MAX_TABLE_BYTES >> 20))
 }
 
 fn too_many_cells() -> DocumentError {
@@ -520,5 +550,13 @@ mod tests {
         let huge = r#"<table:table><table:table-row table:number-rows-repeated="99999999"><table:table-cell>
             <text:p>x</text:p></table:table-cell></table:table-row></table:table>"#;
         assert!(matches!(body_text(huge), Err(DocumentError::TooLarge(_))), "100 million repeated cells are refused");
+        let long = "x".repeat(1 << 20);
+        let wide = format!(
+            r#"<table:table><table:table-row><table:table-cell table:number-columns-repeated="16000">
+            <text:p>{long}</text:p></table:table-cell></table:table-row></table:table>"#
+        );
+        assert!(matches!(body_text(&wide), Err(DocumentError::TooLarge(_))), "16 GB of one repeated cell is refused");
+        let spaces = r#"<text:p><text:s text:c="256"/></text:p>"#.repeat(MAX_EXPANDED_SPACES / 256 + 1);
+        assert!(matches!(body_text(&spaces), Err(DocumentError::TooLarge(_))), "spaces past their cap are refused");
     }
 }

@@ -260,6 +260,8 @@ fn copy_sheet(
         _ => return Err(damaged_stream("a sheet's position does not lead to the start of a sheet")),
     }
     let mut measure = SheetCost::default();
+    // calamine sets a formula's string result at the last formula's cell, (0, 0) before any: so is it measured.
+    let mut last_formula = (0u16, 0u16);
     let mut nested = 0usize;
     let mut end = stream.len();
     for record in sheet {
@@ -275,13 +277,14 @@ fn copy_sheet(
             FORMULA if record.body.len() >= 20 => {
                 let mut body = record.body[..20].to_vec();
                 body.extend_from_slice(&[0, 0]);
-                measure.cell(cell_position(record.body), 0);
+                last_formula = cell_position(record.body);
+                measure.cell(last_formula, 0);
                 measure.formulas += 1;
                 put(out, FORMULA, &body);
             }
             FORMULA_STRING => {
                 let chars = record.body.get(..2).map_or(0, |n| u64::from(u16::from_le_bytes([n[0], n[1]])));
-                measure.strings += string_cost(chars);
+                measure.cell(last_formula, string_cost(chars));
                 put(out, FORMULA_STRING, record.body);
             }
             LABEL_SST if record.body.len() >= 10 => {
@@ -506,5 +509,28 @@ mod tests {
         let error = rewrite(&stream, true).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(error.contains("its cells would take about"), "{error}");
         assert!(rewrite(&stream, false).is_ok(), "without cells the sheets cost nothing");
+    }
+
+    #[test]
+    fn a_formula_string_before_any_formula_counts_as_a_cell_at_the_origin() {
+        // calamine sets the string at (0, 0): with one number at the far corner, that is a dense range of 65,536².
+        let mut stream = Vec::new();
+        put(&mut stream, BOF, &[0, 6, 5, 0, 0, 0, 0, 0]);
+        let mut sheet = vec![0u8; 8];
+        sheet.extend_from_slice(&[1, 0, b'S']);
+        put(&mut stream, BOUND_SHEET, &sheet);
+        put(&mut stream, EOF, &[]);
+        let at = stream.len() as u32;
+        stream[4 + 8 + 4..4 + 8 + 8].copy_from_slice(&at.to_le_bytes());
+        put(&mut stream, BOF, &[0, 6, 0x10, 0, 0, 0, 0, 0]);
+        put(&mut stream, FORMULA_STRING, &[1, 0, 0, b'x']);
+        let mut number = Vec::new();
+        number.extend_from_slice(&65_535u16.to_le_bytes());
+        number.extend_from_slice(&255u16.to_le_bytes());
+        number.extend_from_slice(&[0; 10]);
+        put(&mut stream, 0x0203, &number);
+        put(&mut stream, EOF, &[]);
+        let error = rewrite(&stream, true).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.contains("its cells would take about"), "{error}");
     }
 }
