@@ -217,6 +217,37 @@ fn member_names_that_climb_start_at_a_root_or_hide_characters_are_listed_escaped
     assert!(output(&first).starts_with("1: fine\n"), "{}", output(&first));
 }
 
+/// `tar` with its first header's mtime field replaced by `field` (12 bytes) and its checksum made again.
+fn with_first_mtime(mut tar: Vec<u8>, field: &[u8; 12]) -> Vec<u8> {
+    tar[136..148].copy_from_slice(field);
+    tar[148..156].copy_from_slice(b"        ");
+    let sum: u32 = tar[..512].iter().map(|b| u32::from(*b)).sum();
+    tar[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+    tar
+}
+
+#[test]
+fn a_member_dated_past_the_year_9999_is_read_with_no_date() {
+    let ws = Ws::new();
+    // GNU base-256 numbers: 300,000,000,000 s (the year 11476), and -1 s (1969).
+    let mut future = [0u8; 12];
+    future[0] = 0x80;
+    future[4..].copy_from_slice(&300_000_000_000u64.to_be_bytes());
+    let before = [0xffu8; 12];
+    for (name, field) in [("future.tar", future), ("before.tar", before)] {
+        ws.file(name, with_first_mtime(tar_of(&[(b"ok.txt", b'0', b"fine\n")]), &field));
+        let text = read(&ws, json!({"path": format!("{name}/ok.txt")}));
+        assert_eq!(text["ok"], true, "{name}: {text}");
+        assert!(output(&text).starts_with("1: fine\n"), "{name}: {}", output(&text));
+        assert!(text["meta"].get("mtime").is_none(), "{name}: {text}");
+        // A member that is not plain text is read from a copy, and stamped with the member's time the same way.
+        ws.file(&format!("gz-{name}"), with_first_mtime(tar_of(&[(b"a.log.gz", b'0', &gzip_of(b"one\n"))]), &field));
+        let copied = read(&ws, json!({"path": format!("gz-{name}/a.log.gz")}));
+        assert_eq!(copied["ok"], true, "{name}: {copied}");
+        assert!(copied["meta"].get("mtime").is_none(), "{name}: {copied}");
+    }
+}
+
 #[test]
 fn an_archive_inside_an_archive_is_read_one_level_deep() {
     let ws = Ws::new();
