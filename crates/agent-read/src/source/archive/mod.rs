@@ -5,7 +5,9 @@
 //! # Bounds
 //!
 //! - A zip's central directory is read whole by the `zip` crate: at most [`MAX_DIRECTORY_BYTES`] of it, so the
-//!   catalog it builds stays bounded; a larger one is refused.
+//!   catalog it builds stays bounded; a larger one is refused. Before the crate is given the archive, the member
+//!   count its end records declare (a zip64 one included) is read: past [`MAX_MEMBERS`] it is refused, since the crate
+//!   allocates for that count before reading an entry.
 //! - A tar's headers are read one at a time; each may take at most [`MAX_HEADER_BYTES`] (long names and extended
 //!   headers included). A catalog keeps at most [`MAX_MEMBERS`] members and [`MAX_NAME_BYTES`] of names; a tar
 //!   listing stops there and says so.
@@ -24,11 +26,12 @@ use crate::media::compressed::Compression;
 use std::fs::File;
 use std::time::SystemTime;
 
-/// Bytes of a zip's central directory read at most (a quarter of a million members with names of 80 bytes).
+/// Bytes of a zip's central directory read at most: room for [`MAX_MEMBERS`] entries (46 bytes each and its name)
+/// with names of 88 bytes on average.
 pub const MAX_DIRECTORY_BYTES: u64 = 32 * 1024 * 1024;
 /// Bytes one tar header may take, its GNU long names and PAX extended header included.
 pub const MAX_HEADER_BYTES: u64 = 1024 * 1024;
-/// Members a catalog keeps at most.
+/// Members a catalog keeps at most: a tar listing stops there, a zip declaring more is refused.
 pub const MAX_MEMBERS: usize = 250_000;
 /// Bytes of member names a catalog keeps at most.
 pub const MAX_NAME_BYTES: usize = 32 * 1024 * 1024;
