@@ -152,6 +152,40 @@ fn deny_globs_apply_to_member_paths_and_no_suggestion_names_a_denied_member() {
     assert!(text.contains("DENIED") && !text.contains("hunter2"), "{text}");
 }
 
+#[test]
+fn a_member_directory_an_ignore_file_ignores_is_denied_like_a_real_one_and_never_suggested() {
+    let ws = Ws::new();
+    ws.file(".gitignore", "build/\n");
+    ws.file("build/o.txt", "built\n");
+    let stage = ws.outer.join("ignored");
+    crate::common::write_file(&stage.join("build/o.txt"), b"built\n");
+    crate::common::write_file(&stage.join("keep.txt"), b"kept\n");
+    let root = ws.root.to_str().unwrap();
+    // `build/` stored as a member, and only implied by `build/o.txt` (zip -D stores no directories).
+    run(&stage, "zip", &["-q", "-r", &format!("{root}/c.zip"), "build", "keep.txt"]);
+    run(&stage, "zip", &["-q", "-r", "-D", &format!("{root}/d.zip"), "build", "keep.txt"]);
+    run(&stage, "tar", &["-cf", &format!("{root}/c.tar"), "build", "keep.txt"]);
+    let read_ignoring = |path: &str| {
+        let out = ws.cmd().arg("--respect-ignore").write_stdin(json!({"path": path}).to_string()).output().unwrap();
+        parse_one_json(&out.stdout)
+    };
+    let real = read_ignoring("build");
+    assert_eq!(real["error_code"], "DENIED", "{real}");
+    for archive in ["c.zip", "d.zip", "c.tar"] {
+        let listing = read_ignoring(archive);
+        assert!(output(&listing).starts_with("build/  (denied)\nkeep.txt  ("), "{archive}: {}", output(&listing));
+        for path in [format!("{archive}/build"), format!("{archive}/build/o.txt")] {
+            let denied = read_ignoring(&path);
+            assert_eq!(denied["error_code"], "DENIED", "{path}: {denied}");
+            assert!(output(&denied).contains("rule `.gitignore: build/`"), "{path}: {}", output(&denied));
+            assert!(!output(&denied).contains("o.txt  ("), "{path}: its members are not listed: {}", output(&denied));
+        }
+        let near = read_ignoring(&format!("{archive}/buil"));
+        assert_eq!(near["error_code"], "NOT_FOUND", "{near}");
+        assert!(!output(&near).contains("Did you mean"), "{archive}: an ignored directory is never suggested: {near}");
+    }
+}
+
 /// A tar of raw headers: each name stored exactly as given (`..`, absolute, control characters), and a symbolic link.
 fn hostile_tar() -> Vec<u8> {
     tar_of(&[
