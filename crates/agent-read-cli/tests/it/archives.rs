@@ -251,13 +251,56 @@ fn member_names_that_climb_start_at_a_root_or_hide_characters_are_listed_escaped
     assert!(output(&first).starts_with("1: fine\n"), "{}", output(&first));
 }
 
-/// `tar` with its first header's mtime field replaced by `field` (12 bytes) and its checksum made again.
-fn with_first_mtime(mut tar: Vec<u8>, field: &[u8; 12]) -> Vec<u8> {
-    tar[136..148].copy_from_slice(field);
-    tar[148..156].copy_from_slice(b"        ");
-    let sum: u32 = tar[..512].iter().map(|b| u32::from(*b)).sum();
-    tar[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+/// `tar` with the header at byte `header` given `field` at its byte `at`, and its checksum made again.
+fn with_header_field(mut tar: Vec<u8>, header: usize, at: usize, field: &[u8]) -> Vec<u8> {
+    let block = &mut tar[header..header + 512];
+    block[at..at + field.len()].copy_from_slice(field);
+    block[148..156].copy_from_slice(b"        ");
+    let sum: u32 = block.iter().map(|b| u32::from(*b)).sum();
+    block[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
     tar
+}
+
+/// `tar` with its first header's mtime field (12 bytes) replaced by `field`.
+fn with_first_mtime(tar: Vec<u8>, field: &[u8; 12]) -> Vec<u8> {
+    with_header_field(tar, 0, 136, field)
+}
+
+#[test]
+fn damage_in_a_tar_is_told_in_the_tools_words_with_member_names_quoted() {
+    let ws = Ws::new();
+    // The second header's size is not a number: the tar crate's text would end "when getting size for <name>".
+    let bad_size = with_header_field(
+        tar_of(&[(b"ok.txt", b'0', b"fine\n"), (b"read this instead", b'0', b"x\n")]),
+        1024,
+        124,
+        b"zzzzzzzzzzz\0",
+    );
+    ws.file("bad.tar", &bad_size);
+    ws.file("bad.tar.gz", gzip_of(&bad_size));
+    let cases = [
+        ("bad.tar", "bad.tar: a damaged tar archive: a header after member \"ok.txt\" is malformed"),
+        (
+            "bad.tar.gz",
+            "bad.tar.gz: a damaged tar.gz archive: a header after member \"ok.txt\" is malformed, or the tar.gz \
+             stream is damaged there",
+        ),
+    ];
+    for (path, message) in cases {
+        let damaged = read(&ws, json!({"path": path}));
+        assert_eq!(damaged["error_code"], "IO_ERROR", "{path}: {damaged}");
+        assert!(output(&damaged).starts_with(&format!("IO_ERROR: {message}\n")), "{path}: {}", output(&damaged));
+        assert!(!output(&damaged).contains("read this instead"), "{path}: {}", output(&damaged));
+    }
+    // A member whose data runs past the end of a plain tar is named quoted.
+    let whole = tar_of(&[(b"big file", b'0', &[b'x'; 4096])]);
+    ws.file("cut.tar", &whole[..1024]);
+    let cut = read(&ws, json!({"path": "cut.tar"}));
+    assert!(
+        output(&cut).starts_with("IO_ERROR: cut.tar: a damaged tar archive: member \"big file\" is cut short\n"),
+        "{}",
+        output(&cut)
+    );
 }
 
 #[test]
