@@ -325,6 +325,52 @@ fn a_member_dated_past_the_year_9999_is_read_with_no_date() {
     }
 }
 
+/// Replaces every `from` in `bytes` with `to` (of the same length): a name in a zip's local and central headers.
+fn renamed(mut bytes: Vec<u8>, from: &[u8], to: &[u8]) -> Vec<u8> {
+    assert_eq!(from.len(), to.len());
+    let mut at = 0;
+    while let Some(found) = bytes[at..].windows(from.len()).position(|window| window == from) {
+        bytes[at + found..at + found + to.len()].copy_from_slice(to);
+        at += found + to.len();
+    }
+    bytes
+}
+
+#[test]
+fn a_zip_name_stored_more_than_once_is_read_as_its_last_copy_and_its_listing_says_so() {
+    let ws = Ws::new();
+    let stage = ws.outer.join("dup");
+    crate::common::write_file(&stage.join("ok.txt"), b"first\n");
+    crate::common::write_file(&stage.join("a/ok.txt"), b"second\n");
+    crate::common::write_file(&stage.join("ok.tx2"), b"third\n");
+    run(&stage, "zip", &["-q", "-X", "two.zip", "ok.txt", "a/ok.txt"]);
+    run(&stage, "zip", &["-q", "-X", "three.zip", "ok.txt", "a/ok.txt", "ok.tx2"]);
+    // `./ok.txt` is spelled `ok.txt` by a request; in three.zip `ok.txt` is also stored twice exactly.
+    let two = renamed(std::fs::read(stage.join("two.zip")).unwrap(), b"a/ok.txt", b"./ok.txt");
+    let three = renamed(std::fs::read(stage.join("three.zip")).unwrap(), b"a/ok.txt", b"./ok.txt");
+    ws.file("two.zip", two);
+    ws.file("three.zip", renamed(three, b"ok.tx2", b"ok.txt"));
+    for (archive, last, size) in [("two.zip", "second", "7 B"), ("three.zip", "third", "6 B")] {
+        let listing = read(&ws, json!({"path": archive}));
+        let lines: Vec<&str> = output(&listing).lines().collect();
+        assert_eq!(
+            lines[0],
+            format!("ok.txt  ({size} · stored)  (stored 2 times: the last is read)"),
+            "{archive}: {}",
+            output(&listing)
+        );
+        let member = read(&ws, json!({"path": format!("{archive}/ok.txt")}));
+        assert!(output(&member).starts_with(&format!("1: {last}\n")), "{archive}: {}", output(&member));
+    }
+    let listing = read(&ws, json!({"path": "three.zip"}));
+    assert!(
+        footer(output(&listing))
+            .contains("some names are stored more than once: each is listed and read as its last copy"),
+        "{}",
+        output(&listing)
+    );
+}
+
 #[test]
 fn an_archive_inside_an_archive_is_read_one_level_deep() {
     let ws = Ws::new();

@@ -332,7 +332,8 @@ impl Reader {
             let path = if dir.is_empty() { child.name.clone() } else { format!("{dir}/{}", child.name) };
             let unsafe_name = child.member.is_some_and(|member| member.path.is_none());
             let denied = !unsafe_name && self.refuses_member(place, &path, child.is_dir());
-            (entry_of(child), render::archive::member_line(&line_facts(child, unsafe_name, denied)))
+            let facts = line_facts(child, unsafe_name, denied, catalog.copy_read == archive::CopyRead::Last);
+            (entry_of(child), render::archive::member_line(&facts))
         })
         .map(ReadResult::Directory)
     }
@@ -374,8 +375,7 @@ fn nested_prefix(catalog: &Catalog, path: &str) -> Option<(archive::Member, Stri
     let mut cut = path.len();
     while let Some(at) = path[..cut].rfind('/') {
         let (prefix, rest) = (&path[..at], &path[at + 1..]);
-        let found = catalog.members.iter().find(|member| member.path.as_deref() == Some(prefix));
-        if let Some(member) = found.filter(|member| member.kind == MemberKind::File) {
+        if let Some(member) = catalog.read_copy(prefix).filter(|member| member.kind == MemberKind::File) {
             return Some((member.clone(), rest.to_string()));
         }
         cut = at;
@@ -384,7 +384,12 @@ fn nested_prefix(catalog: &Catalog, path: &str) -> Option<(archive::Member, Stri
 }
 
 /// What a member's line in a listing shows.
-fn line_facts<'c>(child: &'c Child<'_>, unsafe_name: bool, denied: bool) -> render::archive::MemberEntry<'c> {
+fn line_facts<'c>(
+    child: &'c Child<'_>,
+    unsafe_name: bool,
+    denied: bool,
+    last_copy_read: bool,
+) -> render::archive::MemberEntry<'c> {
     use render::archive::Shape;
     let shape = match child.member {
         _ if child.is_dir() => Shape::Dir,
@@ -406,6 +411,7 @@ fn line_facts<'c>(child: &'c Child<'_>, unsafe_name: bool, denied: bool) -> rend
         encrypted: child.member.is_some_and(|member| member.encrypted),
         unsafe_name,
         copies: child.copies,
+        last_copy_read,
         denied,
     }
 }

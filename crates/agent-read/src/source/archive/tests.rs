@@ -229,6 +229,26 @@ fn a_zip_declaring_more_members_than_a_listing_holds_is_refused_before_its_direc
     }
 }
 
+#[test]
+fn of_members_stored_under_one_path_a_tar_reads_the_first_and_a_zip_the_last() {
+    let members: [(&str, &[u8]); 2] = [("ok.txt", b"first\n"), ("./ok.txt", b"second copy\n")];
+    for (bytes, read) in [(tar_of(&members), &b"first\n"[..]), (zip_of(&members), b"second copy\n")] {
+        let file = file_of(&bytes);
+        let archive = archive_of(&file, &bytes);
+        assert_eq!(read_member(&archive, "ok.txt").unwrap(), read, "{:?}", archive.format);
+        let catalog = archive.catalog().unwrap();
+        let top = children(&catalog, "");
+        assert_eq!(top.len(), 1);
+        assert_eq!(
+            (top[0].copies, top[0].member.map(|m| m.size)),
+            (2, Some(read.len() as u64)),
+            "{:?}",
+            archive.format
+        );
+        assert_eq!(catalog.read_copy("ok.txt").map(|m| m.size), Some(read.len() as u64));
+    }
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 

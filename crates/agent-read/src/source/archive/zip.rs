@@ -9,8 +9,8 @@
 use super::io::{Allowance, Exact, FileReader, is_over_allowance};
 use super::names::{clean_path, shown_name};
 use super::{
-    Archive, ArchiveError, Catalog, Locator, Lookup, MAX_DEFLATE_RATIO, MAX_DIRECTORY_BYTES, MAX_MEMBERS, Member,
-    MemberKind, Stamp,
+    Archive, ArchiveError, Catalog, CopyRead, Locator, Lookup, MAX_DEFLATE_RATIO, MAX_DIRECTORY_BYTES, MAX_MEMBERS,
+    Member, MemberKind, Stamp,
 };
 use std::io::{self, BufReader, Read};
 use zip::result::ZipError;
@@ -30,17 +30,18 @@ fn open_directory<'f>(archive: &Archive<'f>) -> Result<Directory<'f>, ArchiveErr
     ZipArchive::new(BufReader::with_capacity(64 * 1024, reader)).map_err(|error| zip_error(error, archive))
 }
 
-/// Every member of `archive`, in the order of its central directory.
+/// Every member of `archive`, in the order of its central directory (a name stored twice exactly: once, as its
+/// last copy, which the `zip` crate keeps).
 pub fn catalog(archive: &Archive<'_>) -> Result<Catalog, ArchiveError> {
     open_directory(archive).and_then(|zip| catalog_of(&zip, archive))
 }
 
-/// The first member stored under `path` (with where its data is, so that opening it reads the directory no more),
+/// The last member stored under `path` (with where its data is, so that opening it reads the directory no more),
 /// or the whole catalog when there is none.
 pub fn lookup(archive: &Archive<'_>, path: &str) -> Result<Lookup, ArchiveError> {
     let mut zip = open_directory(archive)?;
     let mut catalog = catalog_of(&zip, archive)?;
-    let Some(found) = catalog.members.iter().position(|member| member.path.as_deref() == Some(path)) else {
+    let Some(found) = catalog.members.iter().rposition(|member| member.path.as_deref() == Some(path)) else {
         return Ok(Lookup::Catalog(catalog));
     };
     let mut member = catalog.members.swap_remove(found);
@@ -57,7 +58,11 @@ fn catalog_of(zip: &Directory<'_>, archive: &Archive<'_>) -> Result<Catalog, Arc
     if zip.len() > MAX_MEMBERS {
         return Err(too_many_members(zip.len() as u64));
     }
-    let mut catalog = Catalog { duplicates_dropped: zip.has_duplicate_names(), ..Catalog::default() };
+    let mut catalog =
+        Catalog { duplicates_dropped: zip.has_duplicate_names(), copy_read: CopyRead::Last, ..Catalog::default() };
+    // Where each entry is in the central directory: the crate lists a name stored twice at its first copy's place
+    // with its last copy's data, so its order is not the stored one.
+    let mut stored: Vec<(u64, Member)> = Vec::with_capacity(zip.len());
     for index in 0..zip.len() {
         if index % 4096 == 0 {
             archive.budget.check().map_err(ArchiveError::Stopped)?;
@@ -73,19 +78,24 @@ fn catalog_of(zip: &Directory<'_>, archive: &Archive<'_>) -> Result<Catalog, Arc
         } else {
             MemberKind::File
         };
-        catalog.members.push(Member {
-            path: clean_path(text.as_bytes()),
-            name: shown_name(text.as_bytes()),
-            kind,
-            size: entry.size(),
-            compressed_size: Some(entry.compressed_size()),
-            method: Some(method_name(entry.compression())),
-            stamp: entry.last_modified().map(Stamp::Zip),
-            encrypted: entry.encrypted(),
-            sparse: false,
-            at: Locator::Zip { index },
-        });
+        stored.push((
+            entry.central_header_start(),
+            Member {
+                path: clean_path(text.as_bytes()),
+                name: shown_name(text.as_bytes()),
+                kind,
+                size: entry.size(),
+                compressed_size: Some(entry.compressed_size()),
+                method: Some(method_name(entry.compression())),
+                stamp: entry.last_modified().map(Stamp::Zip),
+                encrypted: entry.encrypted(),
+                sparse: false,
+                at: Locator::Zip { index },
+            },
+        ));
     }
+    stored.sort_by_key(|(at, _)| *at);
+    catalog.members = stored.into_iter().map(|(_, member)| member).collect();
     Ok(catalog)
 }
 
