@@ -370,7 +370,7 @@ impl Reader {
 }
 
 /// The deepest member whose path is a proper prefix of `path` and that is a file (an archive inside the archive),
-/// with the rest of the path.
+/// with the rest of the path; of several stored under that prefix, the one a read reaches.
 fn nested_prefix(catalog: &Catalog, path: &str) -> Option<(archive::Member, String)> {
     let mut cut = path.len();
     while let Some(at) = path[..cut].rfind('/') {
