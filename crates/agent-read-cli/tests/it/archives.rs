@@ -152,6 +152,40 @@ fn deny_globs_apply_to_member_paths_and_no_suggestion_names_a_denied_member() {
     assert!(text.contains("DENIED") && !text.contains("hunter2"), "{text}");
 }
 
+#[test]
+fn a_member_directory_an_ignore_file_ignores_is_denied_like_a_real_one_and_never_suggested() {
+    let ws = Ws::new();
+    ws.file(".gitignore", "build/\n");
+    ws.file("build/o.txt", "built\n");
+    let stage = ws.outer.join("ignored");
+    crate::common::write_file(&stage.join("build/o.txt"), b"built\n");
+    crate::common::write_file(&stage.join("keep.txt"), b"kept\n");
+    let root = ws.root.to_str().unwrap();
+    // `build/` stored as a member, and only implied by `build/o.txt` (zip -D stores no directories).
+    run(&stage, "zip", &["-q", "-r", &format!("{root}/c.zip"), "build", "keep.txt"]);
+    run(&stage, "zip", &["-q", "-r", "-D", &format!("{root}/d.zip"), "build", "keep.txt"]);
+    run(&stage, "tar", &["-cf", &format!("{root}/c.tar"), "build", "keep.txt"]);
+    let read_ignoring = |path: &str| {
+        let out = ws.cmd().arg("--respect-ignore").write_stdin(json!({"path": path}).to_string()).output().unwrap();
+        parse_one_json(&out.stdout)
+    };
+    let real = read_ignoring("build");
+    assert_eq!(real["error_code"], "DENIED", "{real}");
+    for archive in ["c.zip", "d.zip", "c.tar"] {
+        let listing = read_ignoring(archive);
+        assert!(output(&listing).starts_with("build/  (denied)\nkeep.txt  ("), "{archive}: {}", output(&listing));
+        for path in [format!("{archive}/build"), format!("{archive}/build/o.txt")] {
+            let denied = read_ignoring(&path);
+            assert_eq!(denied["error_code"], "DENIED", "{path}: {denied}");
+            assert!(output(&denied).contains("rule `.gitignore: build/`"), "{path}: {}", output(&denied));
+            assert!(!output(&denied).contains("o.txt  ("), "{path}: its members are not listed: {}", output(&denied));
+        }
+        let near = read_ignoring(&format!("{archive}/buil"));
+        assert_eq!(near["error_code"], "NOT_FOUND", "{near}");
+        assert!(!output(&near).contains("Did you mean"), "{archive}: an ignored directory is never suggested: {near}");
+    }
+}
+
 /// A tar of raw headers: each name stored exactly as given (`..`, absolute, control characters), and a symbolic link.
 fn hostile_tar() -> Vec<u8> {
     tar_of(&[
@@ -215,6 +249,126 @@ fn member_names_that_climb_start_at_a_root_or_hide_characters_are_listed_escaped
     assert!(!output(&link).contains("shadow"), "a link's target is not named: {}", output(&link));
     let first = read(&ws, json!({"path": "evil.tar/ok.txt"}));
     assert!(output(&first).starts_with("1: fine\n"), "{}", output(&first));
+}
+
+/// `tar` with the header at byte `header` given `field` at its byte `at`, and its checksum made again.
+fn with_header_field(mut tar: Vec<u8>, header: usize, at: usize, field: &[u8]) -> Vec<u8> {
+    let block = &mut tar[header..header + 512];
+    block[at..at + field.len()].copy_from_slice(field);
+    block[148..156].copy_from_slice(b"        ");
+    let sum: u32 = block.iter().map(|b| u32::from(*b)).sum();
+    block[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+    tar
+}
+
+/// `tar` with its first header's mtime field (12 bytes) replaced by `field`.
+fn with_first_mtime(tar: Vec<u8>, field: &[u8; 12]) -> Vec<u8> {
+    with_header_field(tar, 0, 136, field)
+}
+
+#[test]
+fn damage_in_a_tar_is_told_in_the_tools_words_with_member_names_quoted() {
+    let ws = Ws::new();
+    // The second header's size is not a number: the tar crate's text would end "when getting size for <name>".
+    let bad_size = with_header_field(
+        tar_of(&[(b"ok.txt", b'0', b"fine\n"), (b"read this instead", b'0', b"x\n")]),
+        1024,
+        124,
+        b"zzzzzzzzzzz\0",
+    );
+    ws.file("bad.tar", &bad_size);
+    ws.file("bad.tar.gz", gzip_of(&bad_size));
+    let cases = [
+        ("bad.tar", "bad.tar: a damaged tar archive: a header after member \"ok.txt\" is malformed"),
+        (
+            "bad.tar.gz",
+            "bad.tar.gz: a damaged tar.gz archive: a header after member \"ok.txt\" is malformed, or the tar.gz \
+             stream is damaged there",
+        ),
+    ];
+    for (path, message) in cases {
+        let damaged = read(&ws, json!({"path": path}));
+        assert_eq!(damaged["error_code"], "IO_ERROR", "{path}: {damaged}");
+        assert!(output(&damaged).starts_with(&format!("IO_ERROR: {message}\n")), "{path}: {}", output(&damaged));
+        assert!(!output(&damaged).contains("read this instead"), "{path}: {}", output(&damaged));
+    }
+    // A member whose data runs past the end of a plain tar is named quoted.
+    let whole = tar_of(&[(b"big file", b'0', &[b'x'; 4096])]);
+    ws.file("cut.tar", &whole[..1024]);
+    let cut = read(&ws, json!({"path": "cut.tar"}));
+    assert!(
+        output(&cut).starts_with("IO_ERROR: cut.tar: a damaged tar archive: member \"big file\" is cut short\n"),
+        "{}",
+        output(&cut)
+    );
+}
+
+#[test]
+fn a_member_dated_past_the_year_9999_is_read_with_no_date() {
+    let ws = Ws::new();
+    // GNU base-256 numbers: 300,000,000,000 s (the year 11476), and -1 s (1969).
+    let mut future = [0u8; 12];
+    future[0] = 0x80;
+    future[4..].copy_from_slice(&300_000_000_000u64.to_be_bytes());
+    let before = [0xffu8; 12];
+    for (name, field) in [("future.tar", future), ("before.tar", before)] {
+        ws.file(name, with_first_mtime(tar_of(&[(b"ok.txt", b'0', b"fine\n")]), &field));
+        let text = read(&ws, json!({"path": format!("{name}/ok.txt")}));
+        assert_eq!(text["ok"], true, "{name}: {text}");
+        assert!(output(&text).starts_with("1: fine\n"), "{name}: {}", output(&text));
+        assert!(text["meta"].get("mtime").is_none(), "{name}: {text}");
+        // A member that is not plain text is read from a copy, and stamped with the member's time the same way.
+        ws.file(&format!("gz-{name}"), with_first_mtime(tar_of(&[(b"a.log.gz", b'0', &gzip_of(b"one\n"))]), &field));
+        let copied = read(&ws, json!({"path": format!("gz-{name}/a.log.gz")}));
+        assert_eq!(copied["ok"], true, "{name}: {copied}");
+        assert!(copied["meta"].get("mtime").is_none(), "{name}: {copied}");
+    }
+}
+
+/// Replaces every `from` in `bytes` with `to` (of the same length): a name in a zip's local and central headers.
+fn renamed(mut bytes: Vec<u8>, from: &[u8], to: &[u8]) -> Vec<u8> {
+    assert_eq!(from.len(), to.len());
+    let mut at = 0;
+    while let Some(found) = bytes[at..].windows(from.len()).position(|window| window == from) {
+        bytes[at + found..at + found + to.len()].copy_from_slice(to);
+        at += found + to.len();
+    }
+    bytes
+}
+
+#[test]
+fn a_zip_name_stored_more_than_once_is_read_as_its_last_copy_and_its_listing_says_so() {
+    let ws = Ws::new();
+    let stage = ws.outer.join("dup");
+    crate::common::write_file(&stage.join("ok.txt"), b"first\n");
+    crate::common::write_file(&stage.join("a/ok.txt"), b"second\n");
+    crate::common::write_file(&stage.join("ok.tx2"), b"third\n");
+    run(&stage, "zip", &["-q", "-X", "two.zip", "ok.txt", "a/ok.txt"]);
+    run(&stage, "zip", &["-q", "-X", "three.zip", "ok.txt", "a/ok.txt", "ok.tx2"]);
+    // `./ok.txt` is spelled `ok.txt` by a request; in three.zip `ok.txt` is also stored twice exactly.
+    let two = renamed(std::fs::read(stage.join("two.zip")).unwrap(), b"a/ok.txt", b"./ok.txt");
+    let three = renamed(std::fs::read(stage.join("three.zip")).unwrap(), b"a/ok.txt", b"./ok.txt");
+    ws.file("two.zip", two);
+    ws.file("three.zip", renamed(three, b"ok.tx2", b"ok.txt"));
+    for (archive, last, size) in [("two.zip", "second", "7 B"), ("three.zip", "third", "6 B")] {
+        let listing = read(&ws, json!({"path": archive}));
+        let lines: Vec<&str> = output(&listing).lines().collect();
+        assert_eq!(
+            lines[0],
+            format!("ok.txt  ({size} · stored)  (stored 2 times: the last is read)"),
+            "{archive}: {}",
+            output(&listing)
+        );
+        let member = read(&ws, json!({"path": format!("{archive}/ok.txt")}));
+        assert!(output(&member).starts_with(&format!("1: {last}\n")), "{archive}: {}", output(&member));
+    }
+    let listing = read(&ws, json!({"path": "three.zip"}));
+    assert!(
+        footer(output(&listing))
+            .contains("some names are stored more than once: each is listed and read as its last copy"),
+        "{}",
+        output(&listing)
+    );
 }
 
 #[test]
@@ -301,6 +455,52 @@ fn huge_directory_zip() -> Vec<u8> {
     zip.extend_from_slice(&central_at.to_le_bytes());
     zip.extend_from_slice(&[0, 0]);
     zip
+}
+
+/// A zip64 archive of `count` empty members named `000000`, `000001`, …: one empty local header, a central directory
+/// entry for each (all pointing at that header), and the zip64 end records a zipper writes past 65,535 members.
+fn many_members_zip(count: u32) -> Vec<u8> {
+    let mut zip = b"PK\x03\x04".to_vec();
+    zip.extend_from_slice(&[0; 26]);
+    let central_at = zip.len() as u64;
+    for i in 0..count {
+        let name = format!("{i:06}");
+        zip.extend_from_slice(b"PK\x01\x02");
+        zip.extend_from_slice(&[45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        zip.extend_from_slice(&[0; 12]);
+        zip.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        zip.extend_from_slice(&[0; 16]);
+        zip.extend_from_slice(name.as_bytes());
+    }
+    let end64_at = zip.len() as u64;
+    zip.extend_from_slice(b"PK\x06\x06");
+    zip.extend_from_slice(&44u64.to_le_bytes());
+    zip.extend_from_slice(&[45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    for field in [u64::from(count), u64::from(count), end64_at - central_at, central_at] {
+        zip.extend_from_slice(&field.to_le_bytes());
+    }
+    zip.extend_from_slice(b"PK\x06\x07\0\0\0\0");
+    zip.extend_from_slice(&end64_at.to_le_bytes());
+    zip.extend_from_slice(&1u32.to_le_bytes());
+    zip.extend_from_slice(b"PK\x05\x06\0\0\0\0");
+    zip.extend_from_slice(&[0xff; 12]);
+    zip.extend_from_slice(&[0, 0]);
+    zip
+}
+
+#[test]
+fn a_zip_of_more_members_than_a_listing_holds_is_too_large_naming_its_count() {
+    let ws = Ws::new();
+    ws.file("many.zip", many_members_zip(250_001));
+    for path in ["many.zip", "many.zip/000001"] {
+        let refused = read(&ws, json!({"path": path}));
+        assert_eq!(refused["error_code"], "TOO_LARGE", "{path}: {}", footer(output(&refused)));
+        assert!(
+            output(&refused).contains("declares 250001 members, and a listing holds at most 250000"),
+            "{path}: {}",
+            output(&refused)
+        );
+    }
 }
 
 #[cfg(unix)]

@@ -720,6 +720,19 @@ fn mtime_matches_the_file() {
 }
 
 #[test]
+fn a_file_dated_before_1970_reads_with_no_mtime() {
+    let ws = Ws::new();
+    ws.file("old.txt", "a\n");
+    let file = std::fs::File::options().write(true).open(ws.root.join("old.txt")).unwrap();
+    // 1960-01-01: RFC 3339 as the tool writes it has no form for a time before 1970.
+    file.set_modified(std::time::UNIX_EPOCH - Duration::from_secs(315_619_200)).unwrap();
+    drop(file);
+    let v = ws.read("old.txt", json!({}));
+    assert_eq!(output(&v), "1: a\n(lines 1-1 of 1 · 2 B · end of file)", "{v}");
+    assert!(text_meta(&v).get("mtime").is_none(), "{v}");
+}
+
+#[test]
 fn crlf_file_snapshot() {
     let ws = Ws::new();
     ws.file("win.txt", "first\r\nsecond\r\nthird\r\n");

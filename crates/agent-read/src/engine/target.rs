@@ -45,7 +45,7 @@ impl Target<'_> {
         AttachmentMeta {
             path: self.shown.clone(),
             size_bytes: self.metadata.len(),
-            mtime: self.metadata.modified().ok().map(|t| humantime::format_rfc3339_seconds(t).to_string()),
+            mtime: self.metadata.modified().ok().and_then(crate::render::rfc3339_seconds),
             mime: mime.to_string(),
             ..AttachmentMeta::default()
         }

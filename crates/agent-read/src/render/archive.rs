@@ -33,6 +33,8 @@ pub struct MemberEntry<'a> {
     pub unsafe_name: bool,
     /// Members stored under exactly this name.
     pub copies: usize,
+    /// Of several, the last stored is the one read (else the first).
+    pub last_copy_read: bool,
     /// The read policy refuses it.
     pub denied: bool,
 }
@@ -59,7 +61,8 @@ pub fn member_line(entry: &MemberEntry<'_>) -> String {
         line.push_str("  (unsafe name: cannot be read by path)");
     }
     if entry.copies > 1 {
-        line.push_str(&format!("  (stored {} times: the first is read)", entry.copies));
+        let which = if entry.last_copy_read { "last" } else { "first" };
+        line.push_str(&format!("  (stored {} times: the {which} is read)", entry.copies));
     }
     if entry.denied {
         line.push_str("  (denied)");

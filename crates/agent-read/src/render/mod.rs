@@ -44,6 +44,23 @@ pub fn push_gutter_block(out: &mut String, block: &str) {
     }
 }
 
+/// The first second RFC 3339 cannot write: 10000-01-01T00:00:00Z, in seconds since 1970.
+const YEAR_10000: u64 = 253_402_300_800;
+
+/// A time as RFC 3339 in UTC to the second (`2024-05-01T12:00:00Z`), or `None` for a time that form cannot write:
+/// before 1970 or from the year 10000 on. A file's or an archive member's time is whatever its bytes say, so every
+/// time a result shows goes through here (the formatter it wraps panics on both).
+pub fn rfc3339_seconds(time: std::time::SystemTime) -> Option<String> {
+    use std::fmt::Write;
+    let since = time.duration_since(std::time::UNIX_EPOCH).ok()?;
+    if since.as_secs() >= YEAR_10000 {
+        return None;
+    }
+    let mut out = String::new();
+    write!(out, "{}", humantime::format_rfc3339_seconds(time)).ok()?;
+    Some(out)
+}
+
 /// A size in bytes for people: `812 B`, `4.0 KiB`, `1.0 GiB`.
 pub fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
@@ -121,6 +138,17 @@ pub fn spec_of(pages: &[u32]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_before_1970_or_from_the_year_10000_have_no_rfc3339_form() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let at = |seconds| UNIX_EPOCH + Duration::from_secs(seconds);
+        assert_eq!(rfc3339_seconds(at(0)).as_deref(), Some("1970-01-01T00:00:00Z"));
+        assert_eq!(rfc3339_seconds(at(YEAR_10000 - 1)).as_deref(), Some("9999-12-31T23:59:59Z"));
+        assert_eq!(rfc3339_seconds(at(YEAR_10000)), None);
+        assert_eq!(rfc3339_seconds(at(300_000_000_000)), None);
+        assert_eq!(rfc3339_seconds(UNIX_EPOCH - Duration::from_secs(1)), None);
+    }
 
     #[test]
     fn sizes_read_naturally() {

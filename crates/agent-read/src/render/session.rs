@@ -12,7 +12,7 @@ pub const BUDGET_NOTE_RESERVE: usize = 128;
 /// The one-line answer to an exact repeat of the read that delivered `output` at `read_at`.
 pub fn stub(result: &ReadResult, output: &str, read_at: SystemTime) -> UnchangedResult {
     let window = footer_of(output);
-    let time = humantime::format_rfc3339_seconds(read_at).to_string();
+    let time = super::rfc3339_seconds(read_at).unwrap_or_default();
     let clock = time.get(11..19).unwrap_or(&time);
     let ago = SystemTime::now().duration_since(read_at).map(|age| age.as_secs()).unwrap_or(0);
     let text = format!(

@@ -453,7 +453,10 @@ mod humantime_serde_rfc3339 {
     use std::time::SystemTime;
 
     pub fn serialize<S: Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(&humantime::format_rfc3339_seconds(*time))
+        match crate::render::rfc3339_seconds(*time) {
+            Some(text) => serializer.serialize_str(&text),
+            None => Err(serde::ser::Error::custom("a time before 1970 or after 9999")),
+        }
     }
 }
 

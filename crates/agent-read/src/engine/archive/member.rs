@@ -72,7 +72,7 @@ impl Reader {
         let meta = TextMeta {
             path: shown.clone(),
             size_bytes: member.size,
-            mtime: member.modified().map(|t| humantime::format_rfc3339_seconds(t).to_string()),
+            mtime: member.modified().and_then(render::rfc3339_seconds),
             encoding: format.codec.name(),
             encoding_source: format.source,
             bom_removed: format.bom_len > 0,
@@ -364,7 +364,7 @@ fn room_for(limits: &Limits, notice: &str) -> Limits {
 /// A result of a copied member's road, with the member's own facts: its time, the archive it came out of, and the
 /// notice that says so.
 fn stamped(result: ReadResult, member: &Member, archive: ArchiveMeta, notice: &str) -> ReadResult {
-    let mtime = member.modified().map(|t| humantime::format_rfc3339_seconds(t).to_string());
+    let mtime = member.modified().and_then(render::rfc3339_seconds);
     match result {
         ReadResult::Text(mut text) => {
             text.meta.mtime = mtime;

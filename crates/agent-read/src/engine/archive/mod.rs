@@ -8,8 +8,10 @@
 //!   member path inside it. A real directory named like an archive (`logs.zip/`) is a directory and wins. The archive
 //!   itself is opened and judged by policy like any file.
 //! - **Policy.** The whole path, archive and member (`bundle.zip/.env`, `x.tar.gz/secrets/a.txt`), is judged by the
-//!   deny and allow globs and the ignore files before the archive is read, as a file's path would be; a listing marks
-//!   the members it refuses, and a NOT_FOUND never suggests one.
+//!   deny and allow globs and the ignore files before the archive is read, as a file's path would be; a member that
+//!   the archive's index shows is a directory is judged again as a directory (an ignore rule `build/` refuses it, as
+//!   it does a real `build/`). A listing marks the members it refuses, and a NOT_FOUND never suggests one; both judge
+//!   a directory as a directory.
 //! - **Nesting.** A member that is itself an archive is listed and read one level deep (`outer.zip/inner.tar/b.log`);
 //!   an archive inside that is refused.
 //! - **Byte ranges** on the archive address its raw file; on a member, the member's own bytes.
@@ -234,6 +236,13 @@ impl Reader {
         self.check_ignored_at(place.root, &judged, false, &shown)
     }
 
+    /// Refuses a member directory the ignore files refuse as a directory (`build/`): the same answer as a real
+    /// directory gets. [`Reader::check_member_policy`] judged its path as a file's before the archive was read, since
+    /// only the archive's index tells a directory.
+    fn check_member_dir_ignored(&self, place: &Place<'_>, path: &str) -> Result<(), ReadError> {
+        self.check_ignored_at(place.root, &place.judged(path), true, &place.shown_member(path))
+    }
+
     /// Whether the policy refuses a member path (to mark it in a listing, or leave it out of suggestions).
     fn refuses_member(&self, place: &Place<'_>, path: &str, is_dir: bool) -> bool {
         self.refuses(place.root, &place.judged(path), is_dir)
@@ -274,11 +283,13 @@ impl Reader {
         }
         match place.archive.lookup(path).map_err(|error| archive_error(place, path, error, limits))? {
             Lookup::Found(found) if found.kind == MemberKind::Dir => {
+                self.check_member_dir_ignored(place, path)?;
                 let catalog = place.archive.catalog().map_err(|error| archive_error(place, path, error, limits))?;
                 self.list_members(place, &catalog, path, request, limits)
             }
             Lookup::Found(found) => self.read_member(place, &found, request, limits),
             Lookup::Catalog(catalog) if archive::is_directory(&catalog, path) => {
+                self.check_member_dir_ignored(place, path)?;
                 self.list_members(place, &catalog, path, request, limits)
             }
             Lookup::Catalog(catalog) => match nested_prefix(&catalog, path) {
@@ -321,7 +332,8 @@ impl Reader {
             let path = if dir.is_empty() { child.name.clone() } else { format!("{dir}/{}", child.name) };
             let unsafe_name = child.member.is_some_and(|member| member.path.is_none());
             let denied = !unsafe_name && self.refuses_member(place, &path, child.is_dir());
-            (entry_of(child), render::archive::member_line(&line_facts(child, unsafe_name, denied)))
+            let facts = line_facts(child, unsafe_name, denied, catalog.copy_read == archive::CopyRead::Last);
+            (entry_of(child), render::archive::member_line(&facts))
         })
         .map(ReadResult::Directory)
     }
@@ -335,12 +347,18 @@ impl Reader {
         if !dir_exists {
             return error.with_hint(format!("list the archive to see its members: path={}", place.shown));
         }
-        let siblings =
-            archive::children(catalog, dir).into_iter().filter(|child| child.member.is_none_or(|m| m.path.is_some()));
+        let siblings: Vec<Child<'_>> = archive::children(catalog, dir)
+            .into_iter()
+            .filter(|child| child.member.is_none_or(|m| m.path.is_some()))
+            .collect();
+        let dirs: std::collections::HashSet<&str> =
+            siblings.iter().filter(|child| child.is_dir()).map(|child| child.name.as_str()).collect();
         let full =
             |child_name: &str| if dir.is_empty() { child_name.to_string() } else { format!("{dir}/{child_name}") };
-        let offerable = |candidate: &String| !self.refuses_member(place, &full(candidate), false);
-        let names = siblings.map(|child| child.name);
+        // A directory is judged as one, as its line in a listing is.
+        let offerable =
+            |candidate: &String| !self.refuses_member(place, &full(candidate), dirs.contains(candidate.as_str()));
+        let names = siblings.iter().map(|child| child.name.clone());
         let suggestions = crate::suggest::ranked(name, names, &place.archive.budget, offerable)
             .into_iter()
             .map(|candidate| place.shown_member(&full(&candidate)))
@@ -352,13 +370,12 @@ impl Reader {
 }
 
 /// The deepest member whose path is a proper prefix of `path` and that is a file (an archive inside the archive),
-/// with the rest of the path.
+/// with the rest of the path; of several stored under that prefix, the one a read reaches.
 fn nested_prefix(catalog: &Catalog, path: &str) -> Option<(archive::Member, String)> {
     let mut cut = path.len();
     while let Some(at) = path[..cut].rfind('/') {
         let (prefix, rest) = (&path[..at], &path[at + 1..]);
-        let found = catalog.members.iter().find(|member| member.path.as_deref() == Some(prefix));
-        if let Some(member) = found.filter(|member| member.kind == MemberKind::File) {
+        if let Some(member) = catalog.read_copy(prefix).filter(|member| member.kind == MemberKind::File) {
             return Some((member.clone(), rest.to_string()));
         }
         cut = at;
@@ -367,7 +384,12 @@ fn nested_prefix(catalog: &Catalog, path: &str) -> Option<(archive::Member, Stri
 }
 
 /// What a member's line in a listing shows.
-fn line_facts<'c>(child: &'c Child<'_>, unsafe_name: bool, denied: bool) -> render::archive::MemberEntry<'c> {
+fn line_facts<'c>(
+    child: &'c Child<'_>,
+    unsafe_name: bool,
+    denied: bool,
+    last_copy_read: bool,
+) -> render::archive::MemberEntry<'c> {
     use render::archive::Shape;
     let shape = match child.member {
         _ if child.is_dir() => Shape::Dir,
@@ -389,6 +411,7 @@ fn line_facts<'c>(child: &'c Child<'_>, unsafe_name: bool, denied: bool) -> rend
         encrypted: child.member.is_some_and(|member| member.encrypted),
         unsafe_name,
         copies: child.copies,
+        last_copy_read,
         denied,
     }
 }

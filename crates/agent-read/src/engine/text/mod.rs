@@ -511,7 +511,7 @@ pub fn base_meta(target: &Target<'_>, format: &TextFormat) -> TextMeta {
     TextMeta {
         path: target.shown.clone(),
         size_bytes: target.metadata.len(),
-        mtime: target.metadata.modified().ok().map(|t| humantime::format_rfc3339_seconds(t).to_string()),
+        mtime: target.metadata.modified().ok().and_then(crate::render::rfc3339_seconds),
         encoding: format.codec.name(),
         encoding_source: format.source,
         bom_removed: format.bom_len > 0,

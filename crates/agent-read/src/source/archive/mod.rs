@@ -5,7 +5,9 @@
 //! # Bounds
 //!
 //! - A zip's central directory is read whole by the `zip` crate: at most [`MAX_DIRECTORY_BYTES`] of it, so the
-//!   catalog it builds stays bounded; a larger one is refused.
+//!   catalog it builds stays bounded; a larger one is refused. Before the crate is given the archive, the member
+//!   count its end records declare (a zip64 one included) is read: past [`MAX_MEMBERS`] it is refused, since the crate
+//!   allocates for that count before reading an entry.
 //! - A tar's headers are read one at a time; each may take at most [`MAX_HEADER_BYTES`] (long names and extended
 //!   headers included). A catalog keeps at most [`MAX_MEMBERS`] members and [`MAX_NAME_BYTES`] of names; a tar
 //!   listing stops there and says so.
@@ -24,11 +26,12 @@ use crate::media::compressed::Compression;
 use std::fs::File;
 use std::time::SystemTime;
 
-/// Bytes of a zip's central directory read at most (a quarter of a million members with names of 80 bytes).
+/// Bytes of a zip's central directory read at most: room for [`MAX_MEMBERS`] entries (46 bytes each and its name)
+/// with names of 88 bytes on average.
 pub const MAX_DIRECTORY_BYTES: u64 = 32 * 1024 * 1024;
 /// Bytes one tar header may take, its GNU long names and PAX extended header included.
 pub const MAX_HEADER_BYTES: u64 = 1024 * 1024;
-/// Members a catalog keeps at most.
+/// Members a catalog keeps at most: a tar listing stops there, a zip declaring more is refused.
 pub const MAX_MEMBERS: usize = 250_000;
 /// Bytes of member names a catalog keeps at most.
 pub const MAX_NAME_BYTES: usize = 32 * 1024 * 1024;
@@ -183,12 +186,36 @@ pub struct Catalog {
     pub stopped_at: Option<usize>,
     /// Some names are stored more than once, and only the last of each is in the catalog (zip).
     pub duplicates_dropped: bool,
+    /// Which of several members stored under one path is read (see [`Catalog::read_copy`]).
+    pub copy_read: CopyRead,
+}
+
+/// Which of several members stored under one path a read reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CopyRead {
+    /// The first stored (tar: a lookup stops at the first header with that path).
+    #[default]
+    First,
+    /// The last stored (zip: the `zip` crate keeps the last entry of a name stored twice, so a read of any other
+    /// copy could not be had for a name stored twice exactly; every duplicate path is read so, alike).
+    Last,
+}
+
+impl Catalog {
+    /// The member a read of `path` reaches: the first or the last stored under it, as [`Catalog::copy_read`] says.
+    pub fn read_copy(&self, path: &str) -> Option<&Member> {
+        let is_path = |member: &&Member| member.path.as_deref() == Some(path);
+        match self.copy_read {
+            CopyRead::First => self.members.iter().find(is_path),
+            CopyRead::Last => self.members.iter().rev().find(is_path),
+        }
+    }
 }
 
 /// The result of looking for one member by path.
 #[derive(Debug)]
 pub enum Lookup {
-    /// The first member stored under that path.
+    /// The member a read of that path reaches (see [`Catalog::read_copy`]).
     Found(Member),
     /// No member has that path: the whole catalog, to tell a directory, a nested archive or a near miss.
     Catalog(Catalog),
@@ -217,8 +244,8 @@ impl Archive<'_> {
         }
     }
 
-    /// The first member stored under `path`, or the whole catalog when there is none. A tar is read only as far as
-    /// that member.
+    /// The member a read of `path` reaches (a tar's first stored under it, a zip's last: see [`CopyRead`]), or the
+    /// whole catalog when there is none. A tar is read only as far as that member.
     pub fn lookup(&self, path: &str) -> Result<Lookup, ArchiveError> {
         match self.format {
             Format::Zip => zip::lookup(self, path),
@@ -256,7 +283,7 @@ pub fn children<'c>(catalog: &'c Catalog, dir: &str) -> Vec<Child<'c>> {
         };
         let entry = seen.entry(name).or_insert(Child { name: name.to_string(), member: None, copies: 0 });
         if !deeper {
-            if entry.member.is_none() {
+            if entry.member.is_none() || catalog.copy_read == CopyRead::Last {
                 entry.member = Some(member);
             }
             entry.copies += 1;
@@ -272,7 +299,8 @@ pub fn children<'c>(catalog: &'c Catalog, dir: &str) -> Vec<Child<'c>> {
 pub struct Child<'c> {
     /// Its name within the directory (or, for a member no request can spell, its whole stored name).
     pub name: String,
-    /// The member stored under it (the first, when several are); `None` for a directory only implied by deeper names.
+    /// The member stored under it (when several are, the one a read reaches: see [`Catalog::read_copy`]); `None` for
+    /// a directory only implied by deeper names.
     pub member: Option<&'c Member>,
     /// How many members are stored under exactly this name.
     pub copies: usize,

@@ -8,6 +8,7 @@ use super::{
     Archive, ArchiveError, Catalog, Format, Locator, Lookup, MAX_HEADER_BYTES, MAX_MEMBERS, MAX_NAME_BYTES, Member,
     MemberKind, Stamp,
 };
+use crate::escape::quoted;
 use crate::media::compressed::Compression;
 use std::io::{self, Read, Seek, SeekFrom};
 
@@ -47,15 +48,17 @@ fn walk<R: Read + Seek>(
     archive: &Archive<'_>,
     wanted: Option<&str>,
 ) -> Result<Lookup, ArchiveError> {
-    let failed = |error: io::Error| tar_error(error, archive);
-    let mut entries = tar.entries_with_seek().map_err(failed)?;
+    let mut entries = tar.entries_with_seek().map_err(|error| tar_error(error, archive, None))?;
     let mut catalog = Catalog::default();
     let mut name_bytes = 0usize;
+    // The name of the last member read, to say where damage was met.
+    let mut last: Option<String> = None;
     loop {
         allowance.grant(MAX_HEADER_BYTES);
         let Some(entry) = entries.next() else { break };
-        let entry = entry.map_err(failed)?;
+        let entry = entry.map_err(|error| tar_error(error, archive, last.as_deref()))?;
         let Some(member) = member_of(&entry, archive)? else { continue };
+        last = Some(member.name.clone());
         if wanted.is_some() && member.path.as_deref() == wanted {
             return Ok(Lookup::Found(member));
         }
@@ -98,7 +101,7 @@ fn member_of<R: Read>(entry: &tar::Entry<'_, R>, archive: &Archive<'_>) -> Resul
     // A plain tar's end is known: a member whose data runs past it is cut short (a compressed one finds out when the
     // skip over it meets the end of the stream).
     if archive.format == Format::Tar(None) && data_start.saturating_add(size) > archive.end {
-        return Err(ArchiveError::Damaged(format!("member {} is cut short", shown_name(&raw))));
+        return Err(ArchiveError::Damaged(format!("member {} is cut short", quoted(&shown_name(&raw)))));
     }
     let stamp = header.mtime().ok().map(Stamp::Unix);
     Ok(Some(Member {
@@ -135,8 +138,11 @@ pub fn open<'f>(archive: &Archive<'f>, data_start: u64, size: u64) -> io::Result
     }
 }
 
-/// A tar error as an archive error: the budget's and the allowance's own, else damage.
-fn tar_error(error: io::Error, archive: &Archive<'_>) -> ArchiveError {
+/// A tar error as an archive error: the budget's and the allowance's own, else damage, said in our words with where
+/// it was met (after the member named `after`, quoted; `None`: at the first header). The `tar` crate's own text is
+/// never passed on: it names members unquoted ("… when getting size for <name>"), where a name reads as part of the
+/// sentence.
+fn tar_error(error: io::Error, archive: &Archive<'_>, after: Option<&str>) -> ArchiveError {
     if let Err(stopped) = archive.budget.check() {
         return ArchiveError::Stopped(stopped);
     }
@@ -146,11 +152,20 @@ fn tar_error(error: io::Error, archive: &Archive<'_>) -> ArchiveError {
             MAX_HEADER_BYTES / (1024 * 1024)
         ));
     }
+    let place = match after {
+        Some(name) => format!("after member {}", quoted(name)),
+        None => "at its first header".to_string(),
+    };
     match error.kind() {
-        io::ErrorKind::InvalidData
-        | io::ErrorKind::UnexpectedEof
-        | io::ErrorKind::Other
-        | io::ErrorKind::InvalidInput => ArchiveError::Damaged(error.to_string()),
+        io::ErrorKind::UnexpectedEof => ArchiveError::Damaged(format!("it is cut short {place}")),
+        io::ErrorKind::InvalidData | io::ErrorKind::Other | io::ErrorKind::InvalidInput => {
+            ArchiveError::Damaged(match archive.format {
+                Format::Tar(Some(_)) => {
+                    format!("a header {place} is malformed, or the {} stream is damaged there", archive.format.name())
+                }
+                _ => format!("a header {place} is malformed"),
+            })
+        }
         _ => ArchiveError::Stopped(error),
     }
 }

@@ -167,6 +167,88 @@ fn a_zip_member_is_read_without_decoding_any_other_and_a_tar_gz_member_without_d
     assert!(archive.catalog().is_err());
 }
 
+/// A zip64 archive written byte by byte: one empty local header, a central directory entry for each of `names`
+/// (every one pointing at that header), `junk` bytes after the directory, then a zip64 end record declaring
+/// `declared` members, its locator (pointing `junk` bytes before the record) and the plain end record.
+fn zip64_of(names: &[&str], declared: u64, junk: usize) -> Vec<u8> {
+    let mut zip = b"PK\x03\x04".to_vec();
+    zip.extend_from_slice(&[0; 26]);
+    let central_at = zip.len() as u64;
+    for name in names {
+        zip.extend_from_slice(b"PK\x01\x02");
+        zip.extend_from_slice(&[45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        zip.extend_from_slice(&[0; 12]);
+        zip.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        zip.extend_from_slice(&[0; 16]);
+        zip.extend_from_slice(name.as_bytes());
+    }
+    let central_len = zip.len() as u64 - central_at;
+    let locator_points_at = zip.len() as u64;
+    zip.resize(zip.len() + junk, b'j');
+    zip.extend_from_slice(b"PK\x06\x06");
+    zip.extend_from_slice(&44u64.to_le_bytes());
+    zip.extend_from_slice(&[45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    for field in [declared, declared, central_len, central_at] {
+        zip.extend_from_slice(&field.to_le_bytes());
+    }
+    zip.extend_from_slice(b"PK\x06\x07\0\0\0\0");
+    zip.extend_from_slice(&locator_points_at.to_le_bytes());
+    zip.extend_from_slice(&1u32.to_le_bytes());
+    zip.extend_from_slice(b"PK\x05\x06\0\0\0\0");
+    zip.extend_from_slice(&[0xff; 12]);
+    zip.extend_from_slice(&[0, 0]);
+    zip
+}
+
+#[test]
+fn a_zip64_directory_within_the_member_limit_is_listed() {
+    let bytes = zip64_of(&["a.txt", "b.txt", "dir/c.txt"], 3, 0);
+    let file = file_of(&bytes);
+    let archive = Archive { file: &file, end: bytes.len() as u64, format: Format::Zip, budget: budget() };
+    let names: Vec<_> = archive.catalog().unwrap().members.into_iter().map(|member| member.name).collect();
+    assert_eq!(names, ["a.txt", "b.txt", "dir/c.txt"]);
+}
+
+#[test]
+fn a_zip_declaring_more_members_than_a_listing_holds_is_refused_before_its_directory_is_read() {
+    let over = MAX_MEMBERS as u64 + 1;
+    // The record where its locator says, and one found past junk (where the zip crate looks next).
+    for junk in [0, 100] {
+        let bytes = zip64_of(&["a.txt", "b.txt"], over, junk);
+        let file = file_of(&bytes);
+        let archive = Archive { file: &file, end: bytes.len() as u64, format: Format::Zip, budget: budget() };
+        for result in [archive.catalog().map(|_| ()), archive.lookup("a.txt").map(|_| ())] {
+            match result {
+                Err(ArchiveError::TooLarge(reason)) => {
+                    assert!(reason.contains(&format!("declares {over} members")), "{reason}");
+                    assert!(reason.contains(&format!("at most {MAX_MEMBERS}")), "{reason}");
+                }
+                other => panic!("junk {junk}: {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn of_members_stored_under_one_path_a_tar_reads_the_first_and_a_zip_the_last() {
+    let members: [(&str, &[u8]); 2] = [("ok.txt", b"first\n"), ("./ok.txt", b"second copy\n")];
+    for (bytes, read) in [(tar_of(&members), &b"first\n"[..]), (zip_of(&members), b"second copy\n")] {
+        let file = file_of(&bytes);
+        let archive = archive_of(&file, &bytes);
+        assert_eq!(read_member(&archive, "ok.txt").unwrap(), read, "{:?}", archive.format);
+        let catalog = archive.catalog().unwrap();
+        let top = children(&catalog, "");
+        assert_eq!(top.len(), 1);
+        assert_eq!(
+            (top[0].copies, top[0].member.map(|m| m.size)),
+            (2, Some(read.len() as u64)),
+            "{:?}",
+            archive.format
+        );
+        assert_eq!(catalog.read_copy("ok.txt").map(|m| m.size), Some(read.len() as u64));
+    }
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 
