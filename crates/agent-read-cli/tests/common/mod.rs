@@ -10,7 +10,7 @@ use std::time::Duration;
 mod library;
 
 #[allow(unused_imports)] // Each test uses its own share of these.
-pub use library::{Ws, envelope, pdf, write_file};
+pub use library::{Ws, envelope, pdf, write_file, zip64};
 
 pub mod http;
 pub mod mcp;

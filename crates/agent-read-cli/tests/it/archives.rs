@@ -457,41 +457,11 @@ fn huge_directory_zip() -> Vec<u8> {
     zip
 }
 
-/// A zip64 archive of `count` empty members named `000000`, `000001`, …: one empty local header, a central directory
-/// entry for each (all pointing at that header), and the zip64 end records a zipper writes past 65,535 members.
-fn many_members_zip(count: u32) -> Vec<u8> {
-    let mut zip = b"PK\x03\x04".to_vec();
-    zip.extend_from_slice(&[0; 26]);
-    let central_at = zip.len() as u64;
-    for i in 0..count {
-        let name = format!("{i:06}");
-        zip.extend_from_slice(b"PK\x01\x02");
-        zip.extend_from_slice(&[45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-        zip.extend_from_slice(&[0; 12]);
-        zip.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        zip.extend_from_slice(&[0; 16]);
-        zip.extend_from_slice(name.as_bytes());
-    }
-    let end64_at = zip.len() as u64;
-    zip.extend_from_slice(b"PK\x06\x06");
-    zip.extend_from_slice(&44u64.to_le_bytes());
-    zip.extend_from_slice(&[45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-    for field in [u64::from(count), u64::from(count), end64_at - central_at, central_at] {
-        zip.extend_from_slice(&field.to_le_bytes());
-    }
-    zip.extend_from_slice(b"PK\x06\x07\0\0\0\0");
-    zip.extend_from_slice(&end64_at.to_le_bytes());
-    zip.extend_from_slice(&1u32.to_le_bytes());
-    zip.extend_from_slice(b"PK\x05\x06\0\0\0\0");
-    zip.extend_from_slice(&[0xff; 12]);
-    zip.extend_from_slice(&[0, 0]);
-    zip
-}
-
 #[test]
 fn a_zip_of_more_members_than_a_listing_holds_is_too_large_naming_its_count() {
     let ws = Ws::new();
-    ws.file("many.zip", many_members_zip(250_001));
+    let names: Vec<String> = (0..250_001).map(|i| format!("{i:06}")).collect();
+    ws.file("many.zip", crate::common::zip64::zip64_of(&names, names.len() as u64, 0));
     for path in ["many.zip", "many.zip/000001"] {
         let refused = read(&ws, json!({"path": path}));
         assert_eq!(refused["error_code"], "TOO_LARGE", "{path}: {}", footer(output(&refused)));

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 pub mod envelope;
 pub mod pdf;
+pub mod zip64;
 
 /// A temporary workspace: `<tmp>/work` is the root reads are confined to; `<tmp>` is outside it.
 pub struct Ws {

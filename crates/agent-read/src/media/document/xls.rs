@@ -487,8 +487,8 @@ mod tests {
         assert_eq!(string_lengths(&[&[5, 0]]), Vec::<u64>::new(), "a table cut short ends there");
     }
 
-    #[test]
-    fn a_sheet_of_two_far_corners_is_refused_before_calamine_reads_it() {
+    /// A workbook stream of one sheet named `S` holding `cells` (each record's kind and body).
+    fn one_sheet(cells: &[(u16, Vec<u8>)]) -> Vec<u8> {
         let mut stream = Vec::new();
         put(&mut stream, BOF, &[0, 6, 5, 0, 0, 0, 0, 0]);
         let mut sheet = vec![0u8; 8];
@@ -498,14 +498,25 @@ mod tests {
         let at = stream.len() as u32;
         stream[4 + 8 + 4..4 + 8 + 8].copy_from_slice(&at.to_le_bytes());
         put(&mut stream, BOF, &[0, 6, 0x10, 0, 0, 0, 0, 0]);
-        for (row, column) in [(0u16, 0u16), (65_535, 255)] {
-            let mut number = Vec::new();
-            number.extend_from_slice(&row.to_le_bytes());
-            number.extend_from_slice(&column.to_le_bytes());
-            number.extend_from_slice(&[0; 10]);
-            put(&mut stream, 0x0203, &number);
+        for (kind, body) in cells {
+            put(&mut stream, *kind, body);
         }
         put(&mut stream, EOF, &[]);
+        stream
+    }
+
+    /// A NUMBER record at `row`, `column`.
+    fn number(row: u16, column: u16) -> (u16, Vec<u8>) {
+        let mut body = Vec::new();
+        body.extend_from_slice(&row.to_le_bytes());
+        body.extend_from_slice(&column.to_le_bytes());
+        body.extend_from_slice(&[0; 10]);
+        (0x0203, body)
+    }
+
+    #[test]
+    fn a_sheet_of_two_far_corners_is_refused_before_calamine_reads_it() {
+        let stream = one_sheet(&[number(0, 0), number(65_535, 255)]);
         let error = rewrite(&stream, true).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(error.contains("its cells would take about"), "{error}");
         assert!(rewrite(&stream, false).is_ok(), "without cells the sheets cost nothing");
@@ -514,22 +525,7 @@ mod tests {
     #[test]
     fn a_formula_string_before_any_formula_counts_as_a_cell_at_the_origin() {
         // calamine sets the string at (0, 0): with one number at the far corner, that is a dense range of 65,536².
-        let mut stream = Vec::new();
-        put(&mut stream, BOF, &[0, 6, 5, 0, 0, 0, 0, 0]);
-        let mut sheet = vec![0u8; 8];
-        sheet.extend_from_slice(&[1, 0, b'S']);
-        put(&mut stream, BOUND_SHEET, &sheet);
-        put(&mut stream, EOF, &[]);
-        let at = stream.len() as u32;
-        stream[4 + 8 + 4..4 + 8 + 8].copy_from_slice(&at.to_le_bytes());
-        put(&mut stream, BOF, &[0, 6, 0x10, 0, 0, 0, 0, 0]);
-        put(&mut stream, FORMULA_STRING, &[1, 0, 0, b'x']);
-        let mut number = Vec::new();
-        number.extend_from_slice(&65_535u16.to_le_bytes());
-        number.extend_from_slice(&255u16.to_le_bytes());
-        number.extend_from_slice(&[0; 10]);
-        put(&mut stream, 0x0203, &number);
-        put(&mut stream, EOF, &[]);
+        let stream = one_sheet(&[(FORMULA_STRING, vec![1, 0, 0, b'x']), number(65_535, 255)]);
         let error = rewrite(&stream, true).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(error.contains("its cells would take about"), "{error}");
     }

@@ -1,6 +1,10 @@
 use super::*;
 use std::io::{Read, Write};
 
+#[path = "../../../tests/common/zip64.rs"]
+mod zip64;
+use zip64::zip64_of;
+
 fn budget() -> Budget {
     Budget::new(std::time::Instant::now() + std::time::Duration::from_secs(60), crate::budget::Cancel::new())
 }
@@ -165,39 +169,6 @@ fn a_zip_member_is_read_without_decoding_any_other_and_a_tar_gz_member_without_d
         Archive { file: &file, end: cut.len() as u64, format: Format::Tar(Some(Compression::Gzip)), budget: budget() };
     assert_eq!(read_member(&archive, "first.txt").unwrap(), b"first\n");
     assert!(archive.catalog().is_err());
-}
-
-/// A zip64 archive written byte by byte: one empty local header, a central directory entry for each of `names`
-/// (every one pointing at that header), `junk` bytes after the directory, then a zip64 end record declaring
-/// `declared` members, its locator (pointing `junk` bytes before the record) and the plain end record.
-fn zip64_of(names: &[&str], declared: u64, junk: usize) -> Vec<u8> {
-    let mut zip = b"PK\x03\x04".to_vec();
-    zip.extend_from_slice(&[0; 26]);
-    let central_at = zip.len() as u64;
-    for name in names {
-        zip.extend_from_slice(b"PK\x01\x02");
-        zip.extend_from_slice(&[45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-        zip.extend_from_slice(&[0; 12]);
-        zip.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        zip.extend_from_slice(&[0; 16]);
-        zip.extend_from_slice(name.as_bytes());
-    }
-    let central_len = zip.len() as u64 - central_at;
-    let locator_points_at = zip.len() as u64;
-    zip.resize(zip.len() + junk, b'j');
-    zip.extend_from_slice(b"PK\x06\x06");
-    zip.extend_from_slice(&44u64.to_le_bytes());
-    zip.extend_from_slice(&[45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-    for field in [declared, declared, central_len, central_at] {
-        zip.extend_from_slice(&field.to_le_bytes());
-    }
-    zip.extend_from_slice(b"PK\x06\x07\0\0\0\0");
-    zip.extend_from_slice(&locator_points_at.to_le_bytes());
-    zip.extend_from_slice(&1u32.to_le_bytes());
-    zip.extend_from_slice(b"PK\x05\x06\0\0\0\0");
-    zip.extend_from_slice(&[0xff; 12]);
-    zip.extend_from_slice(&[0, 0]);
-    zip
 }
 
 #[test]
