@@ -84,7 +84,7 @@ fn walk_body(xml: &[u8], writer: &mut Writer<'_, '_>, check: Check<'_>) -> Resul
     let mut reader = xml::reader(xml);
     let mut paragraphs: Vec<Paragraph> = Vec::new();
     let mut tables: Vec<Table> = Vec::new();
-    let (mut in_text, mut skip_depth, mut events) = (false, 0usize, 0u32);
+    let (mut in_text, mut skipping, mut events) = (false, xml::Skipping::default(), 0u32);
     loop {
         events += 1;
         if events.is_multiple_of(CHECK_EVERY) {
@@ -94,13 +94,7 @@ fn walk_body(xml: &[u8], writer: &mut Writer<'_, '_>, check: Check<'_>) -> Resul
             }
         }
         let event = reader.read_event().map_err(|e| xml::damaged(DOCUMENT, &e))?;
-        if skip_depth > 0 {
-            match event {
-                Event::Start(_) => skip_depth += 1,
-                Event::End(_) => skip_depth -= 1,
-                Event::Eof => return Ok(()),
-                _ => {}
-            }
+        if skipping.takes(&event) {
             continue;
         }
         match event {
@@ -108,7 +102,7 @@ fn walk_body(xml: &[u8], writer: &mut Writer<'_, '_>, check: Check<'_>) -> Resul
                 "p" => paragraphs.push(Paragraph::default()),
                 "t" => in_text = true,
                 "tbl" => tables.push(Table::default()),
-                "Fallback" => skip_depth = 1,
+                "Fallback" => skipping.begin(),
                 "hyperlink" => {
                     if let Some(p) = paragraphs.last_mut() {
                         let url = xml::relationship_id(&e).and_then(|id| writer.links.get(&id).cloned());

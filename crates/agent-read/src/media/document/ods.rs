@@ -182,19 +182,14 @@ pub fn convert(
             check()?;
             checked_at = reader.buffer_position();
         }
-        let past_chosen = walk.depth == 0 && walk.skip == 0 && last_chosen.is_some_and(|last| walk.sheet >= last);
+        let past_chosen =
+            walk.depth == 0 && !walk.skipping.active() && last_chosen.is_some_and(|last| walk.sheet >= last);
         if out.stopped() || past_chosen {
             return Ok(());
         }
         buf.clear();
         let event = reader.read_event_into(&mut buf).map_err(|e| stream_error(CONTENT, e))?;
-        if walk.skip > 0 {
-            match event {
-                Event::Start(_) => walk.skip += 1,
-                Event::End(_) => walk.skip -= 1,
-                Event::Eof => return Ok(()),
-                _ => {}
-            }
+        if walk.skipping.takes(&event) {
             continue;
         }
         match event {
@@ -227,8 +222,8 @@ struct Cell {
 /// Where the walk is in `content.xml`.
 #[derive(Default)]
 struct Walk {
-    /// Elements left to skip (a sheet not chosen, an annotation, a drawing), counted by depth.
-    skip: usize,
+    /// An element skipped whole: a sheet not chosen, an annotation, a drawing.
+    skipping: xml::Skipping,
     /// Tables open (1 inside a sheet).
     depth: usize,
     /// The number of the sheet met last, from 1.
@@ -266,7 +261,9 @@ impl Walk {
             "table" if self.depth == 0 => {
                 self.sheet += 1;
                 if !selection.contains(self.sheet) {
-                    self.skip = usize::from(!empty);
+                    if !empty {
+                        self.skipping.begin();
+                    }
                     return Ok(());
                 }
                 let hidden = attr(e, "style-name").is_some_and(|style| self.hidden.contains(&style));
@@ -278,7 +275,7 @@ impl Walk {
                     self.depth = 1;
                 }
             }
-            "table" | "shapes" | "annotation" | "forms" if !empty => self.skip = 1,
+            "table" | "shapes" | "annotation" | "forms" if !empty => self.skipping.begin(),
             "table-row" if self.depth == 1 => {
                 self.column = 0;
                 self.row_repeats = repeats(e, "number-rows-repeated");

@@ -124,7 +124,7 @@ struct Walker<'o, 'w> {
 impl Walker<'_, '_> {
     fn walk(&mut self, xml: &[u8], check: Check<'_>) -> Result<(), DocumentError> {
         let mut reader = xml::reader(xml);
-        let (mut skip, mut events) = (0usize, 0u32);
+        let (mut skipping, mut events) = (xml::Skipping::default(), 0u32);
         loop {
             events += 1;
             if events.is_multiple_of(CHECK_EVERY) {
@@ -134,17 +134,11 @@ impl Walker<'_, '_> {
                 }
             }
             let event = reader.read_event().map_err(|e| xml::damaged(CONTENT, &e))?;
-            if skip > 0 {
-                match event {
-                    Event::Start(_) => skip += 1,
-                    Event::End(_) => skip -= 1,
-                    Event::Eof => return Ok(()),
-                    _ => {}
-                }
+            if skipping.takes(&event) {
                 continue;
             }
             match event {
-                Event::Start(e) if unshown(&e) => skip = 1,
+                Event::Start(e) if unshown(&e) => skipping.begin(),
                 Event::Start(e) => self.open(&e)?,
                 Event::Empty(e) if unshown(&e) => {}
                 Event::Empty(e) => {

@@ -36,8 +36,8 @@ impl<'a> Package<'a> {
         self.part_within(name, MAX_PART_BYTES)
     }
 
-    /// The part `name` inflated whole, refused when it inflates past `cap` bytes (whatever size it declares).
-    pub fn part_within(&mut self, name: &str, cap: u64) -> Result<Option<Vec<u8>>, DocumentError> {
+    /// The entry of part `name`, not yet read; `None` when the package has none, an error when it is encrypted.
+    fn entry(&mut self, name: &str) -> Result<Option<zip::read::ZipFile<'_, Cursor<&'a [u8]>>>, DocumentError> {
         let entry = match self.archive.by_name(name) {
             Ok(entry) => entry,
             Err(ZipError::FileNotFound) => return Ok(None),
@@ -46,6 +46,12 @@ impl<'a> Package<'a> {
         if entry.encrypted() {
             return Err(DocumentError::Encrypted);
         }
+        Ok(Some(entry))
+    }
+
+    /// The part `name` inflated whole, refused when it inflates past `cap` bytes (whatever size it declares).
+    pub fn part_within(&mut self, name: &str, cap: u64) -> Result<Option<Vec<u8>>, DocumentError> {
+        let Some(entry) = self.entry(name)? else { return Ok(None) };
         let mut data = Vec::with_capacity(usize::try_from(entry.size().min(cap)).unwrap_or(0));
         entry.take(cap + 1).read_to_end(&mut data).map_err(|error| damaged(name, &error))?;
         if data.len() as u64 > cap {
@@ -81,14 +87,7 @@ impl<'a> Package<'a> {
     /// The part `name` as a stream, inflated as it is read, each stretch between markup delimiters bounded by
     /// `max_run` (see [`RunLimited`]); `None` when the package has no such part.
     pub fn stream(&mut self, name: &str, max_run: usize) -> Result<Option<RunLimited<impl Read + '_>>, DocumentError> {
-        let entry = match self.archive.by_name(name) {
-            Ok(entry) => entry,
-            Err(ZipError::FileNotFound) => return Ok(None),
-            Err(error) => return Err(damaged(name, &error)),
-        };
-        if entry.encrypted() {
-            return Err(DocumentError::Encrypted);
-        }
+        let Some(entry) = self.entry(name)? else { return Ok(None) };
         Ok(Some(RunLimited { inner: entry, run: 0, max_run, part: name.to_string() }))
     }
 

@@ -1,11 +1,42 @@
 //! What the OOXML walkers share: a streaming reader over a part, text of text and reference events (character
 //! references and XML's five predefined entities resolved, any other entity shown as written, never expanded), and
-//! attributes by local name (prefixes vary between producers).
+//! attributes by local name (prefixes vary between producers), and an element skipped whole.
 
 use super::DocumentError;
 use quick_xml::Reader;
-use quick_xml::events::{BytesRef, BytesStart, BytesText};
+use quick_xml::events::{BytesRef, BytesStart, BytesText, Event};
 use std::collections::HashMap;
+
+/// An element being skipped whole (a drawing, an annotation, a sheet not chosen): its events pass unread, counted
+/// by depth until its end.
+#[derive(Debug, Default)]
+pub struct Skipping(usize);
+
+impl Skipping {
+    /// Skips the element just opened.
+    pub fn begin(&mut self) {
+        self.0 = 1;
+    }
+
+    /// Whether an element is being skipped.
+    pub fn active(&self) -> bool {
+        self.0 > 0
+    }
+
+    /// Whether `event` belongs to the element being skipped (and is taken here); the end of the input never does,
+    /// so the caller sees it.
+    pub fn takes(&mut self, event: &Event<'_>) -> bool {
+        if self.0 == 0 || matches!(event, Event::Eof) {
+            return false;
+        }
+        match event {
+            Event::Start(_) => self.0 += 1,
+            Event::End(_) => self.0 -= 1,
+            _ => {}
+        }
+        true
+    }
+}
 
 /// A streaming reader over one part's XML.
 pub fn reader(xml: &[u8]) -> Reader<&[u8]> {
