@@ -353,7 +353,7 @@ fn inline(text: &str) -> String {
     format!(r#"<c t="inlineStr"><is><t>{text}</t></is></c>"#)
 }
 
-/// Rows of a long sheet: more converted text than one read could hold when documents were converted whole.
+/// Rows of a long sheet: over 16 MiB of converted text, more than one read's output could ever hold.
 const LONG_ROWS: usize = 300_000;
 
 #[cfg(unix)]
