@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Compressed text: a deep window of a large gzip- and zstd-compressed log, cold beside `zcat FILE | sed -n 'A,Bp'`
-# (and `zstdcat`) on the same file in the same run, and warm: repeated in one MCP server. Builds the release binary,
-# installs GNU time and zstd (with pzstd) if missing, generates the files under bench/data/.
+# Compressed text: a deep window of a large gzip-, zstd- and xz-compressed log, cold beside
+# `zcat FILE | sed -n 'A,Bp'` (and `zstdcat`, `xzcat`) on the same file in the same run, and warm: repeated in one MCP
+# server. Builds the release binary, installs GNU time and zstd (with pzstd) if missing, generates the files under
+# bench/data/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh

@@ -288,8 +288,8 @@ fn find_searches_the_decompressed_text() {
 }
 
 /// A deep window and a tail read twice by one MCP server (the second through the restart points the first learned)
-/// are the lines a fresh process reads cold, for gzip, pigz and multi-frame zstd; a file rewritten under the same
-/// name is read afresh.
+/// are the lines a fresh process reads cold, for gzip, pigz, multi-frame zstd, multi-block xz and concatenated xz
+/// streams; a file rewritten under the same name is read afresh.
 #[tokio::test]
 async fn a_repeat_deep_read_over_mcp_returns_the_lines_of_a_cold_read() {
     let dir = tempfile::tempdir().unwrap();
@@ -299,6 +299,8 @@ async fn a_repeat_deep_read_over_mcp_returns_the_lines_of_a_cold_read() {
         ("gzip.log.gz", compressed_by("gzip", &["-c"], &text)),
         ("pigz.log.gz", compressed_by("pigz", &["-c", "-p", "2"], &text)),
         ("frames.log.zst", compressed_by("pzstd", &["-c", "-q", "-p", "2"], &text)),
+        ("blocks.log.xz", compressed_by("xz", &["-c", "-T2", "--block-size=1MiB"], &text)),
+        ("streams.log.xz", text.chunks(4 << 20).flat_map(|part| compressed_by("xz", &["-c"], part)).collect()),
     ];
     for (name, packed) in &files {
         std::fs::write(dir.path().join(name), packed).unwrap();
@@ -330,4 +332,43 @@ async fn a_repeat_deep_read_over_mcp_returns_the_lines_of_a_cold_read() {
         text_of(&call(&client, json!({"path": "gzip.log.gz", "offset": 360_001, "limit": 1, "reread": true})).await);
     assert!(deep.starts_with("360001: 2026-11-25 Request 360001 seRved\n"), "{deep}");
     client.cancel().await.unwrap();
+}
+
+/// An xz file whose index says its first block holds one byte more text than it does (the index's CRC-32 fixed up,
+/// so only the size lies): the read ends with the damage reported, and whatever lines come before it are the
+/// file's, at their own numbers.
+#[test]
+fn an_xz_index_that_lies_about_a_size_is_damage_and_shifts_no_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = log_lines(400_000);
+    let mut packed = compressed_by("xz", &["-c", "-T2", "--block-size=1MiB"], &text);
+    let len = packed.len();
+    let backward = u32::from_le_bytes(packed[len - 8..len - 4].try_into().unwrap()) as usize;
+    let index_at = len - 12 - (backward + 1) * 4;
+    // Indicator, count, the first block's unpadded size: then its text size, whose first byte is bumped.
+    let mut at = index_at + 1;
+    for _ in 0..2 {
+        while packed[at] & 0x80 != 0 {
+            at += 1;
+        }
+        at += 1;
+    }
+    assert!(packed[at] & 0x7f < 0x7f);
+    packed[at] += 1;
+    // The CRC-32 xz uses is gzip's.
+    let mut crc = flate2::Crc::new();
+    crc.update(&packed[index_at..len - 16]);
+    packed[len - 16..len - 12].copy_from_slice(&crc.sum().to_le_bytes());
+    std::fs::write(dir.path().join("lying.log.xz"), &packed).unwrap();
+    for window in [json!({"offset": 360_001, "limit": 2}), json!({"limit": 2}), json!({"offset": -2})] {
+        let mut request = json!({"path": "lying.log.xz"});
+        request.as_object_mut().unwrap().extend(window.as_object().unwrap().clone());
+        let result = read_json(dir.path(), request, &[]);
+        assert_eq!(result["error_code"], "IO_ERROR", "{window}: {result}");
+        assert!(result["error"].as_str().unwrap().contains("damaged"), "{window}: {result}");
+        for line in output(&result).lines().take_while(|line| !line.starts_with("IO_ERROR")) {
+            let (number, content) = line.split_once(": ").unwrap();
+            assert_eq!(content, format!("2026-11-25 request {number} served"), "{window}");
+        }
+    }
 }

@@ -49,7 +49,8 @@ pub trait Decoder: Read {
     /// Asks for a restart point at the next place the decoder can make one, at or after what it has decoded.
     fn want_restart(&mut self) {}
 
-    /// The restart point made since the last call, if any.
+    /// A restart point made and not taken yet, if any (the oldest first; a decoder may hand several out at once, when
+    /// it can vouch for them only further on).
     fn take_restart(&mut self) -> Option<Restart> {
         None
     }
@@ -303,7 +304,7 @@ impl<'f> Stream<'f> {
         }
         let decoded_to = state.kept.end() + len as u64;
         if let Some(recording) = recording {
-            if let Some(point) = decoder.take_restart() {
+            while let Some(point) = decoder.take_restart() {
                 recording.push(point);
             }
             if decoded_to >= recording.next_wanted() {

@@ -10,10 +10,12 @@
 //!
 //! A decoder can also resume at a [restart point](crate::window::restarts) it made during an earlier pass over the
 //! same file: gzip at the boundaries between deflate blocks ([`gzip`]), zstd at the start of every frame
-//! ([`zstd`]). xz and bzip2 decoders make none. Before resuming, a decoder checks that the compressed bytes where it
-//! resumes are those it saw; a point that fails the check is refused, and the read decodes from the start.
+//! ([`zstd`]), xz at the start of every block and stream ([`xz`]; a file of one block has none). The bzip2 decoder
+//! makes none. Before resuming, a decoder checks that the compressed bytes where it resumes are those it saw; a point
+//! that fails the check is refused, and the read decodes from the start.
 
 mod gzip;
+mod xz;
 mod zstd;
 
 use crate::budget::Budget;
@@ -62,14 +64,11 @@ impl Compression {
 
     /// A decoder of `file`'s text from its first byte, reading no further than `end` and stopping at `budget`.
     pub fn decoder<'f>(self, file: &'f File, end: u64, budget: Budget) -> Box<dyn Decoder + 'f> {
-        let input = input_at(file, 0, end, budget);
         match self {
-            Compression::Gzip => Box::new(gzip::Gzip::new(input)),
-            Compression::Zstd => Box::new(zstd::ZstdFrames::new(input, 0)),
-            // No memory limit beyond the format's own: a dictionary is at most 1.5 GiB by the xz format, and `xz -9`
-            // writes 64 MiB; a larger one is refused rather than allocated.
-            Compression::Xz => Box::new(Plain(lzma_rust2::XzReader::new_mem_limit(input, true, MAX_XZ_MEMORY_KIB))),
-            Compression::Bzip2 => Box::new(Plain(bzip2::bufread::MultiBzDecoder::new(input))),
+            Compression::Gzip => Box::new(gzip::Gzip::new(input_at(file, 0, end, budget))),
+            Compression::Zstd => Box::new(zstd::ZstdFrames::new(input_at(file, 0, end, budget), 0)),
+            Compression::Xz => Box::new(xz::Xz::new(file, end, budget)),
+            Compression::Bzip2 => Box::new(Plain(bzip2::bufread::MultiBzDecoder::new(input_at(file, 0, end, budget)))),
         }
     }
 
@@ -86,6 +85,9 @@ impl Compression {
         let Some(point) = from else { return Ok(self.decoder(file, end, budget)) };
         if check_at(file, point.input, end)? != point.check {
             return Err(not_a_restart("the compressed bytes where it resumes have changed"));
+        }
+        if self == Compression::Xz {
+            return Ok(Box::new(xz::Xz::resume(file, end, budget, point)?));
         }
         let input = input_at(file, point.input, end, budget);
         match self {
@@ -143,7 +145,9 @@ fn not_a_restart(why: &str) -> io::Error {
 
 /// Compressed bytes read per system call.
 const RAW_READ_LEN: usize = 64 * 1024;
-/// Most memory one xz block's decoder may take (dictionary and state), in KiB: twice what `xz -9` needs.
+/// Most memory one xz block's decoder may take (dictionary and state), in KiB: twice what `xz -9` needs. The xz
+/// format allows dictionaries of up to 1.5 GiB (and `xz -9` writes 64 MiB); a block needing more is refused rather
+/// than allocated.
 const MAX_XZ_MEMORY_KIB: u32 = 160 * 1024;
 
 /// A file's bytes from 0 to `end`, read with `pread` (the handle's own position is never moved), each read

@@ -19,12 +19,12 @@ fn magic_bytes_name_the_compression_and_text_has_none() {
     assert_eq!(Compression::sniff(&[0x1f]), None);
 }
 
-fn unlimited() -> Budget {
+pub(super) fn unlimited() -> Budget {
     Budget::new(std::time::Instant::now() + std::time::Duration::from_secs(3600), Cancel::new())
 }
 
 /// About `mib` MiB of log lines whose words vary, so that compressors write ordinary blocks.
-fn log_text(mib: usize) -> Vec<u8> {
+pub(super) fn log_text(mib: usize) -> Vec<u8> {
     let words = ["GET", "POST", "/api/v1/items", "/login", "200", "404", "user=alice", "user=bob", "retry", "ok"];
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let mut text = Vec::with_capacity(mib << 20);
@@ -49,7 +49,7 @@ fn log_text(mib: usize) -> Vec<u8> {
 }
 
 /// `data` compressed by the real `tool` with `args`.
-fn compressed_by(tool: &str, args: &[&str], data: &[u8]) -> Vec<u8> {
+pub(super) fn compressed_by(tool: &str, args: &[&str], data: &[u8]) -> Vec<u8> {
     let mut child = std::process::Command::new(tool)
         .args(args)
         .stdin(std::process::Stdio::piped())
@@ -65,31 +65,32 @@ fn compressed_by(tool: &str, args: &[&str], data: &[u8]) -> Vec<u8> {
     out.stdout
 }
 
-fn file_with(bytes: &[u8]) -> File {
+pub(super) fn file_with(bytes: &[u8]) -> File {
     let mut file = tempfile::tempfile().unwrap();
     file.write_all(bytes).unwrap();
     file
 }
 
 /// The whole text a decoder yields, read 64 KiB at a time, asking for a restart point after every read; and the
-/// points it made.
-fn decode_all(mut decoder: Box<dyn Decoder + '_>) -> io::Result<(Vec<u8>, Vec<Restart>)> {
+/// points it made (all it hands out after each read).
+pub(super) fn decode_all(mut decoder: Box<dyn Decoder + '_>) -> io::Result<(Vec<u8>, Vec<Restart>)> {
     let (mut text, mut points) = (Vec::new(), Vec::new());
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = decoder.read(&mut buf)?;
+        // A decoder may hand out points only once it reached the end of what holds them (xz: a stream's index).
+        points.extend(std::iter::from_fn(|| decoder.take_restart()));
         if n == 0 {
             return Ok((text, points));
         }
         text.extend_from_slice(&buf[..n]);
-        points.extend(decoder.take_restart());
         decoder.want_restart();
     }
 }
 
 /// Checks that decoding resumed at each of `points` yields the text from there on (to the end for the last
 /// point, and a stretch of 300 KiB for the others).
-fn assert_resumes_agree(compression: Compression, file: &File, text: &[u8], points: &[Restart]) {
+pub(super) fn assert_resumes_agree(compression: Compression, file: &File, text: &[u8], points: &[Restart]) {
     let end = file.metadata().unwrap().len();
     for (k, point) in points.iter().enumerate() {
         let mut decoder = compression.decoder_at(file, end, unlimited(), Some(point)).unwrap();
@@ -242,7 +243,7 @@ fn a_decoder_resumed_at_a_restart_point_stops_at_its_budget_too() {
 }
 
 /// Whether `error` is the budget's (ran out or cancelled), passed up through the decoder.
-fn budget_error(error: &io::Error) -> bool {
+pub(super) fn budget_error(error: &io::Error) -> bool {
     let spent = Budget::new(std::time::Instant::now(), Cancel::new()).check().unwrap_err();
     let cancelled = {
         let cancel = Cancel::new();
