@@ -237,12 +237,12 @@ fn damage_is_reported_from_the_start_and_from_a_point() {
     let mut in_a_block = packed.clone();
     in_a_block[middle.input as usize + 5000] ^= 0x40;
     let cut = packed[..packed.len() * 3 / 4].to_vec();
-    for (case, bytes) in [("a damaged block", in_a_block), ("cut short", cut)] {
+    let before_cut = points.iter().rev().find(|p| (p.input as usize) < cut.len() - 100).unwrap();
+    for (case, bytes, point) in [("a damaged block", in_a_block, middle), ("cut short", cut.clone(), before_cut)] {
         let file = file_with(&bytes);
         let end = bytes.len() as u64;
         let error = decode_all(Compression::Xz.decoder(&file, end, unlimited())).unwrap_err();
         assert!(damage(&error), "{case}: {error}");
-        let point = points.iter().rev().find(|p| (p.input as usize) < bytes.len() - 100).unwrap();
         let resumed = Compression::Xz.decoder_at(&file, end, unlimited(), Some(point));
         let error = resumed.and_then(decode_all).unwrap_err();
         assert!(damage(&error), "{case}: {error}");
