@@ -26,22 +26,38 @@ enum State {
     /// Before the first stream's header.
     Start,
     /// In a stream's header: its seventh byte names the check.
-    StreamHeader { read: u8 },
+    StreamHeader {
+        read: u8,
+    },
     /// A block's header or the index is next.
     BlockOrIndex,
-    BlockHeader { left: u32 },
+    BlockHeader {
+        left: u32,
+    },
     /// An LZMA2 chunk's control byte is next.
     ChunkControl,
     /// In an LZMA2 chunk's header (its sizes), `read` of `len` bytes read.
-    ChunkHeader { control: u8, read: u8, len: u8, size: [u8; 4] },
+    ChunkHeader {
+        control: u8,
+        read: u8,
+        len: u8,
+        size: [u8; 4],
+    },
     /// Bytes skipped, then `then`.
-    Skip { left: u64, then: After },
+    Skip {
+        left: u64,
+        then: After,
+    },
     IndexIndicator,
     IndexCount,
     IndexUnpadded,
-    IndexUncompressed { unpadded: u64 },
+    IndexUncompressed {
+        unpadded: u64,
+    },
     /// Zero bytes between streams (or at the end).
-    StreamPadding { zeros: u64 },
+    StreamPadding {
+        zeros: u64,
+    },
     /// Not an xz file's framing: nothing more is told.
     Lost,
 }
@@ -77,15 +93,7 @@ pub(super) struct Framing {
 impl Framing {
     /// A walk from the start of an xz file.
     pub(super) fn new() -> Self {
-        Framing {
-            state: State::Start,
-            check_len: 0,
-            block_len: 0,
-            index_len: 0,
-            records_left: 0,
-            vli: 0,
-            vli_len: 0,
-        }
+        Framing { state: State::Start, check_len: 0, block_len: 0, index_len: 0, records_left: 0, vli: 0, vli_len: 0 }
     }
 
     /// A walk from the start of an index (its records are told as events; it ends before the footer).
@@ -310,4 +318,3 @@ fn write_integer(out: &mut Vec<u8>, mut value: u64) {
     }
     out.push(value as u8);
 }
-

@@ -138,7 +138,8 @@ impl<'f> Xz<'f> {
         let index = read_exact_at(file, within.index, within.stream_end - HEADER_LEN - within.index)?;
         let records = index_records(&index).ok_or_else(|| not_a_restart("its stream's index does not read"))?;
         let (before, rest) = records.split_at(usize::try_from(within.block).unwrap_or(usize::MAX).min(records.len()));
-        let block_at = before.iter().fold(within.stream + HEADER_LEN, |at, &(unpadded, _)| at + framing::padded(unpadded));
+        let block_at =
+            before.iter().fold(within.stream + HEADER_LEN, |at, &(unpadded, _)| at + framing::padded(unpadded));
         if rest.is_empty() || block_at != point.input {
             return Err(not_a_restart("its stream's index does not put a block there"));
         }
@@ -400,7 +401,10 @@ impl Within {
     const LEN: usize = 40;
 
     fn encode(&self) -> Box<[u8]> {
-        [self.stream, self.block, self.index, self.stream_end, self.text_end].iter().flat_map(|n| n.to_le_bytes()).collect()
+        [self.stream, self.block, self.index, self.stream_end, self.text_end]
+            .iter()
+            .flat_map(|n| n.to_le_bytes())
+            .collect()
     }
 
     fn decode(state: &[u8], point: &Restart, end: u64) -> io::Result<Self> {

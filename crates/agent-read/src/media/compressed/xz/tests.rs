@@ -301,7 +301,11 @@ fn windows_through_learned_points_are_the_text_and_a_deep_one_decodes_from_near_
     let point = restarts.before(deep).unwrap().at;
     assert!(point > text.len() as u64 / 2, "a point in the second half: {point}");
     let spent = decoded.load(Ordering::Relaxed);
-    assert!(spent <= deep - point + 2 * 64 * 1024, "decoded {spent} bytes for a window {} past its point", deep - point);
+    assert!(
+        spent <= deep - point + 2 * 64 * 1024,
+        "decoded {spent} bytes for a window {} past its point",
+        deep - point
+    );
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     for _ in 0..40 {
         seed ^= seed << 13;
