@@ -8,25 +8,29 @@
 //!
 //! - Where blocks start is found by scanning the compressed bits for the two markers at every bit offset. A marker's
 //!   pattern can also occur by chance inside a block, so a candidate is never trusted on its looks. The decoder is
-//!   given the stream's real bits only up to the first candidate (rounded up to a whole byte, so at most 7 bits past
-//!   it): the decoder yields a block's text only once it has read the block's last symbol, which is the last bit
-//!   before the next marker. So the block yields text exactly when it ended at the candidate (the two patterns never
-//!   overlap themselves or each other at a shift under 8 bits, which the tests check); when it yields none, the candidate lay
-//!   inside the block and the scan goes on. Every block's start is thus where the decoder itself found the previous
-//!   block's end, and its text offset is the text counted so far: nothing is taken from what the file claims.
-//! - One decoder decodes a whole stream, block after block, as the crate's own reader does; decoding from the
-//!   start costs the scan (a table look-up per compressed byte) and nothing else.
+//!   given the stream's own bits up to the first candidate after the block's start (rounded up to a whole byte: at
+//!   most 7 of the candidate's bits). Every symbol it decodes from them is the block's own, and it yields a block's
+//!   text only once it has decoded the block's last symbol, which ends where the next real marker starts: so it
+//!   yields text only when that marker starts before the bits it was given end, that is at the candidate (a real
+//!   marker is itself a candidate, no earlier candidate exists, and the two patterns never overlap themselves or each
+//!   other at a shift under 8 bits, which the tests check). When it yields none, the candidate lay inside the block,
+//!   and the scan goes on from it. A block's start is thus where the decoder itself ended the block before, and its
+//!   text offset the text counted so far: nothing is taken from what the file claims.
+//! - One decoder decodes a whole stream, block after block, as the crate's own reader does: no decoder is set up per
+//!   block, and nothing is decoded twice. Decoding each block through a made-up stream of its own would need the
+//!   block's end first, and a chance pattern taken for it would show as text before the block's CRC refused it (a
+//!   decoder yields a block's text before it checks its CRC).
 //! - A restart point is a block's start: its bit in the file, the stream's level, and the combined CRC of the
 //!   stream's blocks before it. Resuming gives a new decoder a header with that level followed by the stream's bits
-//!   from that block on, shifted to byte alignment. The decoder checks every block's CRC against its text itself.
-//!   It would also check the combined CRC at the stream's end against the blocks it saw, so it is given that value,
-//!   and the stored one is checked here against all the stream's blocks (those before the restart point included):
-//!   a damaged stream is refused whether it was decoded from its start or not.
+//!   from that block on, shifted to byte alignment. The decoder checks every block's CRC against its text itself. It
+//!   would also check the combined CRC at the stream's end against the blocks it saw, so it is given that value, and
+//!   the stored one is checked here against all the stream's blocks (those before the restart point included): a
+//!   damaged stream is refused whether it was decoded from its start or not.
 //!
 //! Memory stays bounded: the compressed bytes held are those read but not yet given to the decoder (a read of
 //! 64 KiB, and a marker's length), and a block's text (up to 45 MiB for a block of one repeated byte) is yielded in
 //! the pieces the reader asks for. Concatenated streams (`pbzip2`, `cat a.bz2 b.bz2`) are one text; bytes after the
-//! last stream that are not another stream are damage, as they were to the crate's multi-stream reader.
+//! last stream that are not another stream are damage (`bzcat` warns of them; a read reports them).
 
 use super::{Input, check_at, damaged};
 use crate::window::restarts::Restart;
@@ -350,9 +354,8 @@ impl Bits<'_> {
                 read => break read,
             }
         };
-        let n = *read.as_ref().unwrap_or(&0);
-        self.bytes.truncate(held + n);
-        self.ended = n == 0;
+        self.bytes.truncate(held + *read.as_ref().unwrap_or(&0));
+        self.ended = matches!(read, Ok(0));
         read.map(|n| n > 0)
     }
 
