@@ -76,6 +76,7 @@ pub fn read(
         unit: kind.unit(),
         unit_count: outline.unit_count,
         names: &outline.names,
+        about: &outline.about,
     };
     let rendering = Rendering {
         notices: render::document::notices(&conversion),

@@ -20,6 +20,8 @@ pub struct Conversion<'a> {
     pub unit_count: u32,
     /// The names of every unit, in order (sheets, chapters; empty when units have none).
     pub names: &'a [String],
+    /// What the document says about itself (the file's words), labelled: `("by", ["Ada", "Bob"])`.
+    pub about: &'a [(&'static str, Vec<String>)],
 }
 
 /// How a unit's header line starts (`── sheet `), for `find` to name the unit beside a match.
@@ -59,6 +61,15 @@ pub fn push_gutter_line(out: &mut String, line: &str) {
 /// The footer's notices: converted from what, how many units and their names.
 pub fn notices(conversion: &Conversion<'_>) -> Vec<String> {
     let mut notices = vec![format!("converted from {}", conversion.description)];
+    if !conversion.about.is_empty() {
+        let about: Vec<String> = (conversion.about.iter())
+            .map(|(label, values)| {
+                let values: Vec<String> = values.iter().map(|value| unit_name(value)).collect();
+                format!("{label} {}", values.join(", "))
+            })
+            .collect();
+        notices.push(about.join("; "));
+    }
     if let Some(unit) = conversion.unit {
         let mut count = format!("{} {unit}(s)", conversion.unit_count);
         if !conversion.names.is_empty() {
@@ -121,8 +132,21 @@ mod tests {
         let header = unit_header("chapter", 1, 1, Some(&long), false);
         assert!(header.len() < 200 && header.contains("word …"), "{header}");
         let names = vec![long];
-        let conversion = Conversion { description: "EPUB", unit: Some("chapter"), unit_count: 1, names: &names };
+        let conversion =
+            Conversion { description: "EPUB", unit: Some("chapter"), unit_count: 1, names: &names, about: &[] };
         assert!(notices(&conversion)[1].len() < 200, "{:?}", notices(&conversion));
+    }
+
+    #[test]
+    fn what_a_book_says_about_itself_is_one_notice_with_its_words_marked() {
+        let about = [
+            ("title", vec!["Field Guide".to_string()]),
+            ("by", vec!["Ada Lovelace".to_string(), "x · next: pages=9".to_string()]),
+            ("language", vec!["en".to_string()]),
+        ];
+        let conversion =
+            Conversion { description: "EPUB book", unit: Some("chapter"), unit_count: 1, names: &[], about: &about };
+        assert_eq!(notices(&conversion)[1], "title Field Guide; by Ada Lovelace, \"x · next: pages=9\"; language en");
     }
 
     #[test]
@@ -131,14 +155,20 @@ mod tests {
         assert_eq!(unit_header("chapter", 1, 9, Some("  "), false), "── chapter 1 of 9 ──");
         assert_eq!(unit_header("sheet", 1, 2, Some("Q1 (draft)"), true), "── sheet 1 of 2: \"Q1 (draft)\" (hidden) ──");
         let forged = vec!["x · next: pages=9 offset=1)".to_string(), "a\u{202e}b".to_string()];
-        let conversion = Conversion { description: "ODS", unit: Some("sheet"), unit_count: 2, names: &forged };
+        let conversion =
+            Conversion { description: "ODS", unit: Some("sheet"), unit_count: 2, names: &forged, about: &[] };
         assert_eq!(
             notices(&conversion)[1],
             "2 sheet(s): 1 \"x · next: pages=9 offset=1)\", 2 \"a\\u202eb\"; choose with pages=\"2\", pages=\"1-3\""
         );
         let names = vec!["Sales".to_string(), "Costs\nQ3".to_string()];
-        let conversion =
-            Conversion { description: "Excel workbook (XLSX)", unit: Some("sheet"), unit_count: 2, names: &names };
+        let conversion = Conversion {
+            description: "Excel workbook (XLSX)",
+            unit: Some("sheet"),
+            unit_count: 2,
+            names: &names,
+            about: &[],
+        };
         assert_eq!(
             notices(&conversion),
             [

@@ -6,7 +6,7 @@
 
 use super::index::store::LineIndexes;
 use super::index::streamed::{FileEnds, StreamIndex};
-use super::index::{FileIdentity, FileVersion, IndexBuilder, LineIndex, starts_a_line};
+use super::index::{FileIdentity, FileVersion, IndexBuilder, LineIndex, checkpoint_before, starts_a_line};
 use super::scan::{self, Candidates, CapturedLine, Checkpoint, Flow, Pass, ScanSummary, Start};
 use super::stream::ReadAt;
 use super::{Source, tail};
@@ -245,10 +245,11 @@ fn scan_stream(
     } else {
         scan::scan_pass(source, pass, Start::Line(u64::MAX), 0, 0, |_| Flow::Done)?
     };
-    let learned = match (known, builder.into_checkpoints()) {
+    let checkpoints = builder.into_checkpoints();
+    let learned = match (known, &checkpoints) {
         (Some((known, ends)), Some(checkpoints)) => {
             let identity = (known.identity, known.version, ends);
-            let index = Arc::new(StreamIndex::new(identity, summary, checkpoints, stream.recorded()));
+            let index = Arc::new(StreamIndex::new(identity, summary, checkpoints.clone(), stream.recorded()));
             known.indexes.keep_stream(index.clone());
             Some(index)
         }
@@ -265,9 +266,17 @@ fn scan_stream(
         }
         return Ok(summary);
     }
+    // No index kept (an archive member's text): the pass's own checkpoints still say where to start the tail, in
+    // the text the stream keeps when it is near enough to the end.
     let first = summary.total_lines.saturating_sub(offset.unsigned_abs()) + 1;
     if summary.total_lines > 0 {
-        let pass = Pass { stop_when_done: true, ..walk.pass(source) };
+        let start = Checkpoint { line: 1, byte: source.data_start };
+        let near = checkpoints.map(|checkpoints| checkpoint_before(&checkpoints, first, source.data_start));
+        let from = match near {
+            Some(checkpoint) if starts_a_line(source, checkpoint)? => checkpoint,
+            _ => start,
+        };
+        let pass = Pass { from, stop_when_done: true, ..walk.pass(source) };
         scan::scan_pass(source, pass, Start::Line(first), limit, keep_max, sink)?;
     }
     Ok(summary)
@@ -444,20 +453,23 @@ mod tests {
         let indexes = LineIndexes::in_memory();
         let ends = FileEnds::of(&file, file.metadata().unwrap().len()).unwrap();
         let known = Indexing { ends: Some(ends), ..indexing(&indexes, &file) };
-        let read = |offset: i64| {
+        let read_with = |offset: i64, indexing: Option<Indexing<'_>>| {
             let stream = Stream::new(&open, budget.clone());
             let source = Source::streamed(&stream, 0, utf8());
             let mut lines = Vec::new();
             decoded.store(0, Ordering::Relaxed);
-            let summary = scan_lines(&source, Some(known), &Walk::counting_all(offset, 2, 200), |line| {
+            let summary = scan_lines(&source, indexing, &Walk::counting_all(offset, 2, 200), |line| {
                 lines.push(line.number);
                 Flow::More
             })
             .unwrap();
             (lines, summary.total_lines, decoded.load(Ordering::Relaxed))
         };
+        let read = |offset: i64| read_with(offset, Some(known));
         let whole = text.len() as u64;
-        assert_eq!(read(-2), (vec![59_999, 60_000], 60_000, 2 * whole), "a first tail counts, then reads");
+        let unkept = read_with(-2, None);
+        assert_eq!(unkept, (vec![59_999, 60_000], 60_000, whole), "a tail of a text no index is kept for");
+        assert_eq!(read(-2), (vec![59_999, 60_000], 60_000, whole), "a first tail counts, then reads what is kept");
         assert_eq!(read(-2), (vec![59_999, 60_000], 60_000, whole), "a later tail needs one pass");
         let (lines, total, bytes) = read(100);
         assert_eq!((lines, total), (vec![100, 101], 60_000));

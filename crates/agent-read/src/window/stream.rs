@@ -1,10 +1,12 @@
 //! Text that can only be read forward (decompressed, or converted from a document, as it goes), windowed like a file.
 //!
 //! Contract: a [`Stream`] answers [`Source::read_at`](super::Source::read_at) at any offset of the text it yields,
-//! in memory that does not grow with the text: it keeps one chunk of what it decoded last. A read inside that chunk
-//! is copied; a read further on decodes forward to it (discarding what lies between); a read before it starts the
-//! decoder afresh. A forward pass (every line window) therefore decodes the text once; the only backward reads a
-//! pass makes (whether the text ends with a line feed) fall inside the kept chunk.
+//! in memory that does not grow with the text: it keeps the last [`KEPT_TEXT`] bytes it decoded. A read inside them
+//! is copied; a read further on decodes forward to it (discarding what lies between); a read before them starts the
+//! decoder afresh. A forward pass (every line window) therefore decodes the text once; the backward reads a pass
+//! makes (whether the text ends with a line feed) fall inside what is kept, and so does a tail read right after the
+//! pass that counted the text's lines, when its window and the line checkpoint before it are that close to the end:
+//! a first tail decodes the text once, whether or not its decoder can resume anywhere.
 //!
 //! Once it is given the text's [restart points](super::restarts) (learned by an earlier pass over the same file), a
 //! read starts the decoder at the last point before it, rather than at the file's first byte, whenever that point
@@ -20,6 +22,7 @@
 use super::CHUNK_LEN;
 use super::restarts::{Restart, Restarts};
 use crate::budget::Budget;
+use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::sync::{Arc, Mutex};
 
@@ -114,12 +117,11 @@ impl std::fmt::Debug for Stream<'_> {
 
 struct State<'f> {
     decoder: Option<Box<dyn Decoder + 'f>>,
-    /// The last bytes decoded, starting at `chunk_start` (where the decoder starts when there is none yet).
-    chunk: Vec<u8>,
-    chunk_start: u64,
-    /// The decoder has ended: the text ends at `chunk_start + chunk.len()`.
+    /// The last bytes decoded.
+    kept: Kept,
+    /// The decoder has ended: the text ends at `kept.end()`.
     ended: bool,
-    /// What the decoder failed with after the kept chunk: the bytes before the damage are read first.
+    /// What the decoder failed with after the kept text: the bytes before the damage are read first.
     failed: Option<io::Error>,
     /// The restart point the decoder began at, if it did not begin at the text's start.
     resumed_at: Option<Restart>,
@@ -131,23 +133,71 @@ struct State<'f> {
     restart_failed: bool,
 }
 
+/// Most decoded text a stream keeps: a tail window, and the line checkpoint before it, read right after a pass
+/// to the text's end are found here rather than decoded again.
+pub const KEPT_TEXT: usize = 2 << 20;
+
+/// The last chunks a decoder yielded, in order, at most [`KEPT_TEXT`] bytes (and always the last chunk).
+struct Kept {
+    chunks: VecDeque<Vec<u8>>,
+    /// Text offset of the first kept byte.
+    start: u64,
+    len: usize,
+}
+
+impl Kept {
+    /// Nothing kept; the next chunk decoded starts at `start`.
+    fn empty_at(start: u64) -> Kept {
+        Kept { chunks: VecDeque::new(), start, len: 0 }
+    }
+
+    /// Text offset just past the last kept byte.
+    fn end(&self) -> u64 {
+        self.start + self.len as u64
+    }
+
+    /// Keeps `chunk`, the text right after what is kept, dropping the oldest chunks beyond [`KEPT_TEXT`].
+    fn push(&mut self, chunk: Vec<u8>) {
+        self.len += chunk.len();
+        self.chunks.push_back(chunk);
+        while self.len > KEPT_TEXT && self.chunks.len() > 1 {
+            if let Some(oldest) = self.chunks.pop_front() {
+                self.len -= oldest.len();
+                self.start += oldest.len() as u64;
+            }
+        }
+    }
+
+    /// Copies kept text from `at` (within what is kept) into `buf`, as far as one chunk goes; returns the bytes copied.
+    fn copy_at(&self, at: u64, buf: &mut [u8]) -> usize {
+        let mut skip = usize::try_from(at.saturating_sub(self.start)).unwrap_or(usize::MAX);
+        for chunk in &self.chunks {
+            if skip < chunk.len() {
+                let n = buf.len().min(chunk.len() - skip);
+                buf[..n].copy_from_slice(&chunk[skip..skip + n]);
+                return n;
+            }
+            skip -= chunk.len();
+        }
+        0
+    }
+}
+
 impl<'f> State<'f> {
     /// Forgets what was decoded: the next read starts a decoder at `from` (the text's start when `None`).
     fn restart(&mut self, from: Option<Restart>) {
         self.decoder = None;
-        self.chunk = Vec::new();
-        self.chunk_start = from.as_ref().map_or(0, |point| point.at);
+        self.kept = Kept::empty_at(from.as_ref().map_or(0, |point| point.at));
         self.ended = false;
         self.failed = None;
         self.resumed_at = from;
     }
 
     /// The restart point a read at `offset` should start the decoder at: the last one before `offset`, when the
-    /// kept chunk is after `offset` or ends before that point.
+    /// kept text is after `offset` or ends before that point.
     fn restart_for(&self, offset: u64) -> Option<Restart> {
         let point = self.restarts.as_ref()?.before(offset)?;
-        let decoded_to = self.chunk_start + self.chunk.len() as u64;
-        let useful = offset < self.chunk_start || point.at > decoded_to;
+        let useful = offset < self.kept.start || point.at > self.kept.end();
         useful.then(|| point.clone())
     }
 
@@ -164,8 +214,7 @@ impl<'f> Stream<'f> {
     pub fn new(open: &'f Opener<'f>, budget: Budget) -> Self {
         let state = State {
             decoder: None,
-            chunk: Vec::new(),
-            chunk_start: 0,
+            kept: Kept::empty_at(0),
             ended: false,
             failed: None,
             resumed_at: None,
@@ -186,18 +235,18 @@ impl<'f> Stream<'f> {
         let mut state = self.lock();
         if let Some(point) = state.restart_for(offset) {
             state.restart(Some(point));
-        } else if offset < state.chunk_start {
+        } else if offset < state.kept.start {
             state.restart(None);
         }
         let mut filled = 0;
         while filled < buf.len() {
             let at = offset + filled as u64;
-            let chunk_end = state.chunk_start + state.chunk.len() as u64;
-            if at < chunk_end {
-                let from = (at - state.chunk_start) as usize;
-                let n = (buf.len() - filled).min(state.chunk.len() - from);
-                buf[filled..filled + n].copy_from_slice(&state.chunk[from..from + n]);
-                filled += n;
+            if at < state.kept.end() {
+                match state.kept.copy_at(at, &mut buf[filled..]) {
+                    // Unreachable (what is kept holds `at`); stopping beats spinning.
+                    0 => break,
+                    n => filled += n,
+                }
             } else if state.ended {
                 break;
             } else {
@@ -216,9 +265,9 @@ impl<'f> Stream<'f> {
         Ok(filled)
     }
 
-    /// Decodes the chunk after the kept one; `false` (keeping the old chunk, so the text's last bytes stay readable)
-    /// when the text has ended. A decoder that began at a restart point and fails is replaced by one from the start
-    /// (`true`: the chunk is then empty, and the next call decodes from the start).
+    /// Decodes the chunk after the kept text; `false` (so the text's last bytes stay readable) when the text has
+    /// ended. A decoder that began at a restart point and fails is replaced by one from the start (`true`: nothing is
+    /// kept then, and the next call decodes from the start).
     fn decode_next(&self, state: &mut State<'f>) -> io::Result<bool> {
         match self.decode_chunk(state) {
             Err(e) if state.resumed_at.is_some() && damage(&e).is_some() => {
@@ -252,7 +301,7 @@ impl<'f> Stream<'f> {
                 }
             }
         }
-        let decoded_to = state.chunk_start + state.chunk.len() as u64 + len as u64;
+        let decoded_to = state.kept.end() + len as u64;
         if let Some(recording) = recording {
             if let Some(point) = decoder.take_restart() {
                 recording.push(point);
@@ -269,8 +318,7 @@ impl<'f> Stream<'f> {
             return Ok(false);
         }
         next.truncate(len);
-        state.chunk_start += state.chunk.len() as u64;
-        state.chunk = next;
+        state.kept.push(next);
         Ok(true)
     }
 
@@ -385,7 +433,7 @@ mod tests {
 
     #[test]
     fn reads_forward_backward_and_past_the_end_agree_with_the_text() {
-        let text = numbers(200_000);
+        let text = numbers(1_000_000);
         let decoded = AtomicU64::new(0);
         let source = Source { text: &text, decoded: &decoded, fail_at: usize::MAX };
         let open = |from: Option<&Restart>| source.open(from);
@@ -394,14 +442,38 @@ mod tests {
         assert_eq!(read(&stream, 0, 10), text[..10]);
         assert_eq!(read(&stream, 300_000, 100_000), text[300_000..400_000]);
         let before = decoded.load(Ordering::Relaxed);
-        assert_eq!(read(&stream, 399_999, 1), text[399_999..400_000], "inside the kept chunk: nothing decoded");
+        assert_eq!(read(&stream, 399_999, 1), text[399_999..400_000], "inside the kept text: nothing decoded");
         assert_eq!(decoded.load(Ordering::Relaxed), before);
         assert_eq!(read(&stream, len - 5, 100), text[text.len() - 5..]);
         assert_eq!(read(&stream, len - 1, 1), text[text.len() - 1..], "the last byte after the end was met");
         assert_eq!(read(&stream, len, 4), Vec::<u8>::new());
         decoded.store(0, Ordering::Relaxed);
-        assert_eq!(read(&stream, 5, 3), text[5..8], "a read before the kept chunk starts over");
+        assert_eq!(read(&stream, 5, 3), text[5..8], "a read before the kept text starts over");
         assert!(decoded.load(Ordering::Relaxed) <= CHUNK_LEN as u64);
+    }
+
+    #[test]
+    fn the_last_decoded_text_is_kept_so_a_tail_after_a_whole_pass_decodes_nothing() {
+        let text = numbers(2_000_000);
+        let len = text.len() as u64;
+        let decoded = AtomicU64::new(0);
+        let source = Source { text: &text, decoded: &decoded, fail_at: usize::MAX };
+        let open = |from: Option<&Restart>| source.open(from);
+        let stream = Stream::new(&open, unlimited());
+        let mut offset = 0;
+        while !read(&stream, offset, 50_000).is_empty() {
+            offset += 50_000;
+        }
+        assert_eq!(decoded.load(Ordering::Relaxed), len, "one pass to the end");
+        let tail = len - KEPT_TEXT as u64 + CHUNK_LEN as u64;
+        let (from, to) = (tail as usize, tail as usize + 700_000);
+        assert_eq!(read(&stream, tail, 700_000), text[from..to], "across several kept chunks");
+        assert_eq!(read(&stream, len - 10, 100), text[text.len() - 10..]);
+        assert_eq!(decoded.load(Ordering::Relaxed), len, "read from what is kept: nothing decoded again");
+        let before_kept = len - KEPT_TEXT as u64 - CHUNK_LEN as u64;
+        let (from, to) = (before_kept as usize, before_kept as usize + 10);
+        assert_eq!(read(&stream, before_kept, 10), text[from..to]);
+        assert!(decoded.load(Ordering::Relaxed) > len, "before what is kept: decoded from the start again");
     }
 
     #[test]

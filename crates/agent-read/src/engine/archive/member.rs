@@ -3,7 +3,7 @@
 //! - **Text** is streamed (see [`crate::window::stream`]): decompressed as the window is read, in constant memory,
 //!   with every text window — lines, tails, `find`, CSV headers, encodings — and byte ranges over the member's own
 //!   bytes. Each read reaches the member from the start of its data (a zip member) or of the archive (a compressed
-//!   tar); a tail or a byte range reads it twice.
+//!   tar); a byte range reads it twice, a tail once when its lines lie in the text the stream keeps.
 //! - **Anything else** (a PDF, an image, a document, a notebook, compressed text, a nested archive) is copied into an
 //!   unnamed temporary file of at most [`MAX_COPY_BYTES`] ([`crate::source::copy`]), and that file goes down the road
 //!   a file of the same content takes.

@@ -41,7 +41,7 @@ pub fn outline(bytes: &[u8], check: Check<'_>) -> Result<Outline, DocumentError>
         }
         names.push(headings.get(chapter.as_str()).cloned().unwrap_or_default());
     }
-    Ok(Outline::named(names))
+    Ok(Outline { about: book.about, ..Outline::named(names) })
 }
 
 /// Converts the chosen chapters of an EPUB into `out`, each titled as [`outline`] names it.
@@ -77,6 +77,8 @@ pub fn convert(
 struct Book {
     chapters: Vec<String>,
     titles: HashMap<String, String>,
+    /// What the package document's metadata says of the book, as [`about`] reads it.
+    about: Vec<(&'static str, Vec<String>)>,
 }
 
 impl Book {
@@ -100,8 +102,55 @@ impl Book {
                 titles.entry(target).or_insert(title);
             }
         }
-        Ok(Book { chapters, titles })
+        Ok(Book { chapters, titles, about: about(&opf) })
     }
+}
+
+/// The Dublin Core elements of a package's metadata shown in the footer, each with its label there and the most
+/// values kept (a book has one title, but may have several authors).
+const ABOUT: [(&str, &str, usize); 6] = [
+    ("title", "title", 1),
+    ("creator", "by", 4),
+    ("language", "language", 1),
+    ("publisher", "publisher", 1),
+    ("date", "date", 1),
+    ("identifier", "identifier", 1),
+];
+
+/// What the package document's `<metadata>` says of the book: its title, authors, language, publisher, date and
+/// identifier as written there (each value on one line, cut as a title is), in [`ABOUT`]'s order; those it does not
+/// give are left out. A damaged package document gives what was read before the damage.
+fn about(opf: &[u8]) -> Vec<(&'static str, Vec<String>)> {
+    let mut reader = xml::reader(opf);
+    let mut found: Vec<Vec<String>> = vec![Vec::new(); ABOUT.len()];
+    let (mut in_metadata, mut field, mut text) = (false, None::<usize>, String::new());
+    while let Ok(event) = reader.read_event() {
+        match event {
+            Event::Start(e) if e.local_name().as_ref() == "metadata" => in_metadata = true,
+            Event::End(e) if e.local_name().as_ref() == "metadata" => break,
+            Event::Start(e) if in_metadata && field.is_none() => {
+                field = ABOUT.iter().position(|(element, ..)| e.local_name().as_ref() == *element);
+                text.clear();
+            }
+            Event::Text(t) if field.is_some() => push_capped(&mut text, &xml::text(&t)),
+            Event::GeneralRef(r) if field.is_some() => push_capped(&mut text, &xml::reference(&r)),
+            Event::End(e) if field.is_some_and(|at| e.local_name().as_ref() == ABOUT[at].0) => {
+                let value = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                if let Some(at) = field.take()
+                    && !value.is_empty()
+                    && found[at].len() < ABOUT[at].2
+                {
+                    found[at].push(value);
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    (ABOUT.iter().zip(found))
+        .filter(|(_, values)| !values.is_empty())
+        .map(|((_, label, _), values)| (*label, values))
+        .collect()
 }
 
 /// An item of the package's manifest.
@@ -351,6 +400,31 @@ mod tests {
         })
         .unwrap();
         assert_eq!((outline.unit_count, outline.names[1999].as_str(), checks), (2000, "Only", 1));
+    }
+
+    #[test]
+    fn the_metadata_gives_title_authors_and_the_rest_in_order_each_on_one_line() {
+        let opf = br#"<package xmlns:dc="http://purl.org/dc/elements/1.1/"><metadata>
+            <dc:identifier id="uid">urn:isbn:9780000000001</dc:identifier><dc:title>Field
+              Guide</dc:title><dc:title>A subtitle</dc:title><dc:language>en</dc:language>
+            <dc:creator>Ada Lovelace</dc:creator><dc:creator>Bob &amp; Co</dc:creator><dc:creator>  </dc:creator>
+            <dc:creator>C</dc:creator><dc:creator>D</dc:creator><dc:creator>E</dc:creator>
+            <meta property="dcterms:modified">2026-01-01T00:00:00Z</meta></metadata>
+            <manifest><item id="title" href="t.xhtml"/></manifest></package>"#;
+        let by = |names: &[&str]| names.iter().map(|name| name.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            about(opf),
+            [
+                ("title", by(&["Field Guide"])),
+                ("by", by(&["Ada Lovelace", "Bob & Co", "C", "D"])),
+                ("language", by(&["en"])),
+                ("identifier", by(&["urn:isbn:9780000000001"])),
+            ]
+        );
+        assert_eq!(about(b"<package><manifest/></package>"), []);
+        let long = format!("<package><metadata><dc:title>{}</dc:title></metadata></package>", "word ".repeat(1 << 20));
+        let title = &about(long.as_bytes())[0].1[0];
+        assert!(title.len() <= MAX_TITLE_BYTES && title.ends_with('…'), "{} bytes", title.len());
     }
 
     #[test]

@@ -57,12 +57,19 @@ pub struct Outline {
     pub unit_count: u32,
     /// The names of every unit, in order (sheet names, chapter titles; empty when units have none).
     pub names: Vec<String>,
+    /// What the document says about itself, labelled (an EPUB's title, authors, language…; empty for most kinds).
+    pub about: Vec<(&'static str, Vec<String>)>,
 }
 
 impl Outline {
     /// A document whose units are named, one per name.
     pub fn named(names: Vec<String>) -> Outline {
-        Outline { unit_count: u32::try_from(names.len()).unwrap_or(u32::MAX), names }
+        Outline { unit_count: u32::try_from(names.len()).unwrap_or(u32::MAX), names, about: Vec::new() }
+    }
+
+    /// A document of `unit_count` units without names (1: a document without units).
+    pub fn unnamed(unit_count: u32) -> Outline {
+        Outline { unit_count, names: Vec::new(), about: Vec::new() }
     }
 }
 
@@ -103,7 +110,7 @@ pub type Check<'a> = &'a mut dyn FnMut() -> io::Result<()>;
 /// would, so a damaged, encrypted or oversized document is refused here, before any text.
 pub fn outline(kind: DocumentKind, bytes: &[u8], check: Check<'_>) -> Result<Outline, DocumentError> {
     match kind {
-        DocumentKind::Docx | DocumentKind::Html => Ok(Outline { unit_count: 1, names: Vec::new() }),
+        DocumentKind::Docx | DocumentKind::Html => Ok(Outline::unnamed(1)),
         DocumentKind::Odt => odt::outline(bytes),
         DocumentKind::Xlsx => sheets::outline(bytes),
         DocumentKind::Pptx => pptx::outline(bytes),

@@ -32,7 +32,7 @@ const MAX_EXPANDED_SPACES: usize = 16 * 1024 * 1024;
 /// An ODT has no units: it is opened and checked (its media type, its encryption).
 pub fn outline(bytes: &[u8]) -> Result<Outline, DocumentError> {
     Package::open_odf(bytes, MEDIA_TYPE, CONTENT)?;
-    Ok(Outline { unit_count: 1, names: Vec::new() })
+    Ok(Outline::unnamed(1))
 }
 
 /// Converts an ODT's body, then its notes and comments, into `out`.

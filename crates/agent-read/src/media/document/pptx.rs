@@ -14,7 +14,7 @@ const PRESENTATION: &str = "ppt/presentation.xml";
 /// The slides of a PPTX (titled as each slide is, when it is converted).
 pub fn outline(bytes: &[u8]) -> Result<Outline, DocumentError> {
     let slides = slides(&mut Package::open(bytes)?)?;
-    Ok(Outline { unit_count: u32::try_from(slides.len()).unwrap_or(u32::MAX), names: Vec::new() })
+    Ok(Outline::unnamed(u32::try_from(slides.len()).unwrap_or(u32::MAX)))
 }
 
 /// Converts the chosen slides of a PPTX into `out`.

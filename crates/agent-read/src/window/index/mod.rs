@@ -218,7 +218,7 @@ impl LineIndex {
 }
 
 /// The last of `checkpoints` at or before `line` (the text's start, `data_start`, when none is).
-fn checkpoint_before(checkpoints: &[Checkpoint], line: u64, data_start: u64) -> Checkpoint {
+pub fn checkpoint_before(checkpoints: &[Checkpoint], line: u64, data_start: u64) -> Checkpoint {
     let after = checkpoints.partition_point(|c| c.line <= line);
     match after.checked_sub(1) {
         Some(at) => checkpoints[at],
