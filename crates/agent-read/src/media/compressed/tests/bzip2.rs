@@ -7,7 +7,11 @@ use crate::window::stream::{ReadAt, Stream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-fn decode(packed: &[u8]) -> (File, io::Result<(Vec<u8>, Vec<Restart>)>) {
+/// The text of a bzip2 file decoded whole, and the restart points made on the way.
+type Decoded = io::Result<(Vec<u8>, Vec<Restart>)>;
+
+/// `packed` in a file, and what decoding it from the start gives.
+fn decode(packed: &[u8]) -> (File, Decoded) {
     let file = file_with(packed);
     let decoded = decode_all(Compression::Bzip2.decoder(&file, packed.len() as u64, unlimited()));
     (file, decoded)
@@ -131,8 +135,8 @@ fn text_spelling(marker: u64) -> Vec<u8> {
         seed ^= seed << 17;
         let word = (seed % 7) as usize + 2;
         text.extend((0..word).map(|k| b'a' + ((seed >> (8 + 4 * k)) % 26) as u8));
-        text.push(if seed % 9 == 0 { b'\n' } else { b'_' });
-        if seed % 50 == 0 {
+        text.push(if seed.is_multiple_of(9) { b'\n' } else { b'_' });
+        if seed.is_multiple_of(50) {
             text.extend_from_slice(&spelled);
         }
     }
