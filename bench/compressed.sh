@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Compressed text: a deep window of a large gzip- and zstd-compressed log, cold beside `zcat FILE | sed -n 'A,Bp'`
-# (and `zstdcat`) on the same file in the same run, and warm: repeated in one MCP server. Builds the release binary,
-# installs GNU time and zstd (with pzstd) if missing, generates the files under bench/data/.
+# Compressed text: a deep window of a large gzip-, zstd- and bzip2-compressed log, cold beside `zcat FILE | sed -n
+# 'A,Bp'` (and `zstdcat`, `bzcat`) on the same file in the same run, and warm: repeated in one MCP server. Builds the
+# release binary, installs GNU time, zstd (with pzstd), bzip2 and pbzip2 if missing, generates the files under
+# bench/data/. bench/compressed_bench.py says what it measures and its settings (SIZE_MIB, CODECS, RUNS, ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -10,5 +11,11 @@ if ! command -v zstd >/dev/null || ! command -v pzstd >/dev/null; then
   echo "installing zstd (the reference for .zst, and pzstd for many frames)" >&2
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq zstd >/dev/null; else sudo apt-get install -y zstd; fi
 fi
+for tool in bzip2 pbzip2; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "installing $tool (bzcat is the reference for .bz2; pbzip2 writes one stream per block)" >&2
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq "$tool" >/dev/null; else sudo apt-get install -y "$tool"; fi
+  fi
+done
 cargo build --release --quiet
 exec python3 bench/compressed_bench.py "$@"

@@ -1,10 +1,11 @@
-"""A deep line window of a compressed log through agent-read, cold beside `zcat | sed -n` (`zstdcat` for .zst), and
-warm: repeated in one MCP server, through the restart points the first read learned.
+"""A deep line window of a compressed log through agent-read, cold beside `zcat | sed -n` (`zstdcat` for .zst, `bzcat`
+for .bz2), and warm: repeated in one MCP server, through the restart points the first read learned.
 
 Generates `log-<N>mib.txt` (N from SIZE_MIB, default 1024: log lines of varied text) under bench/data/, and compresses
-it with `gzip -6`, `zstd -3` (one frame, as `zstd` writes it) and `pzstd -3` (many frames). The window starts 90% of
-the way down (`offset` = 0.9 x lines, limit 100); `sed -n 'A,Bp'` reads to the end like agent-read, which counts
-every line.
+it with `gzip -6`, `zstd -3` (one frame, as `zstd` writes it), `pzstd -3` (many frames), `bzip2 -9` and `pbzip2 -9`
+(one stream per block); CODECS (default all: `gz,zst,pz.zst,bz2,pb.bz2`) picks some. The window starts 90% of the way
+down (`offset` = 0.9 x lines, limit 100); `sed -n 'A,Bp'` reads to the end like agent-read, which counts every line.
+BASELINE_BIN (optional): another agent-read binary (an older build) run cold beside, interleaved, on the same files.
 
 - Cold: RUNS (default 5) fresh processes each, interleaved with the reference; median wall time and peak RSS (GNU
   time). "Cold" means a new process with nothing learned; the file is in the page cache for both.
@@ -32,7 +33,12 @@ PACKED = [
     ("gz", ["gzip", "-6", "-c"], "zcat"),
     ("zst", ["zstd", "-3", "-c", "-q"], "zstdcat"),
     ("pz.zst", ["pzstd", "-3", "-c", "-q", "-p", "2"], "zstdcat"),
+    ("bz2", ["bzip2", "-9", "-c"], "bzcat"),
+    ("pb.bz2", ["pbzip2", "-9", "-c", "-p2"], "bzcat"),
 ]
+CODECS = os.environ.get("CODECS", ",".join(ext for ext, _, _ in PACKED)).split(",")
+PACKED = [row for row in PACKED if row[0] in CODECS]
+BASELINE = os.environ.get("BASELINE_BIN")
 
 
 def generate():
@@ -68,14 +74,17 @@ def run_once(cmd, shell=False):
 
 
 def cold(packed, first, cat):
-    """Medians and peak RSS of agent-read and the reference, run interleaved."""
-    ours, ref = [], []
+    """Medians and peak RSS of agent-read and the reference (and the baseline build's median), run interleaved."""
+    ours, ref, base = [], [], []
+    window = [packed, "--offset", str(first), "--limit", "100"]
     for _ in range(RUNS):
-        ours.append(run_once([BIN, "--root", DATA, packed, "--offset", str(first), "--limit", "100"]))
+        ours.append(run_once([BIN, "--root", DATA, *window]))
         ref.append(run_once(f"{cat} {packed} | sed -n '{first},{first + 99}p'", shell=True))
-    median = lambda runs: statistics.median(wall for wall, _ in runs)
+        if BASELINE:
+            base.append(run_once([BASELINE, "--root", DATA, *window]))
+    median = lambda runs: statistics.median(wall for wall, _ in runs) if runs else None
     peak = lambda runs: max(rss for _, rss in runs)
-    return median(ours), peak(ours), median(ref), peak(ref)
+    return median(ours), peak(ours), median(ref), peak(ref), median(base)
 
 
 class Server:
@@ -150,7 +159,7 @@ def main():
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for ext, producer, cat in PACKED:
         packed = f"{text}.{ext}"
-        ours, ours_rss, ref, ref_rss = cold(packed, first, cat)
+        ours, ours_rss, ref, ref_rss, base = cold(packed, first, cat)
         learn, repeat, tail, server_rss = warm(os.path.basename(packed), first)
         size = os.path.getsize(packed) / (1 << 20)
         print(
@@ -158,6 +167,8 @@ def main():
             f"| {ours / ref:.2f}x | {ours_rss / 1024:.1f} MiB | {ref_rss / 1024:.1f} MiB "
             f"| {repeat * 1000:,.1f} ms | {tail * 1000:,.1f} ms | {server_rss / 1024:.1f} MiB |"
         )
+        if base is not None:
+            print(f"  baseline {BASELINE}: cold {base * 1000:,.0f} ms (this build {ours / base:.2f}x of it)")
         sys.stdout.flush()
 
 

@@ -10,9 +10,11 @@
 //!
 //! A decoder can also resume at a [restart point](crate::window::restarts) it made during an earlier pass over the
 //! same file: gzip at the boundaries between deflate blocks ([`gzip`]), zstd at the start of every frame
-//! ([`zstd`]). xz and bzip2 decoders make none. Before resuming, a decoder checks that the compressed bytes where it
+//! ([`zstd`]), bzip2 at the start of every block ([`bzip2`], which frames the bitstream itself to find them). xz
+//! decoders make none. Before resuming, a decoder checks that the compressed bytes where it
 //! resumes are those it saw; a point that fails the check is refused, and the read decodes from the start.
 
+mod bzip2;
 mod gzip;
 mod zstd;
 
@@ -69,7 +71,7 @@ impl Compression {
             // No memory limit beyond the format's own: a dictionary is at most 1.5 GiB by the xz format, and `xz -9`
             // writes 64 MiB; a larger one is refused rather than allocated.
             Compression::Xz => Box::new(Plain(lzma_rust2::XzReader::new_mem_limit(input, true, MAX_XZ_MEMORY_KIB))),
-            Compression::Bzip2 => Box::new(Plain(bzip2::bufread::MultiBzDecoder::new(input))),
+            Compression::Bzip2 => Box::new(bzip2::Bzip2::new(input)),
         }
     }
 
@@ -91,6 +93,7 @@ impl Compression {
         match self {
             Compression::Gzip => Ok(Box::new(gzip::Gzip::resume(input, point)?)),
             Compression::Zstd if point.state.is_empty() => Ok(Box::new(zstd::ZstdFrames::new(input, point.at))),
+            Compression::Bzip2 => Ok(Box::new(bzip2::Bzip2::resume(input, point)?)),
             _ => Err(not_a_restart("this compression makes none")),
         }
     }
