@@ -1,12 +1,12 @@
-"""A deep line window of a compressed log through agent-read, cold beside `zcat | sed -n` (`zstdcat` for .zst), and
-warm: repeated in one MCP server, through the restart points the first read learned.
+"""A deep line window of a compressed log through agent-read, cold beside `zcat | sed -n` (`zstdcat` for .zst, `bzcat`
+for .bz2, `xzcat` for .xz), and warm: repeated in one MCP server, through the restart points the first read learned.
 
 Generates `log-<N>mib.txt` (N from SIZE_MIB, default 1024: log lines of varied text) under bench/data/, and compresses
-it with `gzip -6`, `zstd -3` (one frame, as `zstd` writes it), `pzstd -3` (many frames), `xz -6` (one block, as xz
-5.4 writes it single-threaded) and `xz -6 -T2` (a block every 24 MiB of text, as `xz -T0` writes it). The window
-starts 90% of the way down (`offset` = 0.9 x lines, limit 100); `sed -n 'A,Bp'` reads to the end like agent-read,
-which counts every line. FILES (comma-separated suffixes, e.g. `xz,T2.xz`) limits the run to some files.
-BASELINE_BIN (another build of agent-read, e.g. the main branch's) adds its cold time, run interleaved with the others.
+it with `gzip -6`, `zstd -3` (one frame, as `zstd` writes it), `pzstd -3` (many frames), `bzip2 -9`, `pbzip2 -9`
+(one stream per block), `xz -6` (one block, as xz 5.4 writes it single-threaded) and `xz -6 -T2` (a block every 24 MiB
+of text, as `xz -T0` writes it); CODECS (default all: `gz,zst,pz.zst,bz2,pb.bz2,xz,T2.xz`) picks some. The window starts 90% of the way
+down (`offset` = 0.9 x lines, limit 100); `sed -n 'A,Bp'` reads to the end like agent-read, which counts every line.
+BASELINE_BIN (optional): another agent-read binary (an older build) run cold beside, interleaved, on the same files.
 
 - Cold: RUNS (default 5) fresh processes each, interleaved with the reference; median wall time and peak RSS (GNU
   time). "Cold" means a new process with nothing learned; the file is in the page cache for both.
@@ -28,18 +28,20 @@ BIN = os.environ.get("AGENT_READ_BIN", os.path.join(ROOT, "target", "release", "
 SIZE_MIB = int(os.environ.get("SIZE_MIB", "1024"))
 RUNS = int(os.environ.get("RUNS", "5"))
 WARM_REPS = int(os.environ.get("WARM_REPS", "10"))
-BASELINE_BIN = os.environ.get("BASELINE_BIN")
 
 # (file suffix, producer command, the reference's decompressor)
 PACKED = [
     ("gz", ["gzip", "-6", "-c"], "zcat"),
     ("zst", ["zstd", "-3", "-c", "-q"], "zstdcat"),
     ("pz.zst", ["pzstd", "-3", "-c", "-q", "-p", "2"], "zstdcat"),
+    ("bz2", ["bzip2", "-9", "-c"], "bzcat"),
+    ("pb.bz2", ["pbzip2", "-9", "-c", "-p2"], "bzcat"),
     ("xz", ["xz", "-6", "-c"], "xzcat"),
     ("T2.xz", ["xz", "-6", "-T2", "-c"], "xzcat"),
 ]
-if os.environ.get("FILES"):
-    PACKED = [entry for entry in PACKED if entry[0] in os.environ["FILES"].split(",")]
+CODECS = os.environ.get("CODECS", ",".join(ext for ext, _, _ in PACKED)).split(",")
+PACKED = [row for row in PACKED if row[0] in CODECS]
+BASELINE = os.environ.get("BASELINE_BIN")
 
 
 def generate():
@@ -77,12 +79,13 @@ def run_once(cmd, shell=False):
 def cold(packed, first, cat):
     """Medians and peak RSS of agent-read and the reference (and the baseline build's median), run interleaved."""
     ours, ref, base = [], [], []
+    window = [packed, "--offset", str(first), "--limit", "100"]
     for _ in range(RUNS):
-        ours.append(run_once([BIN, "--root", DATA, packed, "--offset", str(first), "--limit", "100"]))
+        ours.append(run_once([BIN, "--root", DATA, *window]))
         ref.append(run_once(f"{cat} {packed} | sed -n '{first},{first + 99}p'", shell=True))
-        if BASELINE_BIN:
-            base.append(run_once([BASELINE_BIN, "--root", DATA, packed, "--offset", str(first), "--limit", "100"]))
-    median = lambda runs: statistics.median(wall for wall, _ in runs) if runs else 0.0
+        if BASELINE:
+            base.append(run_once([BASELINE, "--root", DATA, *window]))
+    median = lambda runs: statistics.median(wall for wall, _ in runs) if runs else None
     peak = lambda runs: max(rss for _, rss in runs)
     return median(ours), peak(ours), median(ref), peak(ref), median(base)
 
@@ -154,21 +157,21 @@ def main():
     load = os.getloadavg()[0]
     print(f"{SIZE_MIB} MiB of text, {lines} lines; window: offset={first} limit=100; cold: {RUNS} runs, warm: "
           f"{WARM_REPS} repeats, medians; load {load:.2f}")
-    baseline = " | baseline cold" if BASELINE_BIN else ""
-    print(f"| file | cold | reference | ratio | cold peak RSS | reference peak RSS "
-          f"| warm window | warm tail | server peak RSS (first read included){baseline} |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if BASELINE_BIN else ""))
+    print("| file | cold | reference | ratio | cold peak RSS | reference peak RSS "
+          "| warm window | warm tail | server peak RSS (first read included) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for ext, producer, cat in PACKED:
         packed = f"{text}.{ext}"
         ours, ours_rss, ref, ref_rss, base = cold(packed, first, cat)
         learn, repeat, tail, server_rss = warm(os.path.basename(packed), first)
         size = os.path.getsize(packed) / (1 << 20)
-        base_cell = f" | {base * 1000:,.0f} ms" if BASELINE_BIN else ""
         print(
             f"| `{producer[0]}` .{ext} ({size:.0f} MiB) | {ours * 1000:,.0f} ms | {ref * 1000:,.0f} ms "
             f"| {ours / ref:.2f}x | {ours_rss / 1024:.1f} MiB | {ref_rss / 1024:.1f} MiB "
-            f"| {repeat * 1000:,.1f} ms | {tail * 1000:,.1f} ms | {server_rss / 1024:.1f} MiB{base_cell} |"
+            f"| {repeat * 1000:,.1f} ms | {tail * 1000:,.1f} ms | {server_rss / 1024:.1f} MiB |"
         )
+        if base is not None:
+            print(f"  baseline {BASELINE}: cold {base * 1000:,.0f} ms (this build {ours / base:.2f}x of it)")
         sys.stdout.flush()
 
 

@@ -1,5 +1,5 @@
 //! Compressed text and tables through the binary, with fixtures made by the producers people use: the `gzip`,
-//! `zstd`, `xz` and `bzip2` command-line tools, and Python's csv module.
+//! `zstd`, `xz`, `bzip2` and `pbzip2` command-line tools, and Python's csv module.
 
 use crate::common::mcp::{call, text_of};
 use assert_cmd::Command;
@@ -288,8 +288,8 @@ fn find_searches_the_decompressed_text() {
 }
 
 /// A deep window and a tail read twice by one MCP server (the second through the restart points the first learned)
-/// are the lines a fresh process reads cold, for gzip, pigz, multi-frame zstd, multi-block xz and concatenated xz
-/// streams; a file rewritten under the same name is read afresh.
+/// are the lines a fresh process reads cold, for gzip, pigz, multi-frame zstd, bzip2, pbzip2, multi-block xz and
+/// concatenated xz streams; a file rewritten under the same name is read afresh.
 #[tokio::test]
 async fn a_repeat_deep_read_over_mcp_returns_the_lines_of_a_cold_read() {
     let dir = tempfile::tempdir().unwrap();
@@ -299,6 +299,8 @@ async fn a_repeat_deep_read_over_mcp_returns_the_lines_of_a_cold_read() {
         ("gzip.log.gz", compressed_by("gzip", &["-c"], &text)),
         ("pigz.log.gz", compressed_by("pigz", &["-c", "-p", "2"], &text)),
         ("frames.log.zst", compressed_by("pzstd", &["-c", "-q", "-p", "2"], &text)),
+        ("bzip2.log.bz2", compressed_by("bzip2", &["-c", "-1"], &text)),
+        ("pbzip2.log.bz2", compressed_by("pbzip2", &["-c", "-p2"], &text)),
         ("blocks.log.xz", compressed_by("xz", &["-c", "-T2", "--block-size=1MiB"], &text)),
         ("streams.log.xz", text.chunks(4 << 20).flat_map(|part| compressed_by("xz", &["-c"], part)).collect()),
     ];
@@ -327,10 +329,11 @@ async fn a_repeat_deep_read_over_mcp_returns_the_lines_of_a_cold_read() {
     }
     // Rewritten in place: other lines under the same name and inode.
     let other: Vec<u8> = log_lines(400_000).iter().map(|b| if *b == b'r' { b'R' } else { *b }).collect();
-    std::fs::write(dir.path().join("gzip.log.gz"), compressed_by("gzip", &["-c"], &other)).unwrap();
-    let deep =
-        text_of(&call(&client, json!({"path": "gzip.log.gz", "offset": 360_001, "limit": 1, "reread": true})).await);
-    assert!(deep.starts_with("360001: 2026-11-25 Request 360001 seRved\n"), "{deep}");
+    for (name, tool) in [("gzip.log.gz", "gzip"), ("bzip2.log.bz2", "bzip2")] {
+        std::fs::write(dir.path().join(name), compressed_by(tool, &["-c"], &other)).unwrap();
+        let deep = text_of(&call(&client, json!({"path": name, "offset": 360_001, "limit": 1, "reread": true})).await);
+        assert!(deep.starts_with("360001: 2026-11-25 Request 360001 seRved\n"), "{name}: {deep}");
+    }
     client.cancel().await.unwrap();
 }
 

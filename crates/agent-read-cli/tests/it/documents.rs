@@ -277,7 +277,8 @@ fn an_epub_has_a_unit_per_chapter_titled_from_its_table_of_contents() {
         "{out}"
     );
     assert!(footer(out).contains("3 chapter(s): 1 Introduction, 2 Birds, 3 Farewell"), "{}", footer(out));
-    let about = "converted from EPUB book · title Field guide; by A. Writer; language en; identifier agent-read-fixture ·";
+    let about =
+        "converted from EPUB book · title Field guide; by A. Writer; language en; identifier agent-read-fixture ·";
     assert!(footer(out).contains(about), "the book's metadata: {}", footer(out));
     let birds = read(&ws, json!({"path": "guide.epub", "pages": "2"}));
     let out = output(&birds);

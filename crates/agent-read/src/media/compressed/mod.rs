@@ -10,10 +10,12 @@
 //!
 //! A decoder can also resume at a [restart point](crate::window::restarts) it made during an earlier pass over the
 //! same file: gzip at the boundaries between deflate blocks ([`gzip`]), zstd at the start of every frame
-//! ([`zstd`]), xz at the start of every block and stream ([`xz`]; a file of one block has none). The bzip2 decoder
-//! makes none. Before resuming, a decoder checks that the compressed bytes where it resumes are those it saw; a point
-//! that fails the check is refused, and the read decodes from the start.
+//! ([`zstd`]), bzip2 at the start of every block ([`bzip2`], which frames the bitstream itself to find them), xz at
+//! the start of every block and stream ([`xz`]; a file of one block has none). Before resuming, a decoder checks that
+//! the compressed bytes where it resumes are those it saw; a point that fails the check is refused, and the read
+//! decodes from the start.
 
+mod bzip2;
 mod gzip;
 mod xz;
 mod zstd;
@@ -68,7 +70,7 @@ impl Compression {
             Compression::Gzip => Box::new(gzip::Gzip::new(input_at(file, 0, end, budget))),
             Compression::Zstd => Box::new(zstd::ZstdFrames::new(input_at(file, 0, end, budget), 0)),
             Compression::Xz => Box::new(xz::Xz::new(file, end, budget)),
-            Compression::Bzip2 => Box::new(Plain(bzip2::bufread::MultiBzDecoder::new(input_at(file, 0, end, budget)))),
+            Compression::Bzip2 => Box::new(bzip2::Bzip2::new(input_at(file, 0, end, budget))),
         }
     }
 
@@ -93,21 +95,11 @@ impl Compression {
         match self {
             Compression::Gzip => Ok(Box::new(gzip::Gzip::resume(input, point)?)),
             Compression::Zstd if point.state.is_empty() => Ok(Box::new(zstd::ZstdFrames::new(input, point.at))),
+            Compression::Bzip2 => Ok(Box::new(bzip2::Bzip2::resume(input, point)?)),
             _ => Err(not_a_restart("this compression makes none")),
         }
     }
 }
-
-/// A decoder that makes no restart points.
-struct Plain<R>(R);
-
-impl<R: Read> Read for Plain<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.read(buf)
-    }
-}
-
-impl<R: Read> Decoder for Plain<R> {}
 
 /// A file's compressed bytes from some offset on, read through a buffer.
 type Input<'f> = BufReader<RawReader<'f>>;

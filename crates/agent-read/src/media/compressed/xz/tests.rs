@@ -131,13 +131,6 @@ fn xz_resumes_at_block_and_stream_starts_with_the_text_from_the_start() {
     }
 }
 
-#[test]
-fn a_single_block_has_no_restart_point() {
-    let text = log_text(2);
-    let (_, points) = points_of(&compressed_by("xz", &["-c"], &text), &text);
-    assert_eq!(points, Vec::new());
-}
-
 /// `packed` (one stream) with its index's first record saying `delta` more bytes of text, the index's CRC-32 fixed
 /// up so that only the size lies.
 fn lying_index(packed: &[u8], delta: u8) -> Vec<u8> {
