@@ -69,7 +69,7 @@ impl Compression {
         match self {
             Compression::Gzip => Box::new(gzip::Gzip::new(input_at(file, 0, end, budget))),
             Compression::Zstd => Box::new(zstd::ZstdFrames::new(input_at(file, 0, end, budget), 0)),
-            Compression::Xz => Box::new(xz::Xz::new(file, end, budget)),
+            Compression::Xz => Box::new(xz::XzText::new(file, end, budget)),
             Compression::Bzip2 => Box::new(bzip2::Bzip2::new(input_at(file, 0, end, budget))),
         }
     }

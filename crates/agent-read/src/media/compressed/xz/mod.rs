@@ -28,6 +28,9 @@
 //! the points waiting for their stream's end are bounded like the kept ones.
 
 mod framing;
+mod whole;
+
+pub(super) use whole::XzText;
 
 use super::{Input, check_at, damaged, input_at, input_offset, not_a_restart};
 use crate::budget::Budget;

@@ -349,3 +349,24 @@ fn a_block_asking_for_more_memory_than_the_limit_is_refused_before_any_is_taken(
     let error = decode_all(Compression::Xz.decoder(&file, packed.len() as u64, unlimited())).unwrap_err();
     assert_eq!(error.kind(), io::ErrorKind::OutOfMemory, "{error}");
 }
+
+#[test]
+fn a_block_with_a_filter_chain_the_push_decoder_refuses_is_read_whole_by_the_reader() {
+    let text = log_text(3);
+    let half = text.len() / 2;
+    let mut packed = blocks(&text[..half], &["-T2"]);
+    // A second stream whose blocks have two filters before LZMA2, which the push decoder refuses.
+    packed.extend(compressed_by("xz", &["-c", "--delta=dist=1", "--x86", "--lzma2"], &text[half..]));
+    let file = file_with(&packed);
+    let end = packed.len() as u64;
+    let mut decoder = Compression::Xz.decoder(&file, end, unlimited());
+    decoder.want_restart();
+    let (decoded, points) = decode_all(decoder).unwrap();
+    assert!(decoded == text, "the whole text, the first stream's and the second's");
+    assert!(points.iter().all(|point| point.at < half as u64), "points only before the refused block: {points:?}");
+    let mut damaged = packed.clone();
+    damaged[end as usize - 2000] ^= 0x40;
+    let file = file_with(&damaged);
+    let error = decode_all(Compression::Xz.decoder(&file, end, unlimited())).unwrap_err();
+    assert!(damage(&error), "damage in a block the reader decodes is still damage: {error}");
+}
