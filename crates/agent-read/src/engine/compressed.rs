@@ -4,9 +4,10 @@
 //! Contract:
 //! - Line windows count the decompressed text's lines. A first read decodes the whole text once (to count its lines,
 //!   as for any file) and learns its [index](crate::window::index::streamed): the totals, line checkpoints and the
-//!   decoder's restart points (gzip: between deflate blocks; zstd: at frame starts; xz: at block and stream starts).
-//!   A later read of the unchanged file decodes only from the restart point before its window to the window's end; a
-//!   first tail, after its counting pass, likewise. Constant memory either way (the index's own bounded).
+//!   decoder's restart points (gzip: between deflate blocks; zstd: at frame starts; bzip2: at block starts; xz: at
+//!   block and stream starts). A later read of the unchanged file decodes only from the restart point before its
+//!   window to the window's end; a first tail finds its lines in the text its counting pass kept. Constant memory
+//!   either way (the index's own bounded).
 //! - `meta.compression` names the compression and `meta.size_bytes` stays the file's (compressed) size;
 //!   `meta.decompressed_bytes` is the text's size once a pass reached its end, and absent otherwise (never guessed).
 //! - Byte ranges address the file's raw bytes; those of a compressed file are not text, so a byte range is answered
