@@ -1,7 +1,8 @@
 //! zstd, frame by frame with ruzstd (whose own streaming decoder reads one frame), skippable frames skipped.
 //!
-//! A frame is decoded from its own start only (its blocks refer back up to its window, as large as 128 MiB), so the
-//! restart points are the starts of frames: nothing to keep but the offsets. A file of one frame (what `zstd` writes,
+//! Each frame's checksum, when it has one (`zstd` writes one by default), is checked against its text at the
+//! frame's end. A frame is decoded from its own start only (its blocks refer back up to its window, as large as
+//! 128 MiB), so the restart points are the starts of frames: nothing to keep but the offsets. A file of one frame (what `zstd` writes,
 //! with or without `-T`) has none; files of many frames (`pzstd`, the seekable format, `cat a.zst b.zst`) have
 //! one every few MiB of text.
 
@@ -42,6 +43,13 @@ impl Read for ZstdFrames<'_> {
                 if !frame.is_finished() {
                     frame.decode_blocks(&mut self.source, BlockDecodingStrategy::UptoBlocks(1)).map_err(damaged)?;
                     continue;
+                }
+                // ruzstd computes a frame's checksum but leaves comparing it to the caller.
+                if let (Some(stored), Some(computed)) =
+                    (frame.get_checksum_from_data(), frame.get_calculated_checksum())
+                    && stored != computed
+                {
+                    return Err(damaged("a zstd frame's checksum does not match its text"));
                 }
                 self.frame = None;
             }

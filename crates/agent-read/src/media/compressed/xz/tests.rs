@@ -370,3 +370,31 @@ fn a_block_with_a_filter_chain_the_push_decoder_refuses_is_read_whole_by_the_rea
     let error = decode_all(Compression::Xz.decoder(&file, end, unlimited())).unwrap_err();
     assert!(damage(&error), "damage in a block the reader decodes is still damage: {error}");
 }
+
+#[test]
+fn the_walk_ends_on_any_bytes_and_an_index_of_noise_reads_as_none_or_some() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for round in 0..2000 {
+        let len = (next() % 300) as usize;
+        // Half the inputs of small values (what indexes and sizes are made of), half of any byte.
+        let byte = |value: u64| {
+            if round % 2 == 0 { ((value % 4) as u8 * 0x40) | ((value >> 8) as u8 % 3) } else { value as u8 }
+        };
+        let bytes: Vec<u8> = (0..len).map(|_| byte(next())).collect();
+        index_records(&bytes);
+        let mut framing = Framing::new();
+        let mut at = 0;
+        let mut steps = 0;
+        while at < bytes.len() {
+            at += framing.advance(&bytes[at..]).0;
+            steps += 1;
+            assert!(steps <= 2 * bytes.len() + 2, "the walk stands still on {bytes:?}");
+        }
+    }
+}
