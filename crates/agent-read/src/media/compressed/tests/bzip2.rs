@@ -55,30 +55,6 @@ fn the_compression_of_nothing_and_of_one_byte_decode() {
     }
 }
 
-/// A decoder that counts the text it yields.
-struct Counted<'a> {
-    inner: Box<dyn Decoder + 'a>,
-    decoded: &'a AtomicU64,
-}
-
-impl Read for Counted<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.decoded.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
-}
-
-impl Decoder for Counted<'_> {
-    fn want_restart(&mut self) {
-        self.inner.want_restart();
-    }
-
-    fn take_restart(&mut self) -> Option<Restart> {
-        self.inner.take_restart()
-    }
-}
-
 #[test]
 fn windows_anywhere_read_through_the_restart_points_agree_with_the_text_and_decode_only_near_them() {
     let text = log_text(16);
@@ -100,9 +76,7 @@ fn windows_anywhere_read_through_the_restart_points_agree_with_the_text_and_deco
     assert!(restarts.count() >= 3, "one about every 4 MiB of text: {}", restarts.count());
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     for _ in 0..40 {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
+        seed = next_random(seed);
         let at = seed % text.len() as u64;
         let len = (seed >> 40) as usize % 200_000 + 1;
         let later = Stream::new(&open, unlimited());
@@ -130,9 +104,7 @@ fn text_spelling(marker: u64) -> Vec<u8> {
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let mut text = Vec::with_capacity(3 << 20);
     while text.len() < 3 << 20 {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
+        seed = next_random(seed);
         let word = (seed % 7) as usize + 2;
         text.extend((0..word).map(|k| b'a' + ((seed >> (8 + 4 * k)) % 26) as u8));
         text.push(if seed.is_multiple_of(9) { b'\n' } else { b'_' });
@@ -255,20 +227,9 @@ fn a_bzip2_restart_point_whose_bytes_changed_or_whose_state_is_foreign_is_refuse
 
 #[test]
 fn a_bzip2_decoder_resumed_at_a_restart_point_stops_at_its_budget_too() {
-    let text = log_text(4);
-    let packed = compressed_by("bzip2", &["-c", "-1"], &text);
+    let packed = compressed_by("bzip2", &["-c", "-1"], &log_text(4));
     let (file, decoded) = decode(&packed);
-    let points = decoded.unwrap().1;
-    let cancel = Cancel::new();
-    let budget = Budget::new(std::time::Instant::now() + std::time::Duration::from_secs(3600), cancel.clone());
-    let mut decoder = Compression::Bzip2.decoder_at(&file, packed.len() as u64, budget, points.first()).unwrap();
-    assert!(decoder.read(&mut [0u8; 1024]).unwrap() > 0);
-    cancel.cancel();
-    let error = decoder.read_to_end(&mut Vec::new()).unwrap_err();
-    assert!(budget_error(&error), "{error}");
-    let spent = Budget::new(std::time::Instant::now(), Cancel::new());
-    let error = Compression::Bzip2.decoder(&file, packed.len() as u64, spent).read(&mut [0u8; 16]).unwrap_err();
-    assert!(budget_error(&error), "{error}");
+    assert_stops_at_budget(Compression::Bzip2, &file, decoded.unwrap().1.first());
 }
 
 #[test]

@@ -2,10 +2,10 @@
 
 use super::framing::{self, Event, Framing};
 use super::*;
-use crate::budget::Cancel;
 use crate::media::compressed::Compression;
 use crate::media::compressed::tests::{
-    assert_resumes_agree, budget_error, compressed_by, decode_all, file_with, log_text, unlimited,
+    Counted, assert_resumes_agree, assert_stops_at_budget, compressed_by, decode_all, file_with, log_text, next_random,
+    unlimited,
 };
 use crate::window::stream::{ReadAt, Stream};
 use std::sync::Arc;
@@ -251,15 +251,8 @@ fn damage(error: &io::Error) -> bool {
 #[test]
 fn a_resumed_decoder_stops_at_its_budget() {
     let text = log_text(6);
-    let packed = blocks(&text, &["-T2"]);
-    let (file, points) = points_of(&packed, &text);
-    let cancel = Cancel::new();
-    let budget = Budget::new(std::time::Instant::now() + std::time::Duration::from_secs(3600), cancel.clone());
-    let mut decoder = Compression::Xz.decoder_at(&file, packed.len() as u64, budget, points.first()).unwrap();
-    assert!(decoder.read(&mut [0u8; 1024]).unwrap() > 0);
-    cancel.cancel();
-    let error = decoder.read_to_end(&mut Vec::new()).unwrap_err();
-    assert!(budget_error(&error), "{error}");
+    let (file, points) = points_of(&blocks(&text, &["-T2"]), &text);
+    assert_stops_at_budget(Compression::Xz, &file, points.first());
 }
 
 /// Windows at random offsets, read through a stream that learned the points of a first pass, are the text's; a deep
@@ -273,7 +266,7 @@ fn windows_through_learned_points_are_the_text_and_a_deep_one_decodes_from_near_
     let decoded = AtomicU64::new(0);
     let open = |from: Option<&Restart>| -> io::Result<Box<dyn crate::window::stream::Decoder + '_>> {
         let inner = Compression::Xz.decoder_at(&file, end, unlimited(), from)?;
-        Ok(Box::new(Counting { inner, decoded: &decoded }))
+        Ok(Box::new(Counted { inner, decoded: &decoded }))
     };
     let first = Stream::new(&open, unlimited());
     first.record_restarts();
@@ -301,37 +294,12 @@ fn windows_through_learned_points_are_the_text_and_a_deep_one_decodes_from_near_
     );
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     for _ in 0..40 {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
+        seed = next_random(seed);
         let at = seed % text.len() as u64;
         let n = later.read_at(at, &mut window).unwrap();
         assert!(window[..n] == text[at as usize..(at as usize + 1000).min(text.len())], "window at {at}");
     }
     assert!(!later.restart_failed());
-}
-
-struct Counting<'a> {
-    inner: Box<dyn crate::window::stream::Decoder + 'a>,
-    decoded: &'a AtomicU64,
-}
-
-impl Read for Counting<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.decoded.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
-}
-
-impl crate::window::stream::Decoder for Counting<'_> {
-    fn want_restart(&mut self) {
-        self.inner.want_restart();
-    }
-
-    fn take_restart(&mut self) -> Option<Restart> {
-        self.inner.take_restart()
-    }
 }
 
 #[test]
@@ -375,9 +343,7 @@ fn a_block_with_a_filter_chain_the_push_decoder_refuses_is_read_whole_by_the_rea
 fn the_walk_ends_on_any_bytes_and_an_index_of_noise_reads_as_none_or_some() {
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
+        seed = next_random(seed);
         seed
     };
     for round in 0..2000 {
