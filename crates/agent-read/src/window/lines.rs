@@ -245,15 +245,15 @@ fn scan_stream(
     } else {
         scan::scan_pass(source, pass, Start::Line(u64::MAX), 0, 0, |_| Flow::Done)?
     };
-    let checkpoints = builder.into_checkpoints();
-    let learned = match (known, &checkpoints) {
+    // The pass's checkpoints go into the index kept for the file, or, where none is kept, serve this tail alone.
+    let (learned, checkpoints) = match (known, builder.into_checkpoints()) {
         (Some((known, ends)), Some(checkpoints)) => {
             let identity = (known.identity, known.version, ends);
-            let index = Arc::new(StreamIndex::new(identity, summary, checkpoints.clone(), stream.recorded()));
+            let index = Arc::new(StreamIndex::new(identity, summary, checkpoints, stream.recorded()));
             known.indexes.keep_stream(index.clone());
-            Some(index)
+            (Some(index), None)
         }
-        _ => None,
+        (_, checkpoints) => (None, checkpoints),
     };
     if offset > 0 {
         return Ok(summary);

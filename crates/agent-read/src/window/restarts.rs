@@ -11,8 +11,8 @@
 //! - Memory is bounded: at most [`MAX_POINTS`] points and [`MAX_STATE_BYTES`] of state per text. Beyond either, every
 //!   other point is dropped and the spacing between points doubles.
 
-/// Text between restart points while a text's points are few: a window is then reached by decoding at most this
-/// much (a few milliseconds for gzip, tens for bzip2, the slowest to decode), until the bounds below widen it.
+/// Text between restart points while a text's points are few: the most a later read decodes before its window until
+/// the bounds below widen the spacing.
 const INITIAL_SPACING: u64 = 1 << 20;
 /// Most restart points one text keeps.
 pub const MAX_POINTS: usize = 1024;

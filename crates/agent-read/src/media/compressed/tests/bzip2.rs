@@ -73,7 +73,7 @@ fn windows_anywhere_read_through_the_restart_points_agree_with_the_text_and_deco
         offset += CHUNK_LEN as u64;
     }
     let restarts: Arc<Restarts> = Arc::new(first.recorded());
-    assert!(restarts.count() >= 3, "one about every 4 MiB of text: {}", restarts.count());
+    assert!(restarts.count() >= 3, "one about every MiB of text: {}", restarts.count());
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     for _ in 0..40 {
         seed = next_random(seed);
