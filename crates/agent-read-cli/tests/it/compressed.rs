@@ -10,11 +10,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The four tools, each with the flags that compress stdin to stdout, and the extension they write.
-const CODECS: [(&str, &[&str], &str); 4] =
+pub(crate) const CODECS: [(&str, &[&str], &str); 4] =
     [("gzip", &["-c"], "gz"), ("zstd", &["-c", "-q"], "zst"), ("xz", &["-c"], "xz"), ("bzip2", &["-c"], "bz2")];
 
 /// `data` compressed by the real `tool` (a missing tool fails the test: install gzip, zstd, xz-utils, bzip2).
-fn compressed_by(tool: &str, args: &[&str], data: &[u8]) -> Vec<u8> {
+pub(crate) fn compressed_by(tool: &str, args: &[&str], data: &[u8]) -> Vec<u8> {
     use std::io::Write;
     let mut child = std::process::Command::new(tool)
         .args(args)
@@ -31,7 +31,7 @@ fn compressed_by(tool: &str, args: &[&str], data: &[u8]) -> Vec<u8> {
     out.stdout
 }
 
-fn log_lines(n: u32) -> Vec<u8> {
+pub(crate) fn log_lines(n: u32) -> Vec<u8> {
     (1..=n).map(|i| format!("2026-11-25 request {i} served\n")).collect::<String>().into_bytes()
 }
 

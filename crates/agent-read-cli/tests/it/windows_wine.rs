@@ -1,6 +1,6 @@
 //! The Windows build itself, run under Wine: the code paths no Linux test reaches — cap-std's Windows resolution
 //! beneath a root, where an opened handle really is (`GetFinalPathNameByHandleW`), the PDF worker held by a Job
-//! Object, Windows' path rules in a real process — attacked as on Linux: every way out of the root is tried and every
+//! Object, Windows' path rules in a real process, the C of xz's decoder as MinGW compiled it — attacked as on Linux: every way out of the root is tried and every
 //! secret is asked for, by the command line and by an MCP client over stdio.
 //!
 //! These tests are ignored by a plain `cargo test`: they need `agent-read.exe` (built for `x86_64-pc-windows-gnu`)
@@ -173,6 +173,31 @@ fn a_pdf_is_extracted_by_the_worker_held_in_its_job_object() {
     let text = printed(&output);
     assert!(text.starts_with("── page 2 of 2 ──\n│ Second page words\n"), "{text}");
     assert!(output.status.success(), "{text}");
+}
+
+#[test]
+#[ignore = "needs the Windows build and Wine: run by .ci/cross"]
+fn compressed_logs_are_decoded_by_the_windows_build() {
+    use crate::compressed::{CODECS, compressed_by, log_lines};
+    let ws = workspace();
+    let text = log_lines(20_000);
+    let mut names = Vec::new();
+    for (tool, args, ext) in CODECS {
+        names.push((format!("app.log.{ext}"), tool));
+        ws.file(&format!("app.log.{ext}"), compressed_by(tool, args, &text));
+    }
+    // Blocks, each a restart point: the tail is read again from the last one.
+    names.push(("blocks.log.xz".to_string(), "xz"));
+    ws.file("blocks.log.xz", compressed_by("xz", &["-c", "-T2", "--block-size=64KiB"], &text));
+    for (name, tool) in &names {
+        for _ in 0..2 {
+            let output = run(&ws, &[name, "--offset", "-1"]);
+            let text = printed(&output);
+            assert!(text.starts_with("20000: 2026-11-25 request 20000 served\n"), "{name}: {text}");
+            assert!(text.contains(&format!("{tool}-compressed")), "{name}: {text}");
+            assert!(output.status.success(), "{name}: {text}");
+        }
+    }
 }
 
 #[test]

@@ -65,13 +65,14 @@ impl Compression {
     }
 
     /// A decoder of `file`'s text from its first byte, reading no further than `end` and stopping at `budget`.
-    pub fn decoder<'f>(self, file: &'f File, end: u64, budget: Budget) -> Box<dyn Decoder + 'f> {
-        match self {
+    /// Fails only when the decoder cannot be set up (no memory for its state).
+    pub fn decoder<'f>(self, file: &'f File, end: u64, budget: Budget) -> io::Result<Box<dyn Decoder + 'f>> {
+        Ok(match self {
             Compression::Gzip => Box::new(gzip::Gzip::new(input_at(file, 0, end, budget))),
             Compression::Zstd => Box::new(zstd::ZstdFrames::new(input_at(file, 0, end, budget), 0)),
-            Compression::Xz => Box::new(xz::XzText::new(file, end, budget)),
+            Compression::Xz => Box::new(xz::Xz::new(file, end, budget)?),
             Compression::Bzip2 => Box::new(bzip2::Bzip2::new(input_at(file, 0, end, budget))),
-        }
+        })
     }
 
     /// A decoder of `file`'s text from `from` (a restart point a decoder of the same file made), or from its first
@@ -84,7 +85,7 @@ impl Compression {
         budget: Budget,
         from: Option<&Restart>,
     ) -> io::Result<Box<dyn Decoder + 'f>> {
-        let Some(point) = from else { return Ok(self.decoder(file, end, budget)) };
+        let Some(point) = from else { return self.decoder(file, end, budget) };
         if check_at(file, point.input, end)? != point.check {
             return Err(not_a_restart("the compressed bytes where it resumes have changed"));
         }
@@ -137,10 +138,10 @@ fn not_a_restart(why: &str) -> io::Error {
 
 /// Compressed bytes read per system call.
 const RAW_READ_LEN: usize = 64 * 1024;
-/// Most memory one xz block's decoder may take (dictionary and state), in KiB: twice what `xz -9` needs. The xz
-/// format allows dictionaries of up to 1.5 GiB (and `xz -9` writes 64 MiB); a block needing more is refused rather
-/// than allocated.
-const MAX_XZ_MEMORY_KIB: u32 = 160 * 1024;
+/// Most memory an xz stream's decoder may take (dictionary and state), in bytes: more than twice what `xz -9` needs.
+/// The xz format allows dictionaries of up to 1.5 GiB (and `xz -9` writes 64 MiB); a block needing more is refused
+/// rather than allocated.
+const MAX_XZ_MEMORY: u64 = 160 << 20;
 
 /// A file's bytes from 0 to `end`, read with `pread` (the handle's own position is never moved), each read
 /// checked against the time budget.

@@ -152,7 +152,7 @@ fn gzip_resumes_at_every_block_boundary_with_the_text_from_the_start() {
     ];
     for (producer, packed) in files {
         let file = file_with(&packed);
-        let decoder = Compression::Gzip.decoder(&file, packed.len() as u64, unlimited());
+        let decoder = Compression::Gzip.decoder(&file, packed.len() as u64, unlimited()).unwrap();
         let (decoded, points) = decode_all(decoder).unwrap();
         assert!(decoded == text, "{producer}: the text from the start");
         assert!(points.len() >= 10, "{producer}: only {} restart points", points.len());
@@ -170,7 +170,8 @@ fn zstd_resumes_at_frame_starts_and_a_single_frame_has_none() {
     assert_eq!(Compression::sniff(&pzstd), Some(Compression::Zstd), "pzstd starts with a skippable frame");
     for (producer, packed, at_least) in [("pzstd", pzstd, 2), ("two frames", frames, 1)] {
         let file = file_with(&packed);
-        let (decoded, points) = decode_all(Compression::Zstd.decoder(&file, packed.len() as u64, unlimited())).unwrap();
+        let (decoded, points) =
+            decode_all(Compression::Zstd.decoder(&file, packed.len() as u64, unlimited()).unwrap()).unwrap();
         assert!(decoded == text, "{producer}: the text from the start");
         assert!(points.len() >= at_least, "{producer}: {} restart points", points.len());
         assert!(points.iter().all(|p| p.at > 0 && p.state.is_empty()), "{producer}");
@@ -178,7 +179,7 @@ fn zstd_resumes_at_frame_starts_and_a_single_frame_has_none() {
     }
     let single = compressed_by("zstd", &["-c", "-q", "-T2"], &text);
     let file = file_with(&single);
-    let (_, points) = decode_all(Compression::Zstd.decoder(&file, single.len() as u64, unlimited())).unwrap();
+    let (_, points) = decode_all(Compression::Zstd.decoder(&file, single.len() as u64, unlimited()).unwrap()).unwrap();
     assert_eq!(points, Vec::new(), "one frame: nowhere to resume but its start");
 }
 
@@ -187,7 +188,8 @@ fn a_single_xz_block_makes_no_restart_point_and_a_point_elsewhere_is_refused() {
     let text = log_text(1);
     let packed = compressed_by("xz", &["-c"], &text);
     let file = file_with(&packed);
-    let (decoded, points) = decode_all(Compression::Xz.decoder(&file, packed.len() as u64, unlimited())).unwrap();
+    let (decoded, points) =
+        decode_all(Compression::Xz.decoder(&file, packed.len() as u64, unlimited()).unwrap()).unwrap();
     assert!(decoded == text && points.is_empty());
     let point =
         Restart { at: 10, input: 10, check: check_at(&file, 10, packed.len() as u64).unwrap(), state: Box::new([]) };
@@ -200,7 +202,7 @@ fn a_restart_point_whose_bytes_changed_or_whose_state_is_foreign_is_refused() {
     let mut packed = compressed_by("gzip", &["-c"], &text);
     let file = file_with(&packed);
     let end = packed.len() as u64;
-    let (_, points) = decode_all(Compression::Gzip.decoder(&file, end, unlimited())).unwrap();
+    let (_, points) = decode_all(Compression::Gzip.decoder(&file, end, unlimited()).unwrap()).unwrap();
     let point = points[points.len() / 2].clone();
     assert!(Compression::Gzip.decoder_at(&file, end, unlimited(), Some(&point)).is_ok());
     let foreign = [
@@ -243,7 +245,7 @@ fn gzip_damage_is_reported_not_hidden() {
     ];
     for (case, bytes, says) in cases {
         let file = file_with(&bytes);
-        let error = decode_all(Compression::Gzip.decoder(&file, bytes.len() as u64, unlimited())).unwrap_err();
+        let error = decode_all(Compression::Gzip.decoder(&file, bytes.len() as u64, unlimited()).unwrap()).unwrap_err();
         assert!(error.to_string().contains(says), "{case}: {error}");
     }
 }
@@ -253,7 +255,7 @@ fn a_decoder_resumed_at_a_restart_point_stops_at_its_budget_too() {
     let text = log_text(6);
     let packed = compressed_by("gzip", &["-c"], &text);
     let file = file_with(&packed);
-    let (_, points) = decode_all(Compression::Gzip.decoder(&file, packed.len() as u64, unlimited())).unwrap();
+    let (_, points) = decode_all(Compression::Gzip.decoder(&file, packed.len() as u64, unlimited()).unwrap()).unwrap();
     assert_stops_at_budget(Compression::Gzip, &file, points.last());
 }
 
@@ -269,7 +271,7 @@ pub(super) fn assert_stops_at_budget(compression: Compression, file: &File, poin
     let error = decoder.read_to_end(&mut Vec::new()).unwrap_err();
     assert!(budget_error(&error), "{compression:?}: {error}");
     let spent = Budget::new(std::time::Instant::now(), Cancel::new());
-    let error = compression.decoder(file, end, spent).read(&mut [0u8; 16]).unwrap_err();
+    let error = compression.decoder(file, end, spent).unwrap().read(&mut [0u8; 16]).unwrap_err();
     assert!(budget_error(&error), "{compression:?}: {error}");
 }
 
@@ -305,7 +307,7 @@ fn mutated_files_of_every_compression_end_with_text_or_an_error() {
     };
     for (compression, packed) in files {
         let file = file_with(&packed);
-        let mut decoder = compression.decoder(&file, packed.len() as u64, unlimited());
+        let mut decoder = compression.decoder(&file, packed.len() as u64, unlimited()).unwrap();
         decoder.want_restart();
         let (decoded, points) = decode_all(decoder).unwrap();
         assert!(decoded == text && !points.is_empty(), "{compression:?}: {} points", points.len());
@@ -328,7 +330,7 @@ fn mutated_files_of_every_compression_end_with_text_or_an_error() {
                 1 => decoded.starts_with(&text[from..]),
                 _ => decoded == &text[from..],
             };
-            if let Ok((decoded, _)) = decode_all(compression.decoder(&file, end, unlimited())) {
+            if let Ok((decoded, _)) = decode_all(compression.decoder(&file, end, unlimited()).unwrap()) {
                 assert!(true_text(&decoded, 0), "{compression:?} round {round}: {} bytes", decoded.len());
             }
             let point = &points[(next() % points.len() as u64) as usize];
@@ -352,6 +354,6 @@ fn a_zstd_frame_whose_checksum_does_not_match_its_text_is_damage() {
     let last = packed.len() - 1;
     packed[last] ^= 1;
     let file = file_with(&packed);
-    let error = decode_all(Compression::Zstd.decoder(&file, packed.len() as u64, unlimited())).unwrap_err();
+    let error = decode_all(Compression::Zstd.decoder(&file, packed.len() as u64, unlimited()).unwrap()).unwrap_err();
     assert!(error.to_string().contains("checksum"), "{error}");
 }

@@ -59,7 +59,7 @@ impl Format {
         }
         let compression = Compression::sniff(head)?;
         let mut first = [0u8; 512];
-        let mut decoder = compression.decoder(file, end, budget.clone());
+        let mut decoder = compression.decoder(file, end, budget.clone()).ok()?;
         let mut filled = 0;
         while filled < first.len() {
             match std::io::Read::read(&mut decoder, &mut first[filled..]) {

@@ -36,7 +36,8 @@ pub fn scan(
             walk(tar::Archive::new(reader), &allowance, archive, wanted)
         }
         Some(compression) => {
-            let decoder = compression.decoder(archive.file, archive.end, budget.clone());
+            let decoder =
+                compression.decoder(archive.file, archive.end, budget.clone()).map_err(ArchiveError::Stopped)?;
             walk(tar::Archive::new(Forward::new(decoder, allowance.clone(), budget)), &allowance, archive, wanted)
         }
     }
@@ -123,7 +124,7 @@ pub fn open<'f>(archive: &Archive<'f>, data_start: u64, size: u64) -> io::Result
     let budget = archive.budget.clone();
     match archive.format {
         Format::Tar(Some(compression)) => {
-            let decoder = compression.decoder(archive.file, archive.end, budget.clone());
+            let decoder = compression.decoder(archive.file, archive.end, budget.clone())?;
             let mut forward = Forward::new(decoder, Allowance::new(u64::MAX), budget);
             forward.seek(SeekFrom::Start(data_start))?;
             Ok(Box::new(Exact::new(forward.take(size), size)))

@@ -13,7 +13,7 @@ type Decoded = io::Result<(Vec<u8>, Vec<Restart>)>;
 /// `packed` in a file, and what decoding it from the start gives.
 fn decode(packed: &[u8]) -> (File, Decoded) {
     let file = file_with(packed);
-    let decoded = decode_all(Compression::Bzip2.decoder(&file, packed.len() as u64, unlimited()));
+    let decoded = decode_all(Compression::Bzip2.decoder(&file, packed.len() as u64, unlimited()).unwrap());
     (file, decoded)
 }
 
@@ -239,7 +239,7 @@ fn a_block_of_one_repeated_byte_is_yielded_in_the_pieces_asked_for() {
     let packed = compressed_by("bzip2", &["-c", "-9"], &text);
     assert!(packed.len() < 1000, "{}", packed.len());
     let file = file_with(&packed);
-    let mut decoder = Compression::Bzip2.decoder(&file, packed.len() as u64, unlimited());
+    let mut decoder = Compression::Bzip2.decoder(&file, packed.len() as u64, unlimited()).unwrap();
     let mut buf = vec![0u8; 4096];
     let (mut total, mut reads) = (0usize, 0usize);
     loop {

@@ -1,5 +1,5 @@
 //! The framing of an xz file, walked without decoding: where streams, blocks and indexes start and end, which the
-//! decoder (lzma-rust2's `XzStream`) keeps to itself. A block's end is found from the sizes its LZMA2 chunks declare,
+//! decoder (liblzma's stream decoder) does not report. A block's end is found from the sizes its LZMA2 chunks declare,
 //! the same sizes the decoder goes by; nothing here is checked (no CRC, no decoding): the decoder checks every byte
 //! it is fed, and [`super`] trusts a position from here only once the decoder has accepted what surrounds it.
 //!

@@ -1,4 +1,4 @@
-//! xz, decoded by lzma-rust2's `XzStream` (fed the file's bytes by hand, so that the feeding can stop where a block
+//! xz, decoded by liblzma's stream decoder (fed the file's bytes by hand, so that the feeding can stop where a block
 //! starts), with restart points at the starts of blocks and of streams.
 //!
 //! Every block of an xz stream starts afresh (LZMA2 state and dictionary reset), so a block's start is a place to
@@ -24,20 +24,19 @@
 //!   and the read decodes from the start (as it does when the compressed bytes where it resumes changed, see
 //!   [`super::Compression::decoder_at`]).
 //!
-//! Memory: the decoder holds one block's dictionary (at most [`super::MAX_XZ_MEMORY_KIB`]), never a block's text;
+//! liblzma's own words for what it refuses are not the model's: [`refusal`] says what each means for the file.
+//!
+//! Memory: the decoder holds one block's dictionary (at most [`super::MAX_XZ_MEMORY`]), never a block's text;
 //! the points waiting for their stream's end are bounded like the kept ones.
 
 mod framing;
-mod whole;
-
-pub(super) use whole::XzText;
 
 use super::{Input, check_at, damaged, input_at, input_offset, not_a_restart};
 use crate::budget::Budget;
 use crate::window::restarts::{MAX_POINTS, Restart};
 use crate::window::stream::Decoder;
 use framing::{Event, Framing};
-use lzma_rust2::{Action, Status, XzStream};
+use liblzma::stream::{Action, CONCATENATED, Error as LzmaError, Status, Stream};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufRead, Read};
@@ -51,7 +50,7 @@ const HEADER_LEN: u64 = 12;
 pub(super) struct Xz<'f> {
     file: &'f File,
     end: u64,
-    decoder: XzStream,
+    decoder: Stream,
     /// The input still to feed, in order; the decoder reads the first.
     feed: VecDeque<Segment<'f>>,
     walk: Framing,
@@ -122,7 +121,7 @@ struct Pending {
 
 impl<'f> Xz<'f> {
     /// The file's text from its first byte.
-    pub(super) fn new(file: &'f File, end: u64, budget: Budget) -> Self {
+    pub(super) fn new(file: &'f File, end: u64, budget: Budget) -> io::Result<Self> {
         let feed = VecDeque::from([Segment::file(input_at(file, 0, end, budget))]);
         Xz::over(file, end, feed, 0, false)
     }
@@ -134,7 +133,7 @@ impl<'f> Xz<'f> {
                 return Err(not_a_restart("no xz stream starts there"));
             }
             let feed = VecDeque::from([Segment::file(input_at(file, point.input, end, budget))]);
-            return Ok(Xz::over(file, end, feed, point.at, false));
+            return Xz::over(file, end, feed, point.at, false);
         }
         let within = Within::decode(&point.state, point, end)?;
         let header = read_exact_at(file, within.stream, HEADER_LEN)?;
@@ -154,14 +153,22 @@ impl<'f> Xz<'f> {
             Segment { bytes: Bytes::Written(written, 0), text_at_end: Some(within.text_end), blocks_end: false },
             part(within.stream_end, end),
         ]);
-        Ok(Xz::over(file, end, feed, point.at, true))
+        Xz::over(file, end, feed, point.at, true)
     }
 
-    fn over(file: &'f File, end: u64, feed: VecDeque<Segment<'f>>, text_base: u64, resumed_within: bool) -> Self {
-        Xz {
+    fn over(
+        file: &'f File,
+        end: u64,
+        feed: VecDeque<Segment<'f>>,
+        text_base: u64,
+        resumed_within: bool,
+    ) -> io::Result<Self> {
+        // Every stream of a concatenation, and the padding between them, as `xzcat` reads them.
+        let decoder = Stream::new_stream_decoder(super::MAX_XZ_MEMORY, CONCATENATED).map_err(refusal)?;
+        Ok(Xz {
             file,
             end,
-            decoder: XzStream::new_mem_limit(true, super::MAX_XZ_MEMORY_KIB),
+            decoder,
             feed,
             walk: Framing::new(),
             walked: 0,
@@ -173,7 +180,7 @@ impl<'f> Xz<'f> {
             want_restart: false,
             made: VecDeque::new(),
             ended: false,
-        }
+        })
     }
 
     /// Bytes fed to the decoder so far.
@@ -197,8 +204,7 @@ impl<'f> Xz<'f> {
     /// Feeds `input` (or nothing, to drain the decoder's output); the bytes it took, those it wrote and whether the
     /// file's last stream ended.
     fn process(&mut self, input: &[u8], buf: &mut [u8], action: Action) -> io::Result<(usize, usize, bool)> {
-        let result = self.decoder.process(input, buf, action)?;
-        Ok((result.bytes_consumed, result.bytes_produced, result.status == Status::StreamEnd))
+        decode(&mut self.decoder, input, buf, action)
     }
 
     /// Leaves the first segment, used up: checks what it must end with (after the decoder yielded what it still
@@ -263,8 +269,7 @@ impl Read for Xz<'_> {
             if ready == 0 {
                 continue;
             }
-            let result = self.decoder.process(&input[..ready], buf, Action::Run)?;
-            let (consumed, produced) = (result.bytes_consumed, result.bytes_produced);
+            let (consumed, produced, _) = decode(&mut self.decoder, &input[..ready], buf, Action::Run)?;
             match &mut front.bytes {
                 Bytes::File(input) => input.consume(consumed),
                 Bytes::Written(_, pos) => *pos += consumed,
@@ -429,6 +434,35 @@ impl Within {
             && within.stream_end - HEADER_LEN - within.index <= MAX_INDEX_LEN
             && within.text_end >= point.at;
         if fits { Ok(within) } else { Err(invalid()) }
+    }
+}
+
+/// Feeds `input` to `decoder` (or nothing, to drain its output): the bytes it took, those it wrote and whether the
+/// file's last stream ended.
+fn decode(decoder: &mut Stream, input: &[u8], buf: &mut [u8], action: Action) -> io::Result<(usize, usize, bool)> {
+    let (taken, written) = (decoder.total_in(), decoder.total_out());
+    let status = decoder.process(input, buf, action).map_err(refusal)?;
+    let count = |now: u64, before: u64| usize::try_from(now - before).unwrap_or(usize::MAX);
+    Ok((count(decoder.total_in(), taken), count(decoder.total_out(), written), status == Status::StreamEnd))
+}
+
+/// What liblzma's refusal means for the file, in words the model can act on.
+fn refusal(error: LzmaError) -> io::Error {
+    match error {
+        LzmaError::Data => damaged("the xz data is damaged: a check, a size or the compressed data does not hold"),
+        LzmaError::Format => damaged("the bytes where an xz stream should start are not one"),
+        LzmaError::Options => damaged("an xz block names a filter or option that xz does not define"),
+        LzmaError::MemLimit => io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            format!(
+                "an xz block needs more than {} MiB of memory to decode (its dictionary), more than a read may take",
+                super::MAX_XZ_MEMORY >> 20
+            ),
+        ),
+        LzmaError::Mem => io::Error::new(io::ErrorKind::OutOfMemory, "no memory left to decode the xz stream"),
+        LzmaError::Program | LzmaError::NoCheck | LzmaError::UnsupportedCheck => {
+            io::Error::other(format!("the xz decoder failed ({error})"))
+        }
     }
 }
 

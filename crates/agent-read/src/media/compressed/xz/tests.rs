@@ -105,7 +105,8 @@ fn written_index_and_footer_are_what_xz_writes() {
 /// The points a first pass makes over `packed`, checked to be those of the text `text`.
 fn points_of(packed: &[u8], text: &[u8]) -> (File, Vec<Restart>) {
     let file = file_with(packed);
-    let (decoded, points) = decode_all(Compression::Xz.decoder(&file, packed.len() as u64, unlimited())).unwrap();
+    let (decoded, points) =
+        decode_all(Compression::Xz.decoder(&file, packed.len() as u64, unlimited()).unwrap()).unwrap();
     assert!(decoded == text, "the text from the start");
     (file, points)
 }
@@ -159,7 +160,7 @@ fn an_index_that_lies_about_a_size_is_damage_and_gives_no_point() {
     let packed = blocks(&text, &["-T2"]);
     let lying = lying_index(&packed, 1);
     let file = file_with(&lying);
-    let mut decoder = Compression::Xz.decoder(&file, lying.len() as u64, unlimited());
+    let mut decoder = Compression::Xz.decoder(&file, lying.len() as u64, unlimited()).unwrap();
     let (mut decoded, mut buf) = (Vec::new(), vec![0u8; 64 * 1024]);
     let error = loop {
         match decoder.read(&mut buf) {
@@ -234,7 +235,7 @@ fn damage_is_reported_from_the_start_and_from_a_point() {
     for (case, bytes, point) in [("a damaged block", in_a_block, middle), ("cut short", cut.clone(), before_cut)] {
         let file = file_with(&bytes);
         let end = bytes.len() as u64;
-        let error = decode_all(Compression::Xz.decoder(&file, end, unlimited())).unwrap_err();
+        let error = decode_all(Compression::Xz.decoder(&file, end, unlimited()).unwrap()).unwrap_err();
         assert!(damage(&error), "{case}: {error}");
         let resumed = Compression::Xz.decoder_at(&file, end, unlimited(), Some(point));
         let error = resumed.and_then(decode_all).unwrap_err();
@@ -314,29 +315,30 @@ fn a_block_asking_for_more_memory_than_the_limit_is_refused_before_any_is_taken(
     let crc = crc32fast::hash(&packed[12..crc_at]).to_le_bytes();
     packed[crc_at..crc_at + 4].copy_from_slice(&crc);
     let file = file_with(&packed);
-    let error = decode_all(Compression::Xz.decoder(&file, packed.len() as u64, unlimited())).unwrap_err();
+    let error = decode_all(Compression::Xz.decoder(&file, packed.len() as u64, unlimited()).unwrap()).unwrap_err();
     assert_eq!(error.kind(), io::ErrorKind::OutOfMemory, "{error}");
 }
 
 #[test]
-fn a_block_with_a_filter_chain_the_push_decoder_refuses_is_read_whole_by_the_reader() {
+fn blocks_with_several_filters_before_lzma2_are_read_and_resumed() {
     let text = log_text(3);
     let half = text.len() / 2;
     let mut packed = blocks(&text[..half], &["-T2"]);
-    // A second stream whose blocks have two filters before LZMA2, which the push decoder refuses.
+    // A second stream whose blocks have two filters before LZMA2.
     packed.extend(compressed_by("xz", &["-c", "--delta=dist=1", "--x86", "--lzma2"], &text[half..]));
     let file = file_with(&packed);
     let end = packed.len() as u64;
-    let mut decoder = Compression::Xz.decoder(&file, end, unlimited());
+    let mut decoder = Compression::Xz.decoder(&file, end, unlimited()).unwrap();
     decoder.want_restart();
     let (decoded, points) = decode_all(decoder).unwrap();
     assert!(decoded == text, "the whole text, the first stream's and the second's");
-    assert!(points.iter().all(|point| point.at < half as u64), "points only before the refused block: {points:?}");
+    assert!(points.iter().any(|point| point.at == half as u64), "a point at the second stream: {points:?}");
+    assert_resumes_agree(Compression::Xz, &file, &text, &points);
     let mut damaged = packed.clone();
     damaged[end as usize - 2000] ^= 0x40;
     let file = file_with(&damaged);
-    let error = decode_all(Compression::Xz.decoder(&file, end, unlimited())).unwrap_err();
-    assert!(damage(&error), "damage in a block the reader decodes is still damage: {error}");
+    let error = decode_all(Compression::Xz.decoder(&file, end, unlimited()).unwrap()).unwrap_err();
+    assert!(damage(&error), "damage in a block with several filters is damage: {error}");
 }
 
 #[test]
