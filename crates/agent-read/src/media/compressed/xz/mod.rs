@@ -449,9 +449,9 @@ fn decode(decoder: &mut Stream, input: &[u8], buf: &mut [u8], action: Action) ->
 /// What liblzma's refusal means for the file, in words the model can act on.
 fn refusal(error: LzmaError) -> io::Error {
     match error {
-        LzmaError::Data => damaged("the xz data is damaged: a check, a size or the compressed data does not hold"),
+        LzmaError::Data => damaged("a check, a size or the compressed data of the xz stream does not hold"),
         LzmaError::Format => damaged("the bytes where an xz stream should start are not one"),
-        LzmaError::Options => damaged("an xz block names a filter or option that xz does not define"),
+        LzmaError::Options => damaged("an xz header names a filter or an option this xz decoder does not support"),
         LzmaError::MemLimit => io::Error::new(
             io::ErrorKind::OutOfMemory,
             format!(

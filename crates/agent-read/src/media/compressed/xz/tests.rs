@@ -303,20 +303,39 @@ fn windows_through_learned_points_are_the_text_and_a_deep_one_decodes_from_near_
     assert!(!later.restart_failed());
 }
 
-#[test]
-fn a_block_asking_for_more_memory_than_the_limit_is_refused_before_any_is_taken() {
-    let mut packed = compressed_by("xz", &["-c"], &log_text(1));
+/// `xz -c`'s output for `text` with its first block header changed by `change` (given the header from its size byte
+/// on), and the header's CRC-32 fixed up after.
+fn with_block_header(text: &[u8], change: impl FnOnce(&mut [u8])) -> Vec<u8> {
+    let mut packed = compressed_by("xz", &["-c"], text);
     // The block header of `xz -c`: its size, no flags, one filter (LZMA2) with one byte of properties, the
-    // dictionary size; padding, then its CRC-32, fixed up after the dictionary grows to 4 GiB.
+    // dictionary size; padding, then its CRC-32.
     let header_len = (usize::from(packed[12]) + 1) * 4;
     assert_eq!(packed[13..16], [0x00, 0x21, 0x01]);
-    packed[16] = 40;
     let crc_at = 12 + header_len - 4;
+    change(&mut packed[12..crc_at]);
     let crc = crc32fast::hash(&packed[12..crc_at]).to_le_bytes();
     packed[crc_at..crc_at + 4].copy_from_slice(&crc);
+    packed
+}
+
+#[test]
+fn a_block_asking_for_more_memory_than_the_limit_is_refused_before_any_is_taken() {
+    // A dictionary of 4 GiB.
+    let packed = with_block_header(&log_text(1), |header| header[4] = 40);
     let file = file_with(&packed);
     let error = decode_all(Compression::Xz.decoder(&file, packed.len() as u64, unlimited()).unwrap()).unwrap_err();
     assert_eq!(error.kind(), io::ErrorKind::OutOfMemory, "{error}");
+    assert!(error.to_string().contains("more than 160 MiB of memory"), "{error}");
+}
+
+#[test]
+fn a_block_with_a_filter_xz_does_not_define_is_refused_in_words_that_say_so() {
+    // Filter 0x20, which no xz writes, in place of LZMA2.
+    let packed = with_block_header(&log_text(1), |header| header[2] = 0x20);
+    let file = file_with(&packed);
+    let error = decode_all(Compression::Xz.decoder(&file, packed.len() as u64, unlimited()).unwrap()).unwrap_err();
+    assert_eq!(error.kind(), io::ErrorKind::InvalidData, "{error}");
+    assert!(error.to_string().contains("a filter or an option this xz decoder does not support"), "{error}");
 }
 
 #[test]
