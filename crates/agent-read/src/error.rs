@@ -170,6 +170,10 @@ impl ReadError {
                 format!("{shown_path}: the read ran past its time budget and was stopped"),
             )
             .with_hint("read a byte range (start_byte/end_byte), which does not scan the whole file"),
+            // A decoder refusing what a file asks of it (an xz dictionary, a zstd window past the bound): no retry
+            // gets further.
+            ErrorKind::OutOfMemory => Self::new(ErrorCode::TooLarge, format!("{shown_path}: {err}"))
+                .with_hint("this file cannot be decoded within the memory a read may take; choose another file"),
             _ => Self::new(ErrorCode::IoError, format!("{shown_path}: input/output error: {err}"))
                 .with_hint("retry once; if it fails again, the file is unreadable"),
         }

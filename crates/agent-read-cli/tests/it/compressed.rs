@@ -173,6 +173,24 @@ fn damaged_streams_end_with_an_error_saying_so_after_what_decoded() {
 }
 
 #[test]
+fn a_stream_asking_for_more_memory_than_a_read_may_take_is_too_large() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = log_lines(100);
+    // Headers asking for a 1.5 GiB dictionary and a 2 GiB window: valid files, refused before allocating.
+    let cases = [
+        ("wide.log.xz", compressed_by("xz", &["-c", "--lzma2=dict=1536MiB"], &text), "more than 160 MiB of memory"),
+        ("wide.log.zst", compressed_by("zstd", &["-c", "-q", "--long=31"], &text), "window of more than 128 MiB"),
+    ];
+    for (name, packed, says) in cases {
+        std::fs::write(dir.path().join(name), packed).unwrap();
+        let result = read_json(dir.path(), json!({"path": name}), &[]);
+        assert_eq!(result["error_code"], "TOO_LARGE", "{name}: {result}");
+        assert!(result["error"].as_str().unwrap().contains(says), "{name}: {result}");
+        assert!(result["hint"].as_str().unwrap().contains("memory a read may take"), "{name}: {result}");
+    }
+}
+
+#[test]
 fn byte_ranges_address_the_raw_file_and_are_refused_as_binary() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.log.xz"), compressed_by("xz", &["-c"], b"alpha\n")).unwrap();

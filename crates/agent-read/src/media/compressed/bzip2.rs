@@ -285,7 +285,12 @@ impl Stream {
             self.pending_at += read;
             match status {
                 Status::StreamEnd => self.ended = true,
-                Status::MemNeeded => return Err(io::Error::from(io::ErrorKind::OutOfMemory)),
+                Status::MemNeeded => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::OutOfMemory,
+                        "no memory left to decode the bzip2 stream",
+                    ));
+                }
                 _ => {}
             }
             if wrote > 0 {

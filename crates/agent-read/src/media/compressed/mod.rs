@@ -69,7 +69,7 @@ impl Compression {
     pub fn decoder<'f>(self, file: &'f File, end: u64, budget: Budget) -> io::Result<Box<dyn Decoder + 'f>> {
         Ok(match self {
             Compression::Gzip => Box::new(gzip::Gzip::new(input_at(file, 0, end, budget))),
-            Compression::Zstd => Box::new(zstd::ZstdFrames::new(input_at(file, 0, end, budget), 0)),
+            Compression::Zstd => Box::new(zstd::ZstdFrames::new(input_at(file, 0, end, budget), 0)?),
             Compression::Xz => Box::new(xz::Xz::new(file, end, budget)?),
             Compression::Bzip2 => Box::new(bzip2::Bzip2::new(input_at(file, 0, end, budget))),
         })
@@ -95,7 +95,7 @@ impl Compression {
         let input = input_at(file, point.input, end, budget);
         match self {
             Compression::Gzip => Ok(Box::new(gzip::Gzip::resume(input, point)?)),
-            Compression::Zstd if point.state.is_empty() => Ok(Box::new(zstd::ZstdFrames::new(input, point.at))),
+            Compression::Zstd if point.state.is_empty() => Ok(Box::new(zstd::ZstdFrames::new(input, point.at)?)),
             Compression::Bzip2 => Ok(Box::new(bzip2::Bzip2::resume(input, point)?)),
             _ => Err(not_a_restart("this compression makes none")),
         }

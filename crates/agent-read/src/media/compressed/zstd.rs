@@ -1,22 +1,31 @@
-//! zstd, frame by frame with ruzstd (whose own streaming decoder reads one frame), skippable frames skipped.
+//! zstd, decoded by libzstd's streaming decoder: frame after frame, skippable frames skipped, each frame's checksum
+//! (when it has one, as `zstd` writes by default) checked against its text by the library.
 //!
-//! Each frame's checksum, when it has one (`zstd` writes one by default), is checked against its text at the
-//! frame's end. A frame is decoded from its own start only (its blocks refer back up to its window, as large as
-//! 128 MiB), so the restart points are the starts of frames: nothing to keep but the offsets. A file of one frame (what `zstd` writes,
-//! with or without `-T`) has none; files of many frames (`pzstd`, the seekable format, `cat a.zst b.zst`) have
-//! one every few MiB of text.
+//! A frame is decoded from its own start only (its blocks refer back up to its window, at most
+//! [`MAX_WINDOW_LOG`]), so the restart points are the starts of frames: nothing to keep but the offsets. The decoder
+//! says when a frame has ended and all its text has been handed out; the input it has not taken then starts the next
+//! frame. A file of one frame (what `zstd` writes, with or without `-T`) has no point; files of many frames (`pzstd`,
+//! the seekable format, `cat a.zst b.zst`) have one every few MiB of text.
 
 use super::{Input, check_at, damaged, input_offset};
 use crate::window::restarts::Restart;
 use crate::window::stream::Decoder;
-use ruzstd::decoding::FrameDecoder;
 use std::io::{self, BufRead, Read};
+use zstd::stream::raw::{DParameter, Decoder as FrameDecoder, InBuffer, Operation, OutBuffer};
+
+/// The largest window a frame may ask for, as a power of two: 128 MiB, libzstd's own default bound, which every level
+/// of `zstd` but `--long` and `--ultra` stays within. A frame asking for more is refused before it is allocated.
+const MAX_WINDOW_LOG: u32 = 27;
+
+/// libzstd's name for a frame whose window exceeds the bound (its words; a test pins them).
+const WINDOW_TOO_LARGE: &str = "Frame requires too much memory for decoding";
 
 /// Every frame of a zstd stream in turn, from some frame's start.
 pub(super) struct ZstdFrames<'f> {
     source: Input<'f>,
-    /// The frame being decoded; `None` between frames.
-    frame: Option<FrameDecoder>,
+    decoder: FrameDecoder<'static>,
+    /// Within a frame: the decoder has taken some of it and has not yet handed out all its text.
+    in_frame: bool,
     /// Text yielded so far: the text offset of the next byte.
     text: u64,
     want_restart: bool,
@@ -25,38 +34,45 @@ pub(super) struct ZstdFrames<'f> {
 
 impl<'f> ZstdFrames<'f> {
     /// The frames from `source`'s first byte (the start of a frame), whose text starts at text offset `text`.
-    pub(super) fn new(source: Input<'f>, text: u64) -> Self {
-        ZstdFrames { source, frame: None, text, want_restart: false, made: None }
+    pub(super) fn new(source: Input<'f>, text: u64) -> io::Result<Self> {
+        let mut decoder = FrameDecoder::new()
+            .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "no memory left to decode the zstd stream"))?;
+        decoder.set_parameter(DParameter::WindowLogMax(MAX_WINDOW_LOG)).map_err(refusal)?;
+        Ok(ZstdFrames { source, decoder, in_frame: false, text, want_restart: false, made: None })
     }
 }
 
 impl Read for ZstdFrames<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        use ruzstd::decoding::BlockDecodingStrategy;
+        if buf.is_empty() {
+            return Ok(0);
+        }
         loop {
-            if let Some(frame) = self.frame.as_mut() {
-                if frame.can_collect() > 0 {
-                    let n = frame.read(buf)?;
-                    self.text += n as u64;
-                    return Ok(n);
-                }
-                if !frame.is_finished() {
-                    frame.decode_blocks(&mut self.source, BlockDecodingStrategy::UptoBlocks(1)).map_err(damaged)?;
-                    continue;
-                }
-                // ruzstd computes a frame's checksum but leaves comparing it to the caller.
-                if let (Some(stored), Some(computed)) =
-                    (frame.get_checksum_from_data(), frame.get_calculated_checksum())
-                    && stored != computed
-                {
-                    return Err(damaged("a zstd frame's checksum does not match its text"));
-                }
-                self.frame = None;
-            }
-            if self.source.fill_buf()?.is_empty() {
+            let ended = self.source.fill_buf()?.is_empty();
+            if ended && !self.in_frame {
                 return Ok(0);
             }
-            self.start_frame()?;
+            if !self.in_frame && std::mem::take(&mut self.want_restart) {
+                self.made = Some(self.restart_here()?);
+            }
+            let input = self.source.fill_buf()?;
+            let mut taken = InBuffer::around(input);
+            let mut written = OutBuffer::around(&mut *buf);
+            // 0 once a frame has ended and all its text is out; else how much more input the frame wants.
+            let wanted = self.decoder.run(&mut taken, &mut written).map_err(refusal)?;
+            let (consumed, produced) = (taken.pos(), written.pos());
+            self.source.consume(consumed);
+            self.in_frame = wanted != 0;
+            if produced > 0 {
+                self.text += produced as u64;
+                return Ok(produced);
+            }
+            if ended && self.in_frame {
+                return Err(damaged("the zstd stream is cut short"));
+            }
+            if consumed == 0 && self.in_frame {
+                return Err(damaged("the zstd decoder stopped making progress"));
+            }
         }
     }
 }
@@ -72,31 +88,24 @@ impl Decoder for ZstdFrames<'_> {
 }
 
 impl ZstdFrames<'_> {
-    /// Reads the next frame's header: a frame to decode, or a skippable frame passed over. A restart point is made
-    /// at its start when one is wanted.
-    fn start_frame(&mut self) -> io::Result<()> {
-        use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
-        if self.want_restart {
-            let input = input_offset(&self.source);
-            let raw = self.source.get_ref();
-            let check = check_at(raw.file, input, raw.end)?;
-            self.made = Some(Restart { at: self.text, input, check, state: Box::new([]) });
-            self.want_restart = false;
-        }
-        let mut frame = FrameDecoder::new();
-        match frame.reset(&mut self.source) {
-            Ok(()) => {
-                self.frame = Some(frame);
-                Ok(())
-            }
-            Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame { length, .. })) => {
-                let skipped = io::copy(&mut (&mut self.source).take(u64::from(length)), &mut io::sink())?;
-                if skipped < u64::from(length) {
-                    return Err(damaged("a skippable frame is cut short"));
-                }
-                Ok(())
-            }
-            Err(e) => Err(damaged(e)),
-        }
+    /// A restart point at the next input byte, the start of a frame.
+    fn restart_here(&self) -> io::Result<Restart> {
+        let input = input_offset(&self.source);
+        let raw = self.source.get_ref();
+        let check = check_at(raw.file, input, raw.end)?;
+        Ok(Restart { at: self.text, input, check, state: Box::new([]) })
     }
+}
+
+/// What libzstd's refusal (its error's name) means for the file, in words the model can act on.
+fn refusal(error: io::Error) -> io::Error {
+    let name = error.to_string();
+    if name == WINDOW_TOO_LARGE {
+        let mib = (1u64 << MAX_WINDOW_LOG) >> 20;
+        return io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            format!("a zstd frame needs a window of more than {mib} MiB to decode, more than a read may take"),
+        );
+    }
+    damaged(format!("zstd: {}", name.trim_end_matches('.').to_lowercase()))
 }
