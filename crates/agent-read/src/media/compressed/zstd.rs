@@ -70,7 +70,7 @@ impl Read for ZstdFrames<'_> {
             if ended && self.in_frame {
                 return Err(damaged("the zstd stream is cut short"));
             }
-            if consumed == 0 && self.in_frame {
+            if !ended && consumed == 0 {
                 return Err(damaged("the zstd decoder stopped making progress"));
             }
         }
