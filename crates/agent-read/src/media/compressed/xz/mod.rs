@@ -19,7 +19,7 @@
 //!   from that block to the stream's index, then an index and footer written for the blocks it decodes (their sizes
 //!   taken from the file's index, so the decoder checks them against what it decodes), then the file's bytes after
 //!   the stream. Every block header's CRC-32, every block's check (CRC-32, CRC-64 or SHA-256) and every size is thus
-//!   checked by the crate, as from the start. The text it yields up to the stream's index must be exactly the text
+//!   checked by liblzma, as from the start. The text it yields up to the stream's index must be exactly the text
 //!   the first pass counted there, and the walk must stand between blocks there; else the point is refused as damaged
 //!   and the read decodes from the start (as it does when the compressed bytes where it resumes changed, see
 //!   [`super::Compression::decoder_at`]).
