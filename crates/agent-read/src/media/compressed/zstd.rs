@@ -1,7 +1,7 @@
 //! zstd, decoded by libzstd's streaming decoder: frame after frame, skippable frames skipped, each frame's checksum
 //! (when it has one, as `zstd` writes by default) checked against its text by the library.
 //!
-//! A frame is decoded from its own start only (its blocks refer back up to its window, at most
+//! A frame is decoded from its own start only (its blocks refer back up to its window, 128 MiB at most: see
 //! [`MAX_WINDOW_LOG`]), so the restart points are the starts of frames: nothing to keep but the offsets. The decoder
 //! says when a frame has ended and all its text has been handed out; the input it has not taken then starts the next
 //! frame. A file of one frame (what `zstd` writes, with or without `-T`) has no point; files of many frames (`pzstd`,
@@ -13,8 +13,9 @@ use crate::window::stream::Decoder;
 use std::io::{self, BufRead, Read};
 use zstd::stream::raw::{DParameter, Decoder as FrameDecoder, InBuffer, Operation, OutBuffer};
 
-/// The largest window a frame may ask for, as a power of two: 128 MiB, libzstd's own default bound, which every level
-/// of `zstd` but `--long` and `--ultra` stays within. A frame asking for more is refused before it is allocated.
+/// The largest window a frame may ask for, as a power of two: 128 MiB, libzstd's own default bound, which `zstd` stays
+/// within at every level (`--ultra -22` and plain `--long` included; `--long=28` and above exceed it). A frame asking
+/// for more is refused before it is allocated.
 const MAX_WINDOW_LOG: u32 = 27;
 
 /// libzstd's name for a frame whose window exceeds the bound (its words; a test pins them).
