@@ -77,7 +77,7 @@ impl Budget {
     }
 
     /// When the time budget runs out.
-    #[cfg(any(feature = "pdf", feature = "images"))]
+    #[cfg(any(feature = "pdf", feature = "images", feature = "compressed"))]
     pub fn deadline(&self) -> Instant {
         self.deadline
     }

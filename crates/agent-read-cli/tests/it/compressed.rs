@@ -190,6 +190,91 @@ fn a_stream_asking_for_more_memory_than_a_read_may_take_is_too_large() {
     }
 }
 
+/// A window or dictionary the operating system will not give (the process under a 128 MiB address-space limit) is
+/// `TOO_LARGE` saying there was no memory for it, not damage.
+#[cfg(unix)]
+#[test]
+fn a_window_the_system_will_not_allocate_is_too_large_not_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = log_lines(100);
+    let cases = [
+        ("window.log.zst", compressed_by("zstd", &["-c", "-q", "--long=27"], &text), "the zstd stream"),
+        ("dictionary.log.xz", compressed_by("xz", &["-c", "--lzma2=preset=1,dict=96MiB"], &text), "the xz stream"),
+    ];
+    for (name, packed, stream) in cases {
+        std::fs::write(dir.path().join(name), packed).unwrap();
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"));
+        cmd.arg("--root").arg(dir.path());
+        let out = crate::common::with_memory_limit(cmd, 128 << 20)
+            .write_stdin(json!({"path": name}).to_string())
+            .output()
+            .unwrap();
+        let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(result["error_code"], "TOO_LARGE", "{name}: {result}");
+        assert!(result["error"].as_str().unwrap().ends_with(&format!("no memory left to decode {stream}")), "{result}");
+    }
+}
+
+/// Small files whose decoding takes much memory (a zstd frame with a 128 MiB window, an xz block with a 64 MiB
+/// dictionary, each under 100 KiB on disk), read twelve at once by one MCP client: the decoders share the budget
+/// every read in the process shares, so the server's peak stays near that budget, and every read still ends with
+/// the file's last line (or, past the time it may wait, as busy). Without the budget, twelve such reads took the
+/// server to 1.1 GB.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn twelve_concurrent_reads_of_small_files_with_huge_windows_share_one_memory_budget() {
+    const PEAK_LIMIT: u64 = 480 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let text = |mib: usize| {
+        let line = "a log line repeated until the window is full\n";
+        let mut text = line.repeat((mib << 20) / line.len());
+        text.push_str("the last line\n");
+        text.into_bytes()
+    };
+    let files = [
+        ("window.log.zst", compressed_by("zstd", &["-c", "-q", "-1", "--long=27"], &text(160))),
+        ("dictionary.log.xz", compressed_by("xz", &["-c", "--lzma2=preset=1,dict=64MiB"], &text(80))),
+    ];
+    for (name, packed) in &files {
+        assert!(packed.len() < 100 << 10, "{name}: {} bytes", packed.len());
+        std::fs::write(dir.path().join(name), packed).unwrap();
+    }
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-read")).configure(|cmd| {
+        cmd.arg("mcp").arg("--root").arg(dir.path());
+    });
+    let server = TokioChildProcess::new(command).unwrap();
+    let pid = server.id().unwrap();
+    let client = ().serve(server).await.unwrap();
+    let mut reads = tokio::task::JoinSet::new();
+    for i in 0..12 {
+        let peer = client.peer().clone();
+        let Value::Object(arguments) = json!({"path": files[i % 2].0, "offset": -1, "reread": true}) else {
+            unreachable!()
+        };
+        reads.spawn(async move {
+            let request = rmcp::model::CallToolRequestParams::new("read").with_arguments(arguments);
+            peer.call_tool(request).await
+        });
+    }
+    let mut read = 0;
+    while let Some(answer) = reads.join_next().await {
+        let text = text_of(&answer.unwrap().unwrap());
+        if text.contains("TOO_LARGE") {
+            assert!(text.contains("not decoded now: the server is busy with other reads"), "{text}");
+            assert!(text.contains("read it again once the other reads have finished"), "{text}");
+        } else {
+            assert!(text.contains(": the last line\n"), "{text}");
+            read += 1;
+        }
+    }
+    assert!(read > 0, "some reads went through");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let peak = status.lines().find_map(|line| line.strip_prefix("VmHWM:")).unwrap();
+    let peak = peak.trim().trim_end_matches(" kB").parse::<u64>().unwrap() * 1024;
+    assert!(peak < PEAK_LIMIT, "the server's peak: {} MiB", peak >> 20);
+    client.cancel().await.unwrap();
+}
+
 #[test]
 fn byte_ranges_address_the_raw_file_and_are_refused_as_binary() {
     let dir = tempfile::tempdir().unwrap();

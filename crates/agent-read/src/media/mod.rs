@@ -11,6 +11,8 @@ pub mod compressed;
 pub mod document;
 #[cfg(feature = "images")]
 pub mod image;
+#[cfg(any(feature = "images", feature = "compressed"))]
+pub mod memory;
 pub mod notebook;
 #[cfg(any(feature = "pdf", feature = "documents"))]
 pub mod pages;

@@ -14,6 +14,11 @@
 //! the start of every block and stream ([`xz`]; a file of one block has none). Before resuming, a decoder checks that
 //! the compressed bytes where it resumes are those it saw; a point that fails the check is refused, and the read
 //! decodes from the start.
+//!
+//! Memory: a gzip or bzip2 decoder holds a few MiB whatever the file says. A zstd frame's window and an xz block's
+//! dictionary are as large as the file asks, up to their bounds ([`zstd`], [`MAX_XZ_MEMORY`]), and a small file can
+//! ask for the most; so their decoders reserve what they hold from the budget every read in the process shares
+//! ([`HeldMemory`], [`crate::media::memory`]) before they fill it, and a read that cannot have it stops.
 
 mod bzip2;
 mod gzip;
@@ -21,6 +26,8 @@ mod xz;
 mod zstd;
 
 use crate::budget::Budget;
+use crate::media::memory::{MemoryPool, Refusal, Reservation};
+use crate::render::human_size;
 use crate::window::restarts::Restart;
 use crate::window::stream::Decoder;
 use std::fs::File;
@@ -163,6 +170,54 @@ impl Read for RawReader<'_> {
         let n = crate::platform::read_at(self.file, &mut buf[..want], self.pos)?;
         self.pos += n as u64;
         Ok(n)
+    }
+}
+
+/// The memory a decoder holds, reserved from a pool (the one every read in the process shares) as the file makes the
+/// decoder grow it.
+struct HeldMemory {
+    reservation: Reservation<'static>,
+    budget: Budget,
+}
+
+impl HeldMemory {
+    /// Nothing held yet, from `pool`, waiting for memory no longer than `budget` allows.
+    fn new(pool: &'static MemoryPool, budget: Budget) -> io::Result<Self> {
+        let reservation = pool.reserve(0, &budget).map_err(|refusal| memory_refused(refusal, "the decoder"))?;
+        Ok(HeldMemory { reservation, budget })
+    }
+
+    /// Holds `bytes` in all, what the decoder now holds for `what` (a zstd frame, an xz block). Fails when the pool
+    /// cannot give them: the whole pool is too little (`OutOfMemory`), or other reads hold it (`ResourceBusy`).
+    fn cover(&mut self, bytes: u64, what: &str) -> io::Result<()> {
+        self.reservation.grow_to(bytes, &self.budget).map_err(|refusal| memory_refused(refusal, what))
+    }
+}
+
+/// Why a decoder cannot have the memory `what` needs, as the read reports it ([`crate::ReadError::from_io`] maps the
+/// kinds).
+fn memory_refused(refusal: Refusal, what: &str) -> io::Error {
+    match refusal {
+        Refusal::TooLargeAlone { needed, capacity } => io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            format!(
+                "{what} needs {} of memory to decode, more than the {} reads of images and compressed files share",
+                human_size(needed),
+                human_size(capacity)
+            ),
+        ),
+        Refusal::Busy { needed, held, capacity, waited } => io::Error::new(
+            io::ErrorKind::ResourceBusy,
+            format!(
+                "not decoded now: the server is busy with other reads ({what} needs {} of memory to decode; other \
+                 reads of images and compressed files hold {} of the {} they share, and it waited {:.1} s)",
+                human_size(needed),
+                human_size(held),
+                human_size(capacity),
+                waited.as_secs_f64()
+            ),
+        ),
+        Refusal::Stopped(error) => error,
     }
 }
 

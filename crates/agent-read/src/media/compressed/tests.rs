@@ -184,6 +184,53 @@ fn zstd_resumes_at_frame_starts_and_a_single_frame_has_none() {
 }
 
 #[test]
+fn a_zstd_decoder_reserves_its_frames_window_before_filling_it() {
+    // A 16 MiB window (`--long=24`) over 20 MiB of text: the window is full long before the end.
+    let text = log_text(20);
+    let packed = compressed_by("zstd", &["-c", "-q", "-1", "--long=24"], &text);
+    let file = file_with(&packed);
+    let mut decoder = zstd::ZstdFrames::new(input_at(&file, 0, packed.len() as u64, unlimited()), 0).unwrap();
+    let mut buf = vec![0u8; 64 * 1024];
+    decoder.read_exact(&mut buf).unwrap();
+    let held = decoder.memory_held();
+    assert!((16 << 20..17 << 20).contains(&held), "{held} bytes held for a 16 MiB window");
+    std::io::copy(&mut decoder, &mut std::io::sink()).unwrap();
+    assert_eq!(decoder.memory_held(), held, "one frame: what it held at its start");
+}
+
+#[test]
+fn a_decoder_short_of_memory_waits_then_is_busy_and_one_needing_more_than_the_pool_is_too_large() {
+    use crate::error::{ErrorCode, ReadError};
+    let pool: &'static MemoryPool = Box::leak(Box::new(MemoryPool::new(100 << 20)));
+    let others = pool.reserve(90 << 20, &unlimited()).unwrap();
+    let short = Budget::new(std::time::Instant::now() + std::time::Duration::from_millis(400), Cancel::new());
+    let mut memory = HeldMemory::new(pool, short).unwrap();
+    memory.cover(8 << 20, "an xz block").unwrap();
+    let started = std::time::Instant::now();
+    let busy = memory.cover(20 << 20, "an xz block").unwrap_err();
+    assert!(started.elapsed() >= std::time::Duration::from_millis(150), "it waited for memory first");
+    assert_eq!(busy.kind(), io::ErrorKind::ResourceBusy);
+    let error = ReadError::from_io(&busy, "big.log.xz");
+    assert_eq!(error.code, ErrorCode::TooLarge);
+    let says = "big.log.xz: not decoded now: the server is busy with other reads (an xz block needs 20.0 MiB of memory \
+                to decode; other reads of images and compressed files hold 90.0 MiB of the 100.0 MiB they share";
+    assert!(error.message.starts_with(says), "{}", error.message);
+    assert!(error.hint.as_deref().is_some_and(|hint| hint.contains("read it again once the other")), "{error:?}");
+    let alone = memory.cover(101 << 20, "a zstd frame").unwrap_err();
+    assert_eq!(alone.kind(), io::ErrorKind::OutOfMemory);
+    let error = ReadError::from_io(&alone, "big.log.zst");
+    assert_eq!(error.code, ErrorCode::TooLarge);
+    let says = "big.log.zst: a zstd frame needs 101.0 MiB of memory to decode, more than the 100.0 MiB reads of \
+                images and compressed files share";
+    assert_eq!(error.message, says);
+    drop(others);
+    memory.cover(20 << 20, "an xz block").unwrap();
+    assert_eq!(pool.held(), 20 << 20);
+    drop(memory);
+    assert_eq!(pool.held(), 0, "given back with the decoder");
+}
+
+#[test]
 fn a_single_xz_block_makes_no_restart_point_and_a_point_elsewhere_is_refused() {
     let text = log_text(1);
     let packed = compressed_by("xz", &["-c"], &text);

@@ -6,12 +6,16 @@
 //! says when a frame has ended and all its text has been handed out; the input it has not taken then starts the next
 //! frame. A file of one frame (what `zstd` writes, with or without `-T`) has no point; files of many frames (`pzstd`,
 //! the seekable format, `cat a.zst b.zst`) have one every few MiB of text.
+//!
+//! Memory: the decoder holds its window, sized by the frame's header, and a block; what libzstd says it holds is
+//! reserved ([`HeldMemory`]) after every call, before the next call decodes more than a block into it.
 
-use super::{Input, check_at, damaged, input_offset};
+use super::{HeldMemory, Input, check_at, damaged, input_offset};
+use crate::media::memory::MemoryPool;
 use crate::window::restarts::Restart;
 use crate::window::stream::Decoder;
 use std::io::{self, BufRead, Read};
-use zstd::stream::raw::{DParameter, Decoder as FrameDecoder, InBuffer, Operation, OutBuffer};
+use zstd::zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer, get_error_name};
 
 /// The largest window a frame may ask for, as a power of two: 128 MiB, libzstd's own default bound, which `zstd` stays
 /// within at every level (`--ultra -22` and plain `--long` included; `--long=28` and above exceed it). A frame asking
@@ -20,11 +24,14 @@ const MAX_WINDOW_LOG: u32 = 27;
 
 /// libzstd's name for a frame whose window exceeds the bound (its words; a test pins them).
 const WINDOW_TOO_LARGE: &str = "Frame requires too much memory for decoding";
+/// libzstd's name for an allocation that failed (under an address-space limit, say).
+const NO_MEMORY: &str = "Allocation error : not enough memory";
 
 /// Every frame of a zstd stream in turn, from some frame's start.
 pub(super) struct ZstdFrames<'f> {
     source: Input<'f>,
-    decoder: FrameDecoder<'static>,
+    decoder: DCtx<'static>,
+    memory: HeldMemory,
     /// Within a frame: the decoder has taken some of it and has not yet handed out all its text.
     in_frame: bool,
     /// Text yielded so far: the text offset of the next byte.
@@ -36,10 +43,11 @@ pub(super) struct ZstdFrames<'f> {
 impl<'f> ZstdFrames<'f> {
     /// The frames from `source`'s first byte (the start of a frame), whose text starts at text offset `text`.
     pub(super) fn new(source: Input<'f>, text: u64) -> io::Result<Self> {
-        let mut decoder = FrameDecoder::new()
-            .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "no memory left to decode the zstd stream"))?;
+        let mut decoder = DCtx::try_create()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "no memory left to decode the zstd stream"))?;
         decoder.set_parameter(DParameter::WindowLogMax(MAX_WINDOW_LOG)).map_err(refusal)?;
-        Ok(ZstdFrames { source, decoder, in_frame: false, text, want_restart: false, made: None })
+        let memory = HeldMemory::new(MemoryPool::shared(), source.get_ref().budget.clone())?;
+        Ok(ZstdFrames { source, decoder, memory, in_frame: false, text, want_restart: false, made: None })
     }
 }
 
@@ -60,9 +68,10 @@ impl Read for ZstdFrames<'_> {
             let mut taken = InBuffer::around(input);
             let mut written = OutBuffer::around(&mut *buf);
             // 0 once a frame has ended and all its text is out; else how much more input the frame wants.
-            let wanted = self.decoder.run(&mut taken, &mut written).map_err(refusal)?;
+            let wanted = self.decoder.decompress_stream(&mut written, &mut taken).map_err(refusal)?;
             let (consumed, produced) = (taken.pos(), written.pos());
             self.source.consume(consumed);
+            self.memory.cover(self.decoder.sizeof() as u64, "a zstd frame")?;
             self.in_frame = wanted != 0;
             if produced > 0 {
                 self.text += produced as u64;
@@ -89,6 +98,12 @@ impl Decoder for ZstdFrames<'_> {
 }
 
 impl ZstdFrames<'_> {
+    /// The bytes of memory it holds reserved.
+    #[cfg(test)]
+    pub(super) fn memory_held(&self) -> u64 {
+        self.memory.reservation.bytes()
+    }
+
     /// A restart point at the next input byte, the start of a frame.
     fn restart_here(&self) -> io::Result<Restart> {
         let input = input_offset(&self.source);
@@ -99,14 +114,17 @@ impl ZstdFrames<'_> {
 }
 
 /// What libzstd's refusal (its error's name) means for the file, in words the model can act on.
-fn refusal(error: io::Error) -> io::Error {
-    let name = error.to_string();
+fn refusal(code: usize) -> io::Error {
+    let name = get_error_name(code);
     if name == WINDOW_TOO_LARGE {
         let mib = (1u64 << MAX_WINDOW_LOG) >> 20;
         return io::Error::new(
             io::ErrorKind::OutOfMemory,
             format!("a zstd frame needs a window of more than {mib} MiB to decode, more than a read may take"),
         );
+    }
+    if name == NO_MEMORY {
+        return io::Error::new(io::ErrorKind::OutOfMemory, "no memory left to decode the zstd stream");
     }
     damaged(format!("zstd: {}", name.trim_end_matches('.').to_lowercase()))
 }

@@ -12,21 +12,20 @@
 //! - the decode averages down *while* decoding where the format allows — PNG row by row, JPEG at 1/2, 1/4 or 1/8
 //!   scale, GIF line by line — so a huge image never holds its full-size pixels (WebP is decoded whole);
 //! - each read reserves an upper bound of what it will hold from one budget the whole process shares
-//!   ([`memory`]), waiting while other image reads hold it, and is refused when it cannot have it.
+//!   ([`super::memory`]), waiting while other reads hold it, and is refused when it cannot have it.
 
 mod decode;
 mod encode;
 mod gif;
 mod jpeg;
-pub mod memory;
 mod png;
 mod resample;
 mod webp;
 
 use self::decode::{Failure, Input};
 use self::encode::Encoded;
-use self::memory::{MemoryPool, Refusal};
 use self::resample::{Region, Size};
+use super::memory::{MemoryPool, Refusal};
 use crate::budget::Budget;
 use crate::classify::ImageType;
 use crate::error::{ErrorCode, ReadError};
@@ -211,7 +210,7 @@ fn refused(path: &str, size: Size, refusal: Refusal) -> ReadError {
         Refusal::TooLargeAlone { needed, capacity } => too_large(
             path,
             format!(
-                "{pixels} need {} of memory to decode and re-encode, more than the {} all image reads share",
+                "{pixels} need {} of memory to decode and re-encode, more than the {} reads of images and compressed files share",
                 human_size(needed),
                 human_size(capacity)
             ),
@@ -220,14 +219,14 @@ fn refused(path: &str, size: Size, refusal: Refusal) -> ReadError {
         Refusal::Busy { needed, held, capacity, waited } => ReadError::new(
             ErrorCode::TooLarge,
             format!(
-                "{path}: image not decoded now: the server is busy with other images ({pixels} need {} of memory; other image reads hold {} of the {} they share, and it waited {:.1} s)",
+                "{path}: image not decoded now: the server is busy with other reads ({pixels} need {} of memory; other reads of images and compressed files hold {} of the {} they share, and it waited {:.1} s)",
                 human_size(needed),
                 human_size(held),
                 human_size(capacity),
                 waited.as_secs_f64()
             ),
         )
-        .with_hint("the image alone fits: read it again once the other image reads have finished"),
+        .with_hint("the image alone fits: read it again once the other reads have finished"),
         Refusal::Stopped(error) => stopped(&error, path),
     }
 }

@@ -4,13 +4,13 @@
 //! refusals a read reports.
 
 use super::decode::{self, Input};
-use super::memory::MemoryPool;
 use super::resample::{Region, Size};
 use super::{ImageFile, read_with};
 use crate::budget::{Budget, Cancel};
 use crate::classify::ImageType;
 use crate::error::ErrorCode;
 use crate::limits::Limits;
+use crate::media::memory::MemoryPool;
 use crate::result::AttachmentMeta;
 use image::{DynamicImage, GenericImageView, ImageFormat};
 use std::io::{Cursor, Write};
@@ -455,7 +455,11 @@ fn a_read_that_needs_more_than_the_whole_budget_is_refused_as_too_large() {
         "{}",
         error.message
     );
-    assert!(error.message.ends_with(", more than the 1.0 MiB all image reads share"), "{}", error.message);
+    assert!(
+        error.message.ends_with(", more than the 1.0 MiB reads of images and compressed files share"),
+        "{}",
+        error.message
+    );
 }
 
 /// An image read past its time budget is TIMEOUT with a hint that fits an image: a byte range, which a text read past
@@ -483,13 +487,17 @@ fn a_read_waiting_on_memory_other_reads_hold_is_refused_as_busy_and_then_goes_th
     assert!(started.elapsed() < Duration::from_millis(590), "half its time, not all of it");
     assert_eq!(error.code, ErrorCode::TooLarge);
     assert!(
-        error.message.starts_with(
-            "chart.png: image not decoded now: the server is busy with other images (400×300 pixels need "
-        ),
+        error
+            .message
+            .starts_with("chart.png: image not decoded now: the server is busy with other reads (400×300 pixels need "),
         "{}",
         error.message
     );
-    assert!(error.message.contains("other image reads hold 60.0 MiB of the 64.0 MiB they share"), "{}", error.message);
+    assert!(
+        error.message.contains("other reads of images and compressed files hold 60.0 MiB of the 64.0 MiB they share"),
+        "{}",
+        error.message
+    );
     assert!(error.hint.as_deref().is_some_and(|h| h.contains("read it again")), "{:?}", error.hint);
     drop(held);
     let read = read_png(&bytes, &pool, 30.0).unwrap();

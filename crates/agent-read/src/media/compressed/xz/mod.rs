@@ -27,12 +27,15 @@
 //! liblzma's own words for what it refuses are not the model's: [`refusal`] says what each means for the file.
 //!
 //! Memory: the decoder holds one block's dictionary (at most [`super::MAX_XZ_MEMORY`]), never a block's text;
-//! the points waiting for their stream's end are bounded like the kept ones.
+//! the points waiting for their stream's end are bounded like the kept ones. The decoder's memory limit starts at
+//! nothing, so liblzma stops at every block that needs more than it has been given; that need is then reserved
+//! ([`HeldMemory`]) and given as the new limit before the block is decoded ([`raise_memory_limit`]).
 
 mod framing;
 
-use super::{Input, check_at, damaged, input_at, input_offset, not_a_restart};
+use super::{HeldMemory, Input, MAX_XZ_MEMORY, check_at, damaged, input_at, input_offset, not_a_restart};
 use crate::budget::Budget;
+use crate::media::memory::MemoryPool;
 use crate::window::restarts::{MAX_POINTS, Restart};
 use crate::window::stream::Decoder;
 use framing::{Event, Framing};
@@ -51,6 +54,7 @@ pub(super) struct Xz<'f> {
     file: &'f File,
     end: u64,
     decoder: Stream,
+    memory: HeldMemory,
     /// The input still to feed, in order; the decoder reads the first.
     feed: VecDeque<Segment<'f>>,
     walk: Framing,
@@ -122,8 +126,8 @@ struct Pending {
 impl<'f> Xz<'f> {
     /// The file's text from its first byte.
     pub(super) fn new(file: &'f File, end: u64, budget: Budget) -> io::Result<Self> {
-        let feed = VecDeque::from([Segment::file(input_at(file, 0, end, budget))]);
-        Xz::over(file, end, feed, 0, false)
+        let feed = VecDeque::from([Segment::file(input_at(file, 0, end, budget.clone()))]);
+        Xz::over(file, end, budget, feed, 0, false)
     }
 
     /// The text from restart point `point` on (its compressed bytes already checked against the file).
@@ -132,8 +136,8 @@ impl<'f> Xz<'f> {
             if read_exact_at(file, point.input, 6)? != b"\xfd7zXZ\x00" {
                 return Err(not_a_restart("no xz stream starts there"));
             }
-            let feed = VecDeque::from([Segment::file(input_at(file, point.input, end, budget))]);
-            return Xz::over(file, end, feed, point.at, false);
+            let feed = VecDeque::from([Segment::file(input_at(file, point.input, end, budget.clone()))]);
+            return Xz::over(file, end, budget, feed, point.at, false);
         }
         let within = Within::decode(&point.state, point, end)?;
         let header = read_exact_at(file, within.stream, HEADER_LEN)?;
@@ -153,22 +157,24 @@ impl<'f> Xz<'f> {
             Segment { bytes: Bytes::Written(written, 0), text_at_end: Some(within.text_end), blocks_end: false },
             part(within.stream_end, end),
         ]);
-        Xz::over(file, end, feed, point.at, true)
+        Xz::over(file, end, budget, feed, point.at, true)
     }
 
     fn over(
         file: &'f File,
         end: u64,
+        budget: Budget,
         feed: VecDeque<Segment<'f>>,
         text_base: u64,
         resumed_within: bool,
     ) -> io::Result<Self> {
         // Every stream of a concatenation, and the padding between them, as `xzcat` reads them.
-        let decoder = Stream::new_stream_decoder(super::MAX_XZ_MEMORY, CONCATENATED).map_err(refusal)?;
+        let decoder = Stream::new_stream_decoder(0, CONCATENATED).map_err(refusal)?;
         Ok(Xz {
             file,
             end,
             decoder,
+            memory: HeldMemory::new(MemoryPool::shared(), budget)?,
             feed,
             walk: Framing::new(),
             walked: 0,
@@ -204,7 +210,7 @@ impl<'f> Xz<'f> {
     /// Feeds `input` (or nothing, to drain the decoder's output); the bytes it took, those it wrote and whether the
     /// file's last stream ended.
     fn process(&mut self, input: &[u8], buf: &mut [u8], action: Action) -> io::Result<(usize, usize, bool)> {
-        decode(&mut self.decoder, input, buf, action)
+        decode(&mut self.decoder, &mut self.memory, input, buf, action)
     }
 
     /// Leaves the first segment, used up: checks what it must end with (after the decoder yielded what it still
@@ -269,7 +275,8 @@ impl Read for Xz<'_> {
             if ready == 0 {
                 continue;
             }
-            let (consumed, produced, _) = decode(&mut self.decoder, &input[..ready], buf, Action::Run)?;
+            let (consumed, produced, _) =
+                decode(&mut self.decoder, &mut self.memory, &input[..ready], buf, Action::Run)?;
             match &mut front.bytes {
                 Bytes::File(input) => input.consume(consumed),
                 Bytes::Written(_, pos) => *pos += consumed,
@@ -438,12 +445,54 @@ impl Within {
 }
 
 /// Feeds `input` to `decoder` (or nothing, to drain its output): the bytes it took, those it wrote and whether the
-/// file's last stream ended.
-fn decode(decoder: &mut Stream, input: &[u8], buf: &mut [u8], action: Action) -> io::Result<(usize, usize, bool)> {
+/// file's last stream ended. A block that needs more memory than the decoder has is given it from `memory` first.
+fn decode(
+    decoder: &mut Stream,
+    memory: &mut HeldMemory,
+    input: &[u8],
+    buf: &mut [u8],
+    action: Action,
+) -> io::Result<(usize, usize, bool)> {
     let (taken, written) = (decoder.total_in(), decoder.total_out());
-    let status = decoder.process(input, buf, action).map_err(refusal)?;
     let count = |now: u64, before: u64| usize::try_from(now - before).unwrap_or(usize::MAX);
-    Ok((count(decoder.total_in(), taken), count(decoder.total_out(), written), status == Status::StreamEnd))
+    loop {
+        let (consumed, produced) = (count(decoder.total_in(), taken), count(decoder.total_out(), written));
+        let (input, buf) = (input.get(consumed..).unwrap_or_default(), buf.get_mut(produced..).unwrap_or_default());
+        match decoder.process(input, buf, action) {
+            Ok(status) => {
+                let ended = status == Status::StreamEnd;
+                return Ok((count(decoder.total_in(), taken), count(decoder.total_out(), written), ended));
+            }
+            // liblzma stopped before the block's filters were set up, and resumes there (its documented contract).
+            Err(LzmaError::MemLimit) => raise_memory_limit(decoder, memory)?,
+            Err(error) => return Err(refusal(error)),
+        }
+    }
+}
+
+/// Gives `decoder` the memory the block it stopped at needs, reserved from `memory` first. liblzma tells that need
+/// only by accepting a limit at least as high (the crate has no call for it), so it is found by bisection to 64 KiB.
+fn raise_memory_limit(decoder: &mut Stream, memory: &mut HeldMemory) -> io::Result<()> {
+    const STEP: u64 = 64 << 10;
+    let before = decoder.memlimit();
+    let mut refused = before;
+    if decoder.set_memlimit(MAX_XZ_MEMORY).is_err() {
+        return Err(refusal(LzmaError::MemLimit));
+    }
+    let mut accepted = MAX_XZ_MEMORY;
+    while accepted - refused > STEP {
+        let middle = refused + (accepted - refused) / 2;
+        match decoder.set_memlimit(middle) {
+            Ok(()) => accepted = middle,
+            Err(_) => refused = middle,
+        }
+    }
+    if accepted <= before {
+        // Stopped for memory while it had what it needs: no retry would get further.
+        return Err(io::Error::other("the xz decoder stopped for memory it already had"));
+    }
+    // The limit is the last one accepted; a refused one leaves it as it was.
+    memory.cover(accepted, "an xz block")
 }
 
 /// What liblzma's refusal means for the file, in words the model can act on.

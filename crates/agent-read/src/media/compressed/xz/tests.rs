@@ -43,6 +43,28 @@ fn streams(text: &[u8], args: &[&str], padding: usize) -> Vec<u8> {
 }
 
 #[test]
+fn each_block_is_given_the_memory_its_dictionary_needs_once_it_is_reserved() {
+    // Two streams: a 4 MiB dictionary, then a 12 MiB one.
+    let text = log_text(6);
+    let (first, second) = text.split_at(text.len() / 2);
+    let mut packed = compressed_by("xz", &["-c", "--lzma2=preset=1,dict=4MiB"], first);
+    packed.extend(compressed_by("xz", &["-c", "--lzma2=preset=1,dict=12MiB"], second));
+    let file = file_with(&packed);
+    let mut xz = Xz::new(&file, packed.len() as u64, unlimited()).unwrap();
+    let mut buf = vec![0u8; 64 * 1024];
+    xz.read_exact(&mut buf).unwrap();
+    let held = xz.memory.reservation.bytes();
+    assert!((4 << 20..(4 << 20) + (512 << 10)).contains(&held), "{held} bytes held for a 4 MiB dictionary");
+    assert_eq!(xz.decoder.memlimit(), held, "the decoder may take what is held, no more");
+    let mut decoded = buf;
+    xz.read_to_end(&mut decoded).unwrap();
+    assert!(decoded == text);
+    let held = xz.memory.reservation.bytes();
+    assert!((12 << 20..(12 << 20) + (512 << 10)).contains(&held), "{held} bytes held for a 12 MiB dictionary");
+    assert_eq!(xz.decoder.memlimit(), held);
+}
+
+#[test]
 fn the_walk_finds_the_blocks_the_index_lists_and_the_streams_ends() {
     let text = log_text(5);
     for (producer, packed) in [

@@ -1,19 +1,22 @@
-//! One memory budget shared by every image read in the process.
+//! One memory budget shared by every read in the process that may hold much memory: a decoded image, a decompression
+//! window (zstd) or dictionary (xz), each sized by the file.
 //!
-//! Each read works out, from the image's header and before it allocates any pixels, an upper bound of the bytes its
-//! decode and re-encode will hold, and reserves them here. When the reads in flight already hold too much, it waits
-//! until they give memory back — for at most half of its remaining time, so that the other half is left to decode —
-//! and is then refused as busy. A read that needs more than the whole budget is refused at once: no amount of waiting
-//! would help. The budget is process-wide because a server serves many clients, and makes a new reader whenever a
-//! client's roots change: a budget per reader would not bound the process.
+//! Each read reserves here the bytes it will hold: an image an upper bound of its decode and re-encode, worked out from
+//! its header before it allocates any pixels; a decoder the memory it holds, as soon as the file makes it grow and
+//! before it fills more than one block of it. When the reads in flight already hold too much, it waits until they give
+//! memory back — for at most half of its remaining time, so that the other half is left to decode — and is then
+//! refused as busy. A read that needs more than the whole budget is refused at once: no amount of waiting would help.
+//! The budget is process-wide because a server serves many clients, and makes a new reader whenever a client's roots
+//! change: a budget per reader would not bound the process.
 
 use crate::budget::Budget;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Bytes all image reads in the process may hold at once. With the server's own memory and the answers being
-/// written, the process stays under 512 MB however many images are read at the same time.
-pub const SHARED_IMAGE_MEMORY: u64 = 384 * 1024 * 1024;
+/// Bytes all reads in the process may hold at once in decoded images and decompression windows. With the server's own
+/// memory and the answers being written, the process stays under 512 MB however many of them are read at the same
+/// time.
+pub const SHARED_MEMORY: u64 = 384 * 1024 * 1024;
 
 /// How often a waiting read looks at its cancel signal and deadline, besides being woken when memory is freed.
 const RECHECK: Duration = Duration::from_millis(50);
@@ -57,7 +60,7 @@ pub enum Refusal {
     Stopped(std::io::Error),
 }
 
-static SHARED: MemoryPool = MemoryPool::new(SHARED_IMAGE_MEMORY);
+static SHARED: MemoryPool = MemoryPool::new(SHARED_MEMORY);
 
 impl MemoryPool {
     /// A pool of `capacity` bytes.
@@ -65,36 +68,16 @@ impl MemoryPool {
         MemoryPool { capacity, held: Mutex::new(0), freed: Condvar::new() }
     }
 
-    /// The pool every image read in this process shares.
+    /// The pool every read in this process shares.
     pub fn shared() -> &'static MemoryPool {
         &SHARED
     }
 
     /// Reserves `bytes`, waiting while other reads hold too much (see the module's documentation).
     pub fn reserve(&self, bytes: u64, budget: &Budget) -> Result<Reservation<'_>, Refusal> {
-        if bytes > self.capacity {
-            return Err(Refusal::TooLargeAlone { needed: bytes, capacity: self.capacity });
-        }
-        let started = Instant::now();
-        let give_up = started + budget.deadline().saturating_duration_since(started) / 2;
-        let mut held = self.lock();
-        loop {
-            if *held + bytes <= self.capacity {
-                *held += bytes;
-                return Ok(Reservation { pool: self, bytes });
-            }
-            budget.check().map_err(Refusal::Stopped)?;
-            let now = Instant::now();
-            if now >= give_up {
-                let waited = now - started;
-                return Err(Refusal::Busy { needed: bytes, held: *held, capacity: self.capacity, waited });
-            }
-            let wait = RECHECK.min(give_up - now);
-            held = match self.freed.wait_timeout(held, wait) {
-                Ok((guard, _)) => guard,
-                Err(poisoned) => poisoned.into_inner().0,
-            };
-        }
+        let mut reservation = Reservation { pool: self, bytes: 0 };
+        reservation.grow_to(bytes, budget)?;
+        Ok(reservation)
     }
 
     /// Bytes currently reserved.
@@ -110,6 +93,40 @@ impl MemoryPool {
 }
 
 impl Reservation<'_> {
+    /// Holds `bytes` in all: reserves what it does not hold yet, waiting as [`MemoryPool::reserve`] does. When refused,
+    /// it still holds what it held.
+    pub fn grow_to(&mut self, bytes: u64, budget: &Budget) -> Result<(), Refusal> {
+        let pool = self.pool;
+        if bytes <= self.bytes {
+            return Ok(());
+        }
+        if bytes > pool.capacity {
+            return Err(Refusal::TooLargeAlone { needed: bytes, capacity: pool.capacity });
+        }
+        let extra = bytes - self.bytes;
+        let started = Instant::now();
+        let give_up = started + budget.deadline().saturating_duration_since(started) / 2;
+        let mut held = pool.lock();
+        loop {
+            if *held + extra <= pool.capacity {
+                *held += extra;
+                self.bytes = bytes;
+                return Ok(());
+            }
+            budget.check().map_err(Refusal::Stopped)?;
+            let now = Instant::now();
+            if now >= give_up {
+                let (held, capacity, waited) = (*held - self.bytes, pool.capacity, now - started);
+                return Err(Refusal::Busy { needed: bytes, held, capacity, waited });
+            }
+            let wait = RECHECK.min(give_up - now);
+            held = match pool.freed.wait_timeout(held, wait) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+
     /// The bytes reserved.
     #[cfg(test)]
     pub fn bytes(&self) -> u64 {
@@ -166,6 +183,25 @@ mod tests {
         let waited = started.elapsed();
         let Some(Refusal::Busy { needed: 50, held: 70, capacity: 100, .. }) = refusal else { panic!("{refusal:?}") };
         assert!(waited >= Duration::from_millis(190) && waited < Duration::from_millis(390), "waited {waited:?}");
+    }
+
+    #[test]
+    fn a_reservation_grows_by_what_it_lacks_and_keeps_what_it_held_when_refused() {
+        let pool = MemoryPool::new(100);
+        let mut grown = pool.reserve(10, &budget(5.0)).unwrap();
+        grown.grow_to(60, &budget(5.0)).unwrap();
+        grown.grow_to(30, &budget(5.0)).unwrap();
+        assert_eq!((pool.held(), grown.bytes()), (60, 60), "never shrinks");
+        let other = pool.reserve(30, &budget(5.0)).unwrap();
+        let refusal = grown.grow_to(80, &budget(0.2)).err();
+        let Some(Refusal::Busy { needed: 80, held: 30, capacity: 100, .. }) = refusal else { panic!("{refusal:?}") };
+        let refusal = grown.grow_to(101, &budget(5.0)).err();
+        assert!(matches!(refusal, Some(Refusal::TooLargeAlone { needed: 101, capacity: 100 })), "{refusal:?}");
+        assert_eq!((pool.held(), grown.bytes()), (90, 60));
+        drop(other);
+        grown.grow_to(100, &budget(5.0)).unwrap();
+        drop(grown);
+        assert_eq!(pool.held(), 0);
     }
 
     #[test]
