@@ -77,7 +77,7 @@ impl Budget {
     }
 
     /// When the time budget runs out.
-    #[cfg(any(feature = "pdf", feature = "images", feature = "compressed"))]
+    #[cfg(any(feature = "pdf", feature = "images", feature = "compressed", feature = "documents"))]
     pub fn deadline(&self) -> Instant {
         self.deadline
     }

@@ -174,9 +174,10 @@ impl ReadError {
             // gets further.
             ErrorKind::OutOfMemory => Self::new(ErrorCode::TooLarge, format!("{shown_path}: {err}"))
                 .with_hint("this file cannot be decoded within the memory a read may take; choose another file"),
-            // A decoder that found the memory all reads share held by others: it alone fits.
-            ErrorKind::ResourceBusy => Self::new(ErrorCode::TooLarge, format!("{shown_path}: {err}"))
-                .with_hint("the file alone fits: read it again once the other reads have finished"),
+            // A decoder or a page's tree that found the memory all reads share held by others.
+            ErrorKind::ResourceBusy => Self::new(ErrorCode::TooLarge, format!("{shown_path}: {err}")).with_hint(
+                "other reads hold the memory this one needs for now: read it again once the other reads have finished",
+            ),
             _ => Self::new(ErrorCode::IoError, format!("{shown_path}: input/output error: {err}"))
                 .with_hint("retry once; if it fails again, the file is unreadable"),
         }

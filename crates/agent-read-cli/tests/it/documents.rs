@@ -384,6 +384,27 @@ fn a_window_anywhere_in_a_long_sheet_is_read_in_bounded_memory() {
     assert!(output(&found).contains(": ⟨sheet 1⟩ │ | entry 299990 |"), "{found}");
 }
 
+/// A page of millions of tags (40 MiB of `<i>x</i>`) builds a tree many times its size: it is refused once the tree
+/// outgrows the memory all reads share, with the way to its markup, within a 768 MiB address space (where before it
+/// took 1.4 GB, and the process aborted); the markup is then read by byte ranges.
+#[cfg(unix)]
+#[test]
+fn a_page_whose_tree_outgrows_the_shared_memory_is_refused_with_the_way_to_its_markup() {
+    let ws = Ws::new();
+    ws.file("tags.html", format!("<html><body>{}</body></html>", "<i>x</i>".repeat(5 << 20)));
+    let mut cmd = ws.cmd_with_memory_limit(768 << 20);
+    cmd.args(["--timeout-ms", "120000"]).timeout(Duration::from_secs(180));
+    let out = cmd.write_stdin(json!({"path": "tags.html"}).to_string()).output().expect("run");
+    let result = parse_one_json(&out.stdout);
+    assert_eq!(result["error_code"], "TOO_LARGE", "{result}");
+    let error = result["error"].as_str().unwrap();
+    assert!(error.starts_with("tags.html: HTML page too large to convert: its tree of elements needs "), "{result}");
+    assert!(error.contains(" of memory, more than the 384.0 MiB all reads share, "), "{result}");
+    assert!(result["hint"].as_str().unwrap().starts_with("read its markup as text by byte ranges"), "{result}");
+    let markup = read(&ws, json!({"path": "tags.html", "start_byte": 0, "end_byte": 20}));
+    assert!(output(&markup).starts_with("@0: <html><body><i>x</i>\n"), "{markup}");
+}
+
 #[cfg(unix)]
 #[test]
 fn hostile_opendocument_xls_and_epub_files_are_refused_in_256_mb() {

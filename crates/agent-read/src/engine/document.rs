@@ -22,11 +22,13 @@
 use super::file::FileRequest;
 use super::target::Target;
 use super::text::{self, Rendering};
+use crate::budget::Budget;
 use crate::classify::document::DocumentKind;
 use crate::classify::{self, Content, EncodingSource, TextFormat, codec::DecodeLimit};
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
 use crate::media::document::{self, DocumentError, MAX_FILE_BYTES, Out, Outline};
+use crate::media::memory::{Growing, MemoryPool};
 use crate::media::pages::PageSelection;
 use crate::render::document::Conversion;
 use crate::render::{self, human_size};
@@ -161,7 +163,7 @@ impl Converting<'_> {
                 }
                 let (sender, receiver) = sync_channel::<io::Result<Vec<u8>>>(QUEUED_CHUNKS);
                 let budget = target.budget.clone();
-                scope.spawn(move || self.convert(ChannelWriter::new(sender), &mut || budget.check()));
+                scope.spawn(move || self.convert(ChannelWriter::new(sender), budget));
                 Ok(Box::new(ChannelReader { receiver, chunk: Vec::new(), at: 0 }) as Box<dyn Decoder>)
             };
             let stream = Stream::new(open, target.budget.clone());
@@ -171,12 +173,14 @@ impl Converting<'_> {
     }
 
     /// Converts the chosen units into `sink`; what stopped it short goes into the channel after the text before it.
-    fn convert(&self, mut sink: ChannelWriter, check: document::Check<'_>) {
+    fn convert(&self, mut sink: ChannelWriter, budget: Budget) {
         let mut out = match self.kind.unit() {
             Some(unit) => Out::framed(&mut sink, unit, self.outline.unit_count),
             None => Out::flow(&mut sink),
         };
-        let converted = document::convert(self.kind, self.bytes, self.selection, &mut out, check);
+        let mut memory = Growing::new(MemoryPool::shared(), budget.clone());
+        let check = &mut || budget.check();
+        let converted = document::convert(self.kind, self.bytes, self.selection, &mut out, check, &mut memory);
         // A failed write means the window hung up: nobody is left to tell.
         let _ = out.finish();
         drop(out);
@@ -356,8 +360,14 @@ fn document_error(target: &Target<'_>, kind: DocumentKind, error: DocumentError,
                 .with_hint("its text cannot be read without the password; ask the user for an unprotected copy")
         }
         DocumentError::TooLarge(reason) => {
-            ReadError::new(ErrorCode::TooLarge, format!("{shown}: {what} too large to convert: {reason}"))
-                .with_hint("skip this file, or ask the user for a smaller export")
+            let error = ReadError::new(ErrorCode::TooLarge, format!("{shown}: {what} too large to convert: {reason}"));
+            match kind {
+                // A page's markup is text: byte ranges read it as it is.
+                DocumentKind::Html => error.with_hint(
+                    "read its markup as text by byte ranges instead (start_byte and end_byte), or skip this file",
+                ),
+                _ => error.with_hint("skip this file, or ask the user for a smaller export"),
+            }
         }
         DocumentError::Stopped(error) if error.kind() == std::io::ErrorKind::TimedOut => ReadError::new(
             ErrorCode::Timeout,

@@ -1,9 +1,9 @@
 //! One memory budget shared by every read in the process that may hold much memory: a decoded image, a decompression
-//! window (zstd) or dictionary (xz), each sized by the file.
+//! window (zstd) or dictionary (xz), an HTML page's tree, each sized by the file.
 //!
 //! Each read reserves here the bytes it will hold: an image an upper bound of its decode and re-encode, worked out from
 //! its header before it allocates any pixels; a decoder the memory it holds, as soon as the file makes it grow and
-//! before it fills more than one block of it. When the reads in flight already hold too much, it waits until they give
+//! before it fills more than one block of it; a page's tree what it has grown to, after each chunk of the page. When the reads in flight already hold too much, it waits until they give
 //! memory back — for at most half of its remaining time, so that the other half is left to decode — and is then
 //! refused as busy. A read that needs more than the whole budget is refused at once: no amount of waiting would help.
 //! The budget is process-wide because a server serves many clients, and makes a new reader whenever a client's roots
@@ -13,9 +13,9 @@ use crate::budget::Budget;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Bytes all reads in the process may hold at once in decoded images and decompression windows. With the server's own
-/// memory and the answers being written, the process stays under 512 MB however many of them are read at the same
-/// time.
+/// Bytes all reads in the process may hold at once in decoded images, decompression windows and HTML trees, however
+/// many run at the same time (what a read holds besides, a few chunks of text or a document's file, is bounded per
+/// read).
 pub const SHARED_MEMORY: u64 = 384 * 1024 * 1024;
 
 /// How often a waiting read looks at its cancel signal and deadline, besides being woken when memory is freed.
@@ -74,6 +74,7 @@ impl MemoryPool {
     }
 
     /// Reserves `bytes`, waiting while other reads hold too much (see the module's documentation).
+    #[cfg(any(feature = "images", test))]
     pub fn reserve(&self, bytes: u64, budget: &Budget) -> Result<Reservation<'_>, Refusal> {
         let mut reservation = Reservation { pool: self, bytes: 0 };
         reservation.grow_to(bytes, budget)?;
@@ -131,6 +132,33 @@ impl Reservation<'_> {
     #[cfg(test)]
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+}
+
+/// Memory a read holds that grows as it goes (a decoder's window, a page's tree), reserved from a pool as it grows and
+/// given back when dropped.
+#[cfg(any(feature = "compressed", feature = "documents"))]
+pub struct Growing {
+    reservation: Reservation<'static>,
+    budget: Budget,
+}
+
+#[cfg(any(feature = "compressed", feature = "documents"))]
+impl Growing {
+    /// Nothing held yet, from `pool`; waits for memory no longer than `budget` allows.
+    pub fn new(pool: &'static MemoryPool, budget: Budget) -> Growing {
+        Growing { reservation: Reservation { pool, bytes: 0 }, budget }
+    }
+
+    /// Holds `bytes` in all: reserves what it lacks (see [`Reservation::grow_to`]).
+    pub fn cover(&mut self, bytes: u64) -> Result<(), Refusal> {
+        self.reservation.grow_to(bytes, &self.budget)
+    }
+
+    /// The bytes reserved.
+    #[cfg(test)]
+    pub fn bytes(&self) -> u64 {
+        self.reservation.bytes
     }
 }
 

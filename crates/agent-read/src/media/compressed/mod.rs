@@ -18,7 +18,7 @@
 //! Memory: a gzip or bzip2 decoder holds a few MiB whatever the file says. A zstd frame's window and an xz block's
 //! dictionary are as large as the file asks, up to their bounds ([`zstd`], [`MAX_XZ_MEMORY`]), and a small file can
 //! ask for the most; so their decoders reserve what they hold from the budget every read in the process shares
-//! ([`HeldMemory`], [`crate::media::memory`]) before they fill it, and a read that cannot have it stops.
+//! ([`crate::media::memory`]) before they fill it, and a read that cannot have it stops.
 
 mod bzip2;
 mod gzip;
@@ -26,7 +26,7 @@ mod xz;
 mod zstd;
 
 use crate::budget::Budget;
-use crate::media::memory::{MemoryPool, Refusal, Reservation};
+use crate::media::memory::{Growing, Refusal};
 use crate::render::human_size;
 use crate::window::restarts::Restart;
 use crate::window::stream::Decoder;
@@ -173,25 +173,10 @@ impl Read for RawReader<'_> {
     }
 }
 
-/// The memory a decoder holds, reserved from a pool (the one every read in the process shares) as the file makes the
-/// decoder grow it.
-struct HeldMemory {
-    reservation: Reservation<'static>,
-    budget: Budget,
-}
-
-impl HeldMemory {
-    /// Nothing held yet, from `pool`, waiting for memory no longer than `budget` allows.
-    fn new(pool: &'static MemoryPool, budget: Budget) -> io::Result<Self> {
-        let reservation = pool.reserve(0, &budget).map_err(|refusal| memory_refused(refusal, "the decoder"))?;
-        Ok(HeldMemory { reservation, budget })
-    }
-
-    /// Holds `bytes` in all, what the decoder now holds for `what` (a zstd frame, an xz block). Fails when the pool
-    /// cannot give them: the whole pool is too little (`OutOfMemory`), or other reads hold it (`ResourceBusy`).
-    fn cover(&mut self, bytes: u64, what: &str) -> io::Result<()> {
-        self.reservation.grow_to(bytes, &self.budget).map_err(|refusal| memory_refused(refusal, what))
-    }
+/// Holds `bytes` of `memory` in all, what a decoder now holds for `what` (a zstd frame, an xz block). Fails when the
+/// pool cannot give them: the whole pool is too little (`OutOfMemory`), or other reads hold it (`ResourceBusy`).
+fn cover(memory: &mut Growing, bytes: u64, what: &str) -> io::Result<()> {
+    memory.cover(bytes).map_err(|refusal| memory_refused(refusal, what))
 }
 
 /// Why a decoder cannot have the memory `what` needs, as the read reports it ([`crate::ReadError::from_io`] maps the
@@ -201,7 +186,7 @@ fn memory_refused(refusal: Refusal, what: &str) -> io::Error {
         Refusal::TooLargeAlone { needed, capacity } => io::Error::new(
             io::ErrorKind::OutOfMemory,
             format!(
-                "{what} needs {} of memory to decode, more than the {} reads of images and compressed files share",
+                "{what} needs {} of memory to decode, more than the {} all reads share",
                 human_size(needed),
                 human_size(capacity)
             ),
@@ -209,8 +194,7 @@ fn memory_refused(refusal: Refusal, what: &str) -> io::Error {
         Refusal::Busy { needed, held, capacity, waited } => io::Error::new(
             io::ErrorKind::ResourceBusy,
             format!(
-                "not decoded now: the server is busy with other reads ({what} needs {} of memory to decode; other \
-                 reads of images and compressed files hold {} of the {} they share, and it waited {:.1} s)",
+                "not decoded now: the server is busy with other reads ({what} needs {} of memory to decode; other reads hold {} of the {} they share, and it waited {:.1} s)",
                 human_size(needed),
                 human_size(held),
                 human_size(capacity),

@@ -201,30 +201,30 @@ fn a_zstd_decoder_reserves_its_frames_window_before_filling_it() {
 #[test]
 fn a_decoder_short_of_memory_waits_then_is_busy_and_one_needing_more_than_the_pool_is_too_large() {
     use crate::error::{ErrorCode, ReadError};
+    use crate::media::memory::MemoryPool;
     let pool: &'static MemoryPool = Box::leak(Box::new(MemoryPool::new(100 << 20)));
     let others = pool.reserve(90 << 20, &unlimited()).unwrap();
     let short = Budget::new(std::time::Instant::now() + std::time::Duration::from_millis(400), Cancel::new());
-    let mut memory = HeldMemory::new(pool, short).unwrap();
-    memory.cover(8 << 20, "an xz block").unwrap();
+    let mut memory = Growing::new(pool, short);
+    cover(&mut memory, 8 << 20, "an xz block").unwrap();
     let started = std::time::Instant::now();
-    let busy = memory.cover(20 << 20, "an xz block").unwrap_err();
+    let busy = cover(&mut memory, 20 << 20, "an xz block").unwrap_err();
     assert!(started.elapsed() >= std::time::Duration::from_millis(150), "it waited for memory first");
     assert_eq!(busy.kind(), io::ErrorKind::ResourceBusy);
     let error = ReadError::from_io(&busy, "big.log.xz");
     assert_eq!(error.code, ErrorCode::TooLarge);
     let says = "big.log.xz: not decoded now: the server is busy with other reads (an xz block needs 20.0 MiB of memory \
-                to decode; other reads of images and compressed files hold 90.0 MiB of the 100.0 MiB they share";
+                to decode; other reads hold 90.0 MiB of the 100.0 MiB they share";
     assert!(error.message.starts_with(says), "{}", error.message);
     assert!(error.hint.as_deref().is_some_and(|hint| hint.contains("read it again once the other")), "{error:?}");
-    let alone = memory.cover(101 << 20, "a zstd frame").unwrap_err();
+    let alone = cover(&mut memory, 101 << 20, "a zstd frame").unwrap_err();
     assert_eq!(alone.kind(), io::ErrorKind::OutOfMemory);
     let error = ReadError::from_io(&alone, "big.log.zst");
     assert_eq!(error.code, ErrorCode::TooLarge);
-    let says = "big.log.zst: a zstd frame needs 101.0 MiB of memory to decode, more than the 100.0 MiB reads of \
-                images and compressed files share";
+    let says = "big.log.zst: a zstd frame needs 101.0 MiB of memory to decode, more than the 100.0 MiB all reads share";
     assert_eq!(error.message, says);
     drop(others);
-    memory.cover(20 << 20, "an xz block").unwrap();
+    cover(&mut memory, 20 << 20, "an xz block").unwrap();
     assert_eq!(pool.held(), 20 << 20);
     drop(memory);
     assert_eq!(pool.held(), 0, "given back with the decoder");

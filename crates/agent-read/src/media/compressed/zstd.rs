@@ -8,10 +8,10 @@
 //! the seekable format, `cat a.zst b.zst`) have one every few MiB of text.
 //!
 //! Memory: the decoder holds its window, sized by the frame's header, and a block; what libzstd says it holds is
-//! reserved ([`HeldMemory`]) after every call, before the next call decodes more than a block into it.
+//! reserved ([`crate::media::memory`]) after every call, before the next call decodes more than a block into it.
 
-use super::{HeldMemory, Input, check_at, damaged, input_offset};
-use crate::media::memory::MemoryPool;
+use super::{Input, check_at, cover, damaged, input_offset};
+use crate::media::memory::{Growing, MemoryPool};
 use crate::window::restarts::Restart;
 use crate::window::stream::Decoder;
 use std::io::{self, BufRead, Read};
@@ -31,7 +31,7 @@ const NO_MEMORY: &str = "Allocation error : not enough memory";
 pub(super) struct ZstdFrames<'f> {
     source: Input<'f>,
     decoder: DCtx<'static>,
-    memory: HeldMemory,
+    memory: Growing,
     /// Within a frame: the decoder has taken some of it and has not yet handed out all its text.
     in_frame: bool,
     /// Text yielded so far: the text offset of the next byte.
@@ -46,7 +46,7 @@ impl<'f> ZstdFrames<'f> {
         let mut decoder = DCtx::try_create()
             .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "no memory left to decode the zstd stream"))?;
         decoder.set_parameter(DParameter::WindowLogMax(MAX_WINDOW_LOG)).map_err(refusal)?;
-        let memory = HeldMemory::new(MemoryPool::shared(), source.get_ref().budget.clone())?;
+        let memory = Growing::new(MemoryPool::shared(), source.get_ref().budget.clone());
         Ok(ZstdFrames { source, decoder, memory, in_frame: false, text, want_restart: false, made: None })
     }
 }
@@ -71,7 +71,7 @@ impl Read for ZstdFrames<'_> {
             let wanted = self.decoder.decompress_stream(&mut written, &mut taken).map_err(refusal)?;
             let (consumed, produced) = (taken.pos(), written.pos());
             self.source.consume(consumed);
-            self.memory.cover(self.decoder.sizeof() as u64, "a zstd frame")?;
+            cover(&mut self.memory, self.decoder.sizeof() as u64, "a zstd frame")?;
             self.in_frame = wanted != 0;
             if produced > 0 {
                 self.text += produced as u64;
@@ -101,7 +101,7 @@ impl ZstdFrames<'_> {
     /// The bytes of memory it holds reserved.
     #[cfg(test)]
     pub(super) fn memory_held(&self) -> u64 {
-        self.memory.reservation.bytes()
+        self.memory.bytes()
     }
 
     /// A restart point at the next input byte, the start of a frame.

@@ -10,6 +10,7 @@
 use super::package::{Package, resolve_target};
 use super::xml::{self, attr};
 use super::{Check, DocumentError, Out, Outline};
+use crate::media::memory::Growing;
 use crate::media::pages::PageSelection;
 use quick_xml::events::Event;
 use std::collections::HashMap;
@@ -44,12 +45,14 @@ pub fn outline(bytes: &[u8], check: Check<'_>) -> Result<Outline, DocumentError>
     Ok(Outline { about: book.about, ..Outline::named(names) })
 }
 
-/// Converts the chosen chapters of an EPUB into `out`, each titled as [`outline`] names it.
+/// Converts the chosen chapters of an EPUB into `out`, each titled as [`outline`] names it; a chapter's tree is held
+/// in `memory` while it is converted.
 pub fn convert(
     bytes: &[u8],
     selection: &PageSelection,
     out: &mut Out<'_>,
     check: Check<'_>,
+    memory: &mut Growing,
 ) -> Result<(), DocumentError> {
     let mut package = Package::open_typed(bytes, MEDIA_TYPE)?;
     let book = Book::read(&mut package)?;
@@ -67,7 +70,7 @@ pub fn convert(
         };
         let title = book.titles.get(chapter).cloned().unwrap_or_else(|| first_heading(&xhtml));
         out.begin(number, Some(&title), false);
-        super::html::convert(&String::from_utf8_lossy(&xhtml), out, check)?;
+        super::html::convert(&String::from_utf8_lossy(&xhtml), out, check, memory)?;
     }
     Ok(())
 }

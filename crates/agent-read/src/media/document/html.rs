@@ -5,27 +5,38 @@
 //! html5ever parses the page as a browser would, into scraper's arena tree, fed in chunks with the time budget checked
 //! between them (building the tree of a deeply nested page takes time that grows with the square of its depth); the
 //! tree is walked by its open/close edges, without recursion, so a deeply nested page costs no stack.
+//!
+//! The tree takes far more memory than the page (a node per tag and per text between tags, each many times the bytes
+//! of `<p>`), so what it holds is reserved, chunk by chunk, from the budget every read in the process shares
+//! ([`crate::media::memory`]): a page whose tree outgrows it is refused (its markup stays readable by byte ranges).
 
 use super::markdown::pipe_table;
 use super::{Check, DocumentError, Out};
-use ego_tree::NodeId;
+use crate::media::memory::{Growing, Refusal};
+use crate::render::human_size;
 use ego_tree::iter::Edge;
+use ego_tree::{NodeId, Tree};
 use html5ever::tendril::TendrilSink;
 use scraper::node::Element;
 use scraper::{Html, HtmlTreeSink, Node, StrTendril};
 
 /// Nodes between two checks of the time budget.
 const CHECK_EVERY: u32 = 4096;
-/// Bytes of a page fed to the parser between two checks of the time budget.
+/// Bytes of a page fed to the parser between two checks of the time budget (and of its tree's memory).
 const PARSE_CHUNK: usize = 16 * 1024;
+/// Memory a tree is taken to hold per node (with its share of the arena's growth), per attribute, and per byte of the
+/// page fed (its texts and attribute values, which grow as the parser appends to them).
+const NODE_BYTES: u64 = 128;
+const ATTRIBUTE_BYTES: u64 = 48;
+const FED_BYTE_BYTES: u64 = 2;
 
 /// Elements whose content is never shown.
 const UNSHOWN: &[&str] =
     &["script", "style", "noscript", "template", "head", "svg", "iframe", "object", "embed", "canvas", "title"];
 
-/// Converts an HTML page into `out`.
-pub fn convert(page: &str, out: &mut Out<'_>, check: Check<'_>) -> Result<(), DocumentError> {
-    let html = parse(page, check)?;
+/// Converts an HTML page into `out`, its tree held in `memory`.
+pub fn convert(page: &str, out: &mut Out<'_>, check: Check<'_>, memory: &mut Growing) -> Result<(), DocumentError> {
+    let html = parse(page, check, memory)?;
     let mut walk = Walk::new(out);
     let mut skip: Option<NodeId> = None;
     let mut seen = 0u32;
@@ -57,9 +68,10 @@ pub fn convert(page: &str, out: &mut Out<'_>, check: Check<'_>) -> Result<(), Do
     Ok(())
 }
 
-/// Parses a page in chunks, checking the time budget between them.
-fn parse(page: &str, check: Check<'_>) -> Result<Html, DocumentError> {
+/// Parses a page in chunks, checking the time budget between them and holding in `memory` what the tree has grown to.
+fn parse(page: &str, check: Check<'_>, memory: &mut Growing) -> Result<Html, DocumentError> {
     let mut parser = html5ever::parse_document(HtmlTreeSink::new(Html::new_document()), Default::default());
+    let mut size = TreeSize::default();
     let mut rest = page;
     while !rest.is_empty() {
         let mut end = rest.len().min(PARSE_CHUNK);
@@ -69,8 +81,71 @@ fn parse(page: &str, check: Check<'_>) -> Result<Html, DocumentError> {
         parser.process(StrTendril::from(&rest[..end]));
         rest = &rest[end..];
         check()?;
+        let fed = (page.len() - rest.len()) as u64;
+        let bytes = size.bytes_after(&parser.tokenizer.sink.sink.0.borrow().tree, fed);
+        memory.cover(bytes).map_err(|refusal| tree_refused(refusal, fed, page.len() as u64))?;
     }
     Ok(parser.finish())
+}
+
+/// The nodes and attributes of a tree being parsed, counted as it grows (nodes are only ever added to the arena:
+/// one the parser removes stays there, detached).
+#[derive(Default)]
+struct TreeSize {
+    counted: usize,
+    nodes: u64,
+    attributes: u64,
+}
+
+impl TreeSize {
+    /// The memory `tree` holds once `fed` bytes of the page went in: the nodes added since the last count are counted.
+    /// A repeated `<html>` or `<body>` tag adds its attributes to the element the first one made, so theirs are
+    /// counted afresh each time.
+    fn bytes_after(&mut self, tree: &Tree<Node>, fed: u64) -> u64 {
+        let len = tree.values().len();
+        // From the end: the arena's values are a slice, but this iterator skips forward one by one.
+        for node in tree.values().rev().take(len - self.counted) {
+            self.nodes += 1;
+            self.attributes += attributes(node);
+        }
+        self.counted = len;
+        let html = tree.root().children().find(|node| node.value().is_element());
+        let body = html
+            .iter()
+            .flat_map(|html| html.children())
+            .find(|node| node.value().as_element().is_some_and(|element| element.name() == "body"));
+        let added = [html, body].into_iter().flatten().map(|node| attributes(node.value())).sum::<u64>();
+        (self.nodes * NODE_BYTES + (self.attributes + added) * ATTRIBUTE_BYTES).saturating_add(fed * FED_BYTE_BYTES)
+    }
+}
+
+fn attributes(node: &Node) -> u64 {
+    node.as_element().map_or(0, |element| element.attrs().count() as u64)
+}
+
+/// Why a page's tree cannot be held, in the model's terms.
+fn tree_refused(refusal: Refusal, fed: u64, len: u64) -> DocumentError {
+    match refusal {
+        Refusal::TooLargeAlone { needed, capacity } => DocumentError::TooLarge(format!(
+            "its tree of elements needs {} of memory, more than the {} all reads share, {} into its {}",
+            human_size(needed),
+            human_size(capacity),
+            human_size(fed),
+            human_size(len)
+        )),
+        Refusal::Busy { needed, held, capacity, waited } => DocumentError::Stopped(std::io::Error::new(
+            std::io::ErrorKind::ResourceBusy,
+            format!(
+                "not converted now: the server is busy with other reads (the page's tree needs {} of memory so far; \
+                 other reads hold {} of the {} they share, and it waited {:.1} s)",
+                human_size(needed),
+                human_size(held),
+                human_size(capacity),
+                waited.as_secs_f64()
+            ),
+        )),
+        Refusal::Stopped(error) => DocumentError::Stopped(error),
+    }
 }
 
 /// Whether a browser would show nothing of this element.
@@ -356,11 +431,19 @@ fn collapse(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::budget::{Budget, Cancel};
+    use crate::media::memory::MemoryPool;
+    use std::time::{Duration, Instant};
+
+    fn unlimited() -> Growing {
+        let budget = Budget::new(Instant::now() + Duration::from_secs(3600), Cancel::new());
+        Growing::new(MemoryPool::shared(), budget)
+    }
 
     fn text_of(page: &str) -> String {
         let mut sink = Vec::new();
         let mut out = Out::flow(&mut sink);
-        assert!(convert(page, &mut out, &mut || Ok(())).is_ok() && out.finish().is_ok());
+        assert!(convert(page, &mut out, &mut || Ok(()), &mut unlimited()).is_ok() && out.finish().is_ok());
         String::from_utf8_lossy(&sink).into_owned()
     }
 
@@ -382,6 +465,57 @@ mod tests {
     }
 
     #[test]
+    fn a_tree_is_held_as_it_grows_refused_past_the_whole_budget_and_waits_while_others_hold_it() {
+        let pool: &'static MemoryPool = Box::leak(Box::new(MemoryPool::new(4 << 20)));
+        let within = Budget::new(Instant::now() + Duration::from_secs(60), Cancel::new());
+        // About 20,000 nodes: within the pool, and held while the tree lives.
+        let page = format!("<p>{}</p>", "<i>x</i>".repeat(10_000));
+        let mut memory = Growing::new(pool, within.clone());
+        let html = parse(&page, &mut || Ok(()), &mut memory).unwrap();
+        assert!(html.tree.values().len() > 20_000);
+        let held = memory.bytes();
+        assert!((20_000 * NODE_BYTES..4 << 20).contains(&held), "{held}");
+        drop((html, memory));
+        assert_eq!(pool.held(), 0);
+        // Five times that: past the whole pool.
+        let page = format!("<p>{}</p>", "<i>x</i>".repeat(50_000));
+        let refused = parse(&page, &mut || Ok(()), &mut Growing::new(pool, within));
+        let Err(DocumentError::TooLarge(why)) = refused else { panic!("{:?}", refused.map(|_| ())) };
+        let says = "its tree of elements needs 4.3 MiB of memory, more than the 4.0 MiB all reads share, 128.0 KiB into \
+                    its 390.6 KiB";
+        assert_eq!(why, says);
+        // Within the pool, but others hold most of it: waits half its time, then is busy.
+        let others = pool.reserve(3 << 20, &within_a_second()).unwrap();
+        let page = format!("<p>{}</p>", "<i>x</i>".repeat(10_000));
+        let busy = parse(&page, &mut || Ok(()), &mut Growing::new(pool, within_a_second()));
+        let Err(DocumentError::Stopped(error)) = busy else { panic!("{:?}", busy.map(|_| ())) };
+        assert_eq!(error.kind(), std::io::ErrorKind::ResourceBusy, "{error}");
+        assert!(error.to_string().contains("other reads hold 3.0 MiB of the 4.0 MiB they share"), "{error}");
+        drop(others);
+        assert_eq!(pool.held(), 0);
+    }
+
+    fn within_a_second() -> Budget {
+        Budget::new(Instant::now() + Duration::from_secs(1), Cancel::new())
+    }
+
+    #[test]
+    fn attributes_a_repeated_body_tag_adds_are_counted_too() {
+        let pool: &'static MemoryPool = Box::leak(Box::new(MemoryPool::new(1 << 30)));
+        let budget = Budget::new(Instant::now() + Duration::from_secs(60), Cancel::new());
+        let plain = "<body>".repeat(20_000);
+        let named: String = (0..20_000).map(|i| format!("<body a{i}>")).collect();
+        let held = |page: &str| {
+            let mut memory = Growing::new(pool, budget.clone());
+            let html = parse(page, &mut || Ok(()), &mut memory).unwrap();
+            (html.tree.values().len(), memory.bytes())
+        };
+        let ((plain_nodes, plain_bytes), (named_nodes, named_bytes)) = (held(&plain), held(&named));
+        assert_eq!(plain_nodes, named_nodes, "one body element either way");
+        assert!(named_bytes - plain_bytes >= 20_000 * ATTRIBUTE_BYTES, "{plain_bytes} then {named_bytes}");
+    }
+
+    #[test]
     fn deep_nesting_costs_no_stack() {
         let page = format!("{}deep{}", "<blockquote>".repeat(1500), "</blockquote>".repeat(1500));
         assert!(text_of(&page).contains("deep"));
@@ -396,7 +530,7 @@ mod tests {
             if checks > 1 { Err(std::io::Error::from(std::io::ErrorKind::TimedOut)) } else { Ok(()) }
         };
         let mut sink = Vec::new();
-        let stopped = convert(&page, &mut Out::flow(&mut sink), &mut check);
+        let stopped = convert(&page, &mut Out::flow(&mut sink), &mut check, &mut unlimited());
         assert!(matches!(stopped, Err(DocumentError::Stopped(_))), "{stopped:?}");
     }
 }

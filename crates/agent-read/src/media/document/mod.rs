@@ -42,6 +42,7 @@ mod xls;
 mod xml;
 
 use crate::classify::document::DocumentKind;
+use crate::media::memory::Growing;
 use crate::media::pages::PageSelection;
 use crate::render::document as words;
 use std::fmt;
@@ -122,12 +123,14 @@ pub fn outline(kind: DocumentKind, bytes: &[u8], check: Check<'_>) -> Result<Out
 
 /// Converts the units `selection` chooses of the document `bytes` of `kind` (HTML: already decoded to UTF-8) into
 /// `out`, whose frame has `outline`'s units. Returns early, without an error, once `out` is [stopped](Out::stopped).
+/// What a conversion holds beyond its bounded parts (an HTML page's tree) is reserved in `memory`.
 pub fn convert(
     kind: DocumentKind,
     bytes: &[u8],
     selection: &PageSelection,
     out: &mut Out<'_>,
     check: Check<'_>,
+    memory: &mut Growing,
 ) -> Result<(), DocumentError> {
     match kind {
         DocumentKind::Docx => docx::convert(bytes, out, check),
@@ -136,8 +139,8 @@ pub fn convert(
         DocumentKind::Ods => ods::convert(bytes, selection, out, check),
         DocumentKind::Xls => xls::convert(bytes, selection, out, check),
         DocumentKind::Pptx => pptx::convert(bytes, selection, out, check),
-        DocumentKind::Epub => epub::convert(bytes, selection, out, check),
-        DocumentKind::Html => html::convert(&String::from_utf8_lossy(bytes), out, check),
+        DocumentKind::Epub => epub::convert(bytes, selection, out, check, memory),
+        DocumentKind::Html => html::convert(&String::from_utf8_lossy(bytes), out, check, memory),
     }
 }
 
@@ -293,7 +296,12 @@ pub(crate) fn text_of(
         Some(unit) => Out::framed(&mut sink, unit, outline.unit_count),
         None => Out::flow(&mut sink),
     };
-    convert(kind, bytes, selection, &mut out, &mut || Ok(()))?;
+    let budget = crate::budget::Budget::new(
+        std::time::Instant::now() + std::time::Duration::from_secs(3600),
+        crate::budget::Cancel::new(),
+    );
+    let mut memory = Growing::new(crate::media::memory::MemoryPool::shared(), budget);
+    convert(kind, bytes, selection, &mut out, &mut || Ok(()), &mut memory)?;
     out.finish()?;
     Ok((outline, String::from_utf8_lossy(&sink).into_owned()))
 }

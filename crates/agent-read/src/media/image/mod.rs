@@ -210,7 +210,7 @@ fn refused(path: &str, size: Size, refusal: Refusal) -> ReadError {
         Refusal::TooLargeAlone { needed, capacity } => too_large(
             path,
             format!(
-                "{pixels} need {} of memory to decode and re-encode, more than the {} reads of images and compressed files share",
+                "{pixels} need {} of memory to decode and re-encode, more than the {} all reads share",
                 human_size(needed),
                 human_size(capacity)
             ),
@@ -219,7 +219,7 @@ fn refused(path: &str, size: Size, refusal: Refusal) -> ReadError {
         Refusal::Busy { needed, held, capacity, waited } => ReadError::new(
             ErrorCode::TooLarge,
             format!(
-                "{path}: image not decoded now: the server is busy with other reads ({pixels} need {} of memory; other reads of images and compressed files hold {} of the {} they share, and it waited {:.1} s)",
+                "{path}: image not decoded now: the server is busy with other reads ({pixels} need {} of memory; other reads hold {} of the {} they share, and it waited {:.1} s)",
                 human_size(needed),
                 human_size(held),
                 human_size(capacity),

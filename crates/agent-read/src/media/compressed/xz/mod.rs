@@ -29,13 +29,13 @@
 //! Memory: the decoder holds one block's dictionary (at most [`super::MAX_XZ_MEMORY`]), never a block's text;
 //! the points waiting for their stream's end are bounded like the kept ones. The decoder's memory limit starts at
 //! nothing, so liblzma stops at every block that needs more than it has been given; that need is then reserved
-//! ([`HeldMemory`]) and given as the new limit before the block is decoded ([`raise_memory_limit`]).
+//! ([`crate::media::memory`]) and given as the new limit before the block is decoded ([`raise_memory_limit`]).
 
 mod framing;
 
-use super::{HeldMemory, Input, MAX_XZ_MEMORY, check_at, damaged, input_at, input_offset, not_a_restart};
+use super::{Input, MAX_XZ_MEMORY, check_at, cover, damaged, input_at, input_offset, not_a_restart};
 use crate::budget::Budget;
-use crate::media::memory::MemoryPool;
+use crate::media::memory::{Growing, MemoryPool};
 use crate::window::restarts::{MAX_POINTS, Restart};
 use crate::window::stream::Decoder;
 use framing::{Event, Framing};
@@ -54,7 +54,7 @@ pub(super) struct Xz<'f> {
     file: &'f File,
     end: u64,
     decoder: Stream,
-    memory: HeldMemory,
+    memory: Growing,
     /// The input still to feed, in order; the decoder reads the first.
     feed: VecDeque<Segment<'f>>,
     walk: Framing,
@@ -174,7 +174,7 @@ impl<'f> Xz<'f> {
             file,
             end,
             decoder,
-            memory: HeldMemory::new(MemoryPool::shared(), budget)?,
+            memory: Growing::new(MemoryPool::shared(), budget),
             feed,
             walk: Framing::new(),
             walked: 0,
@@ -448,7 +448,7 @@ impl Within {
 /// file's last stream ended. A block that needs more memory than the decoder has is given it from `memory` first.
 fn decode(
     decoder: &mut Stream,
-    memory: &mut HeldMemory,
+    memory: &mut Growing,
     input: &[u8],
     buf: &mut [u8],
     action: Action,
@@ -472,7 +472,7 @@ fn decode(
 
 /// Gives `decoder` the memory the block it stopped at needs, reserved from `memory` first. liblzma tells that need
 /// only by accepting a limit at least as high (the crate has no call for it), so it is found by bisection to 64 KiB.
-fn raise_memory_limit(decoder: &mut Stream, memory: &mut HeldMemory) -> io::Result<()> {
+fn raise_memory_limit(decoder: &mut Stream, memory: &mut Growing) -> io::Result<()> {
     const STEP: u64 = 64 << 10;
     let before = decoder.memlimit();
     let mut refused = before;
@@ -492,7 +492,7 @@ fn raise_memory_limit(decoder: &mut Stream, memory: &mut HeldMemory) -> io::Resu
         return Err(io::Error::other("the xz decoder stopped for memory it already had"));
     }
     // The limit is the last one accepted; a refused one leaves it as it was.
-    memory.cover(accepted, "an xz block")
+    cover(memory, accepted, "an xz block")
 }
 
 /// What liblzma's refusal means for the file, in words the model can act on.
