@@ -137,7 +137,7 @@ pub fn convert(
         DocumentKind::Odt => odt::convert(bytes, out, check),
         DocumentKind::Xlsx => sheets::convert(bytes, selection, out, check),
         DocumentKind::Ods => ods::convert(bytes, selection, out, check),
-        DocumentKind::Xls => xls::convert(bytes, selection, out, check),
+        DocumentKind::Xls => xls::convert(bytes, selection, out, check, memory),
         DocumentKind::Pptx => pptx::convert(bytes, selection, out, check),
         DocumentKind::Epub => epub::convert(bytes, selection, out, check, memory),
         DocumentKind::Html => html::convert(&String::from_utf8_lossy(bytes), out, check, memory),

@@ -13,13 +13,15 @@
 //!   shown), and nothing of embedded charts or other substreams; a sheet position outside the stream or sheets that
 //!   overlap are refused as damage;
 //! - what calamine will then hold is computed from those records (cells, dense ranges, strings, the copy of the
-//!   sheet being read), and a workbook past [`MAX_MEMORY`] is refused as too large;
+//!   sheet being read) and reserved from the budget every read in the process shares ([`crate::media::memory`]): a
+//!   workbook needing more than all of it is refused as too large;
 //! - the rewritten stream goes to calamine in a fresh compound file written by the `cfb` crate.
 //!
 //! calamine's own checks remain; a panic in it is caught and refused as damage.
 
 use super::grid::{Grid, shown};
 use super::{Check, DocumentError, Out, Outline};
+use crate::media::memory::{Growing, Refusal};
 use crate::media::pages::PageSelection;
 use crate::render::human_size;
 use calamine::{Data, Reader, SheetVisible, Xls, XlsError};
@@ -27,8 +29,6 @@ use std::io::{Cursor, Read, Write};
 use std::mem::size_of;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-/// Memory calamine may need for a workbook's cells (computed before it reads them).
-pub const MAX_MEMORY: u64 = 512 * 1024 * 1024;
 /// Rows between two checks of the time budget.
 const CHECK_EVERY: usize = 4096;
 
@@ -49,19 +49,20 @@ const CELLS: [u16; 5] = [0x0203, 0x0204, 0x00D6, 0x0205, 0x027E];
 
 /// The sheets of an XLS, by name (calamine reads the rewritten globals alone).
 pub fn outline(bytes: &[u8], check: Check<'_>) -> Result<Outline, DocumentError> {
-    let workbook = open(bytes, false, check)?;
+    let workbook = open(bytes, None, check)?;
     let names: Vec<String> = workbook.sheets_metadata().iter().map(|sheet| sheet.name.clone()).collect();
     Ok(Outline::named(names))
 }
 
-/// Converts the chosen sheets of an XLS into `out`.
+/// Converts the chosen sheets of an XLS into `out`, what calamine holds of them reserved in `memory`.
 pub fn convert(
     bytes: &[u8],
     selection: &PageSelection,
     out: &mut Out<'_>,
     check: Check<'_>,
+    memory: &mut Growing,
 ) -> Result<(), DocumentError> {
-    let mut workbook = open(bytes, true, check)?;
+    let mut workbook = open(bytes, Some(memory), check)?;
     let sheets = workbook.sheets_metadata().to_vec();
     let unit_count = u32::try_from(sheets.len()).unwrap_or(u32::MAX);
     for number in selection.pages(unit_count) {
@@ -94,12 +95,16 @@ pub fn convert(
     Ok(())
 }
 
-/// The workbook, read by calamine from its rewritten stream (with the sheets' cells, or without).
-fn open(bytes: &[u8], with_cells: bool, check: Check<'_>) -> Result<Xls<Cursor<Vec<u8>>>, DocumentError> {
+/// The workbook, read by calamine from its rewritten stream: with the sheets' cells when what calamine will hold of
+/// them is reserved in `memory`, else without.
+fn open(bytes: &[u8], memory: Option<&mut Growing>, check: Check<'_>) -> Result<Xls<Cursor<Vec<u8>>>, DocumentError> {
     let stream = workbook_stream(bytes)?;
     check()?;
-    let rewritten = rewrite(&stream, with_cells)?;
+    let rewritten = rewrite(&stream, memory.is_some())?;
     drop(stream);
+    if let Some(memory) = memory {
+        memory.cover(rewritten.memory).map_err(cells_refused)?;
+    }
     let compound = compound_file(&rewritten.stream)?;
     drop(rewritten);
     check()?;
@@ -174,6 +179,8 @@ fn records(stream: &[u8], at: usize) -> impl Iterator<Item = Result<Record<'_>, 
 /// The workbook stream as calamine will read it, and what reading it will cost.
 struct Rewritten {
     stream: Vec<u8>,
+    /// What calamine will hold reading it.
+    memory: u64,
 }
 
 /// What calamine will hold, counted as the rewritten records are written.
@@ -232,15 +239,31 @@ fn rewrite(stream: &[u8], with_cells: bool) -> Result<Rewritten, DocumentError> 
             return Err(damaged_stream("its sheets overlap"));
         }
     }
-    let total = cost.bytes + cost.largest_range + 2 * out.len() as u64;
-    if total > MAX_MEMORY {
-        return Err(DocumentError::TooLarge(format!(
-            "its cells would take about {} of memory to read, over the {} a workbook may take",
-            human_size(total),
-            human_size(MAX_MEMORY)
-        )));
+    let memory = cost.bytes + cost.largest_range + 2 * out.len() as u64;
+    Ok(Rewritten { stream: out, memory })
+}
+
+/// Why what calamine would hold cannot be reserved, in the model's terms.
+fn cells_refused(refusal: Refusal) -> DocumentError {
+    match refusal {
+        Refusal::TooLargeAlone { needed, capacity } => DocumentError::TooLarge(format!(
+            "its cells would take about {} of memory to read, more than the {} all reads share",
+            human_size(needed),
+            human_size(capacity)
+        )),
+        Refusal::Busy { needed, held, capacity, waited } => DocumentError::Stopped(std::io::Error::new(
+            std::io::ErrorKind::ResourceBusy,
+            format!(
+                "not converted now: the server is busy with other reads (its cells would take about {} of memory to \
+                 read; other reads hold {} of the {} they share, and it waited {:.1} s)",
+                human_size(needed),
+                human_size(held),
+                human_size(capacity),
+                waited.as_secs_f64()
+            ),
+        )),
+        Refusal::Stopped(error) => DocumentError::Stopped(error),
     }
-    Ok(Rewritten { stream: out })
 }
 
 /// Copies the sheet whose substream starts at `position` (its BOF) into `out`: its cell records (none unless
@@ -514,19 +537,33 @@ mod tests {
         (0x0203, body)
     }
 
+    /// Why reading `stream` with its cells is refused by a pool the size of the shared one, as the model is told.
+    fn refusal_of(stream: &[u8]) -> String {
+        use crate::budget::{Budget, Cancel};
+        use crate::media::memory::{MemoryPool, SHARED_MEMORY};
+        let pool: &'static MemoryPool = Box::leak(Box::new(MemoryPool::new(SHARED_MEMORY)));
+        let budget = Budget::new(std::time::Instant::now() + std::time::Duration::from_secs(60), Cancel::new());
+        let needed = rewrite(stream, true).unwrap().memory;
+        let refused = Growing::new(pool, budget).cover(needed).map_err(cells_refused);
+        refused.err().map(|e| e.to_string()).unwrap_or_default()
+    }
+
     #[test]
     fn a_sheet_of_two_far_corners_is_refused_before_calamine_reads_it() {
         let stream = one_sheet(&[number(0, 0), number(65_535, 255)]);
-        let error = rewrite(&stream, true).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(error.contains("its cells would take about"), "{error}");
-        assert!(rewrite(&stream, false).is_ok(), "without cells the sheets cost nothing");
+        let error = refusal_of(&stream);
+        assert!(
+            error.starts_with("its cells would take about 1.0 GiB of memory to read, more than the 384.0 MiB"),
+            "{error}"
+        );
+        assert!(rewrite(&stream, false).unwrap().memory < 1 << 20, "without cells the sheets cost nothing");
     }
 
     #[test]
     fn a_formula_string_before_any_formula_counts_as_a_cell_at_the_origin() {
         // calamine sets the string at (0, 0): with one number at the far corner, that is a dense range of 65,536².
         let stream = one_sheet(&[(FORMULA_STRING, vec![1, 0, 0, b'x']), number(65_535, 255)]);
-        let error = rewrite(&stream, true).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(error.contains("its cells would take about"), "{error}");
+        let error = refusal_of(&stream);
+        assert!(error.starts_with("its cells would take about"), "{error}");
     }
 }
