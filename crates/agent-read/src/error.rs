@@ -174,9 +174,9 @@ impl ReadError {
             // gets further.
             ErrorKind::OutOfMemory => Self::new(ErrorCode::TooLarge, format!("{shown_path}: {err}"))
                 .with_hint("this file cannot be decoded within the memory a read may take; choose another file"),
-            // A decoder or a page's tree that found the memory all reads share held by others.
+            // What a read needed (memory all reads share, a turn among PDF extractions) was held by others.
             ErrorKind::ResourceBusy => Self::new(ErrorCode::TooLarge, format!("{shown_path}: {err}")).with_hint(
-                "other reads hold the memory this one needs for now: read it again once the other reads have finished",
+                "the server is busy with other reads for now: read it again once the other reads have finished",
             ),
             _ => Self::new(ErrorCode::IoError, format!("{shown_path}: input/output error: {err}"))
                 .with_hint("retry once; if it fails again, the file is unreadable"),

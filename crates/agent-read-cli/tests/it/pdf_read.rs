@@ -778,3 +778,69 @@ fn a_100000_page_pdf_reads_pages_1_to_100_and_pages_near_its_end() {
     assert_eq!(split_pages(pdf_text(&last)), expected);
     assert!(footer(pdf_text(&last)).ends_with(" · end of document)"), "{}", footer(pdf_text(&last)));
 }
+
+/// The PDF extraction workers among the children of process `parent` (Linux: each process's `stat` names its parent).
+#[cfg(target_os = "linux")]
+fn extraction_workers(parent: u32) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    entries
+        .flatten()
+        .filter(|entry| entry.file_name().to_str().is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit())))
+        .filter(|entry| {
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            // After the name in parentheses: the state, then the parent's id.
+            let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1));
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            ppid == Some(parent.to_string().as_str()) && cmdline.windows(12).any(|w| w == b"__pdf-worker")
+        })
+        .count()
+}
+
+/// Eight slow PDFs (each measures a 2 GiB bomb before refusing it) read at once by one MCP client: at most four
+/// extraction workers run at a time (the server's children, sampled while the reads run), the others wait their turn,
+/// and every read gets its own answer.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn at_most_four_pdf_extractions_run_at_once_and_the_others_wait_their_turn() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    let ws = Ws::new();
+    let mut fixture = Fixture::new();
+    let text = fixture.doc.add_object(Stream::new(Dictionary::new(), show("Before the bomb")));
+    let bomb = Stream::new(dictionary! { "Filter" => "FlateDecode" }, zeros_zlib((2u64 << 30) / 258));
+    let bomb = fixture.doc.add_object(bomb);
+    fixture.page(vec![text.into(), bomb.into()].into());
+    ws.file("bomb.pdf", fixture.bytes());
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-read")).configure(|cmd| {
+        cmd.arg("mcp").arg("--root").arg(&ws.root);
+    });
+    let server = TokioChildProcess::new(command).expect("spawn");
+    let pid = server.id().expect("running");
+    let client = ().serve(server).await.expect("initialize");
+    let mut reads = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let peer = client.peer().clone();
+        let Value::Object(arguments) = json!({"path": "bomb.pdf", "reread": true}) else { unreachable!() };
+        reads.spawn(async move { peer.call_tool(CallToolRequestParams::new("read").with_arguments(arguments)).await });
+    }
+    let sampler = std::thread::spawn(move || {
+        let mut most = 0;
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(60) {
+            most = most.max(extraction_workers(pid));
+            if most > 0 && extraction_workers(pid) == 0 && started.elapsed() > Duration::from_secs(1) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        most
+    });
+    while let Some(answer) = reads.join_next().await {
+        let text = crate::common::mcp::text_of(&answer.expect("task").expect("answered"));
+        assert!(text.starts_with("TOO_LARGE: bomb.pdf: "), "{text}");
+    }
+    let most = sampler.join().unwrap();
+    assert!((2..=4).contains(&most), "{most} workers at once");
+    client.cancel().await.expect("shut down");
+}

@@ -28,7 +28,7 @@ use crate::classify::{self, Content, EncodingSource, TextFormat, codec::DecodeLi
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
 use crate::media::document::{self, DocumentError, MAX_FILE_BYTES, Out, Outline};
-use crate::media::memory::{Growing, MemoryPool};
+use crate::media::memory::{Growing, Pool};
 use crate::media::pages::PageSelection;
 use crate::render::document::Conversion;
 use crate::render::{self, human_size};
@@ -178,7 +178,7 @@ impl Converting<'_> {
             Some(unit) => Out::framed(&mut sink, unit, self.outline.unit_count),
             None => Out::flow(&mut sink),
         };
-        let mut memory = Growing::new(MemoryPool::shared(), budget.clone());
+        let mut memory = Growing::new(Pool::shared(), budget.clone());
         let check = &mut || budget.check();
         let converted = document::convert(self.kind, self.bytes, self.selection, &mut out, check, &mut memory);
         // A failed write means the window hung up: nobody is left to tell.

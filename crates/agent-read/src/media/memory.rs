@@ -1,13 +1,15 @@
-//! One memory budget shared by every read in the process that may hold much memory: a decoded image, a decompression
-//! window (zstd) or dictionary (xz), an HTML page's tree, each sized by the file.
+//! What the reads in a process share: one memory budget for every read that may hold much memory (a decoded image, a
+//! decompression window (zstd) or dictionary (xz), an HTML page's tree, a workbook's cells, each sized by the file),
+//! and [`Pool`]s of other kinds, such as the PDF extractions that may run at once.
 //!
-//! Each read reserves here the bytes it will hold: an image an upper bound of its decode and re-encode, worked out from
-//! its header before it allocates any pixels; a decoder the memory it holds, as soon as the file makes it grow and
-//! before it fills more than one block of it; a page's tree what it has grown to, after each chunk of the page. When the reads in flight already hold too much, it waits until they give
-//! memory back — for at most half of its remaining time, so that the other half is left to decode — and is then
-//! refused as busy. A read that needs more than the whole budget is refused at once: no amount of waiting would help.
-//! The budget is process-wide because a server serves many clients, and makes a new reader whenever a client's roots
-//! change: a budget per reader would not bound the process.
+//! Each read reserves from the memory budget the bytes it will hold: an image an upper bound of its decode and
+//! re-encode, worked out from its header before it allocates any pixels; a decoder the memory it holds, as soon as the
+//! file makes it grow and before it fills more than one block of it; a page's tree what it has grown to, after each
+//! chunk of the page. When the reads in flight already hold too much, it waits until they give some back — for at
+//! most half of its remaining time, so that the other half is left to decode — and is then refused as busy. A read
+//! that needs more than the whole budget is refused at once: no amount of waiting would help. The budget is
+//! process-wide because a server serves many clients, and makes a new reader whenever a client's roots change: a
+//! budget per reader would not bound the process.
 
 use crate::budget::Budget;
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -16,22 +18,23 @@ use std::time::{Duration, Instant};
 /// Bytes all reads in the process may hold at once in decoded images, decompression windows and HTML trees, however
 /// many run at the same time (what a read holds besides, a few chunks of text or a document's file, is bounded per
 /// read).
+#[cfg(any(feature = "images", feature = "compressed", feature = "documents"))]
 pub const SHARED_MEMORY: u64 = 384 * 1024 * 1024;
 
-/// How often a waiting read looks at its cancel signal and deadline, besides being woken when memory is freed.
+/// How often a waiting read looks at its cancel signal and deadline, besides being woken when units are given back.
 const RECHECK: Duration = Duration::from_millis(50);
 
-/// A budget of bytes, handed out to reads and given back when they end.
-pub struct MemoryPool {
+/// A budget of units (bytes of memory, or extractions running), handed out to reads and given back when they end.
+pub struct Pool {
     capacity: u64,
     held: Mutex<u64>,
     freed: Condvar,
 }
 
-/// Bytes held by one read; given back when dropped.
-#[must_use = "the memory is given back as soon as the reservation is dropped"]
+/// Units held by one read; given back when dropped.
+#[must_use = "the units are given back as soon as the reservation is dropped"]
 pub struct Reservation<'a> {
-    pool: &'a MemoryPool,
+    pool: &'a Pool,
     bytes: u64,
 }
 
@@ -40,16 +43,24 @@ pub struct Reservation<'a> {
 pub enum Refusal {
     /// More than the whole pool.
     TooLargeAlone {
-        /// Bytes asked for.
+        /// Units asked for.
+        #[cfg_attr(
+            not(any(feature = "images", feature = "compressed", feature = "documents")),
+            expect(dead_code, reason = "only the memory budget's refusals name it")
+        )]
         needed: u64,
         /// The pool's size.
         capacity: u64,
     },
     /// Other reads held too much for as long as this one could wait.
     Busy {
-        /// Bytes asked for.
+        /// Units asked for.
+        #[cfg_attr(
+            not(any(feature = "images", feature = "compressed", feature = "documents")),
+            expect(dead_code, reason = "only the memory budget's refusals name it")
+        )]
         needed: u64,
-        /// Bytes other reads held when it gave up.
+        /// Units other reads held when it gave up.
         held: u64,
         /// The pool's size.
         capacity: u64,
@@ -60,28 +71,30 @@ pub enum Refusal {
     Stopped(std::io::Error),
 }
 
-static SHARED: MemoryPool = MemoryPool::new(SHARED_MEMORY);
+#[cfg(any(feature = "images", feature = "compressed", feature = "documents"))]
+static SHARED: Pool = Pool::new(SHARED_MEMORY);
 
-impl MemoryPool {
-    /// A pool of `capacity` bytes.
-    pub const fn new(capacity: u64) -> MemoryPool {
-        MemoryPool { capacity, held: Mutex::new(0), freed: Condvar::new() }
+impl Pool {
+    /// A pool of `capacity` units.
+    pub const fn new(capacity: u64) -> Pool {
+        Pool { capacity, held: Mutex::new(0), freed: Condvar::new() }
     }
 
-    /// The pool every read in this process shares.
-    pub fn shared() -> &'static MemoryPool {
+    /// The memory budget every read in this process shares.
+    #[cfg(any(feature = "images", feature = "compressed", feature = "documents"))]
+    pub fn shared() -> &'static Pool {
         &SHARED
     }
 
     /// Reserves `bytes`, waiting while other reads hold too much (see the module's documentation).
-    #[cfg(any(feature = "images", test))]
+    #[cfg(any(feature = "images", feature = "pdf", test))]
     pub fn reserve(&self, bytes: u64, budget: &Budget) -> Result<Reservation<'_>, Refusal> {
         let mut reservation = Reservation { pool: self, bytes: 0 };
         reservation.grow_to(bytes, budget)?;
         Ok(reservation)
     }
 
-    /// Bytes currently reserved.
+    /// Units currently reserved.
     #[cfg(test)]
     pub fn held(&self) -> u64 {
         *self.lock()
@@ -94,7 +107,7 @@ impl MemoryPool {
 }
 
 impl Reservation<'_> {
-    /// Holds `bytes` in all: reserves what it does not hold yet, waiting as [`MemoryPool::reserve`] does. When refused,
+    /// Holds `bytes` in all: reserves what it does not hold yet, waiting as [`Pool::reserve`] does. When refused,
     /// it still holds what it held.
     pub fn grow_to(&mut self, bytes: u64, budget: &Budget) -> Result<(), Refusal> {
         let pool = self.pool;
@@ -146,7 +159,7 @@ pub struct Growing {
 #[cfg(any(feature = "compressed", feature = "documents"))]
 impl Growing {
     /// Nothing held yet, from `pool`; waits for memory no longer than `budget` allows.
-    pub fn new(pool: &'static MemoryPool, budget: Budget) -> Growing {
+    pub fn new(pool: &'static Pool, budget: Budget) -> Growing {
         Growing { reservation: Reservation { pool, bytes: 0 }, budget }
     }
 
@@ -183,7 +196,7 @@ mod tests {
 
     #[test]
     fn reservations_add_up_and_are_given_back_on_drop() {
-        let pool = MemoryPool::new(100);
+        let pool = Pool::new(100);
         let a = pool.reserve(60, &budget(5.0)).unwrap();
         let b = pool.reserve(40, &budget(5.0)).unwrap();
         assert_eq!((pool.held(), a.bytes(), b.bytes()), (100, 60, 40));
@@ -195,7 +208,7 @@ mod tests {
 
     #[test]
     fn more_than_the_whole_pool_is_refused_at_once() {
-        let pool = MemoryPool::new(100);
+        let pool = Pool::new(100);
         let started = Instant::now();
         let refusal = pool.reserve(101, &budget(60.0)).err();
         assert!(matches!(refusal, Some(Refusal::TooLargeAlone { needed: 101, capacity: 100 })), "{refusal:?}");
@@ -204,7 +217,7 @@ mod tests {
 
     #[test]
     fn a_busy_pool_refuses_after_half_the_remaining_time() {
-        let pool = MemoryPool::new(100);
+        let pool = Pool::new(100);
         let _held = pool.reserve(70, &budget(5.0)).unwrap();
         let started = Instant::now();
         let refusal = pool.reserve(50, &budget(0.4)).err();
@@ -215,7 +228,7 @@ mod tests {
 
     #[test]
     fn a_reservation_grows_by_what_it_lacks_and_keeps_what_it_held_when_refused() {
-        let pool = MemoryPool::new(100);
+        let pool = Pool::new(100);
         let mut grown = pool.reserve(10, &budget(5.0)).unwrap();
         grown.grow_to(60, &budget(5.0)).unwrap();
         grown.grow_to(30, &budget(5.0)).unwrap();
@@ -234,7 +247,7 @@ mod tests {
 
     #[test]
     fn a_waiting_read_goes_ahead_when_memory_is_given_back() {
-        let pool = Arc::new(MemoryPool::new(100));
+        let pool = Arc::new(Pool::new(100));
         let first = pool.reserve(80, &budget(5.0)).unwrap();
         let waiter = {
             let pool = Arc::clone(&pool);
@@ -248,7 +261,7 @@ mod tests {
 
     #[test]
     fn a_cancelled_read_stops_waiting() {
-        let pool = Arc::new(MemoryPool::new(100));
+        let pool = Arc::new(Pool::new(100));
         let _held = pool.reserve(80, &budget(5.0)).unwrap();
         let cancel = Cancel::new();
         let waiter = {

@@ -11,7 +11,7 @@ pub mod compressed;
 pub mod document;
 #[cfg(feature = "images")]
 pub mod image;
-#[cfg(any(feature = "images", feature = "compressed", feature = "documents"))]
+#[cfg(any(feature = "images", feature = "compressed", feature = "documents", feature = "pdf"))]
 pub mod memory;
 pub mod notebook;
 #[cfg(any(feature = "pdf", feature = "documents"))]

@@ -201,8 +201,8 @@ fn a_zstd_decoder_reserves_its_frames_window_before_filling_it() {
 #[test]
 fn a_decoder_short_of_memory_waits_then_is_busy_and_one_needing_more_than_the_pool_is_too_large() {
     use crate::error::{ErrorCode, ReadError};
-    use crate::media::memory::MemoryPool;
-    let pool: &'static MemoryPool = Box::leak(Box::new(MemoryPool::new(100 << 20)));
+    use crate::media::memory::Pool;
+    let pool: &'static Pool = Box::leak(Box::new(Pool::new(100 << 20)));
     let others = pool.reserve(90 << 20, &unlimited()).unwrap();
     let short = Budget::new(std::time::Instant::now() + std::time::Duration::from_millis(400), Cancel::new());
     let mut memory = Growing::new(pool, short);

@@ -11,7 +11,7 @@
 //! reserved ([`crate::media::memory`]) after every call, before the next call decodes more than a block into it.
 
 use super::{Input, check_at, cover, damaged, input_offset};
-use crate::media::memory::{Growing, MemoryPool};
+use crate::media::memory::{Growing, Pool};
 use crate::window::restarts::Restart;
 use crate::window::stream::Decoder;
 use std::io::{self, BufRead, Read};
@@ -46,7 +46,7 @@ impl<'f> ZstdFrames<'f> {
         let mut decoder = DCtx::try_create()
             .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "no memory left to decode the zstd stream"))?;
         decoder.set_parameter(DParameter::WindowLogMax(MAX_WINDOW_LOG)).map_err(refusal)?;
-        let memory = Growing::new(MemoryPool::shared(), source.get_ref().budget.clone());
+        let memory = Growing::new(Pool::shared(), source.get_ref().budget.clone());
         Ok(ZstdFrames { source, decoder, memory, in_frame: false, text, want_restart: false, made: None })
     }
 }

@@ -432,12 +432,12 @@ fn collapse(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::budget::{Budget, Cancel};
-    use crate::media::memory::MemoryPool;
+    use crate::media::memory::Pool;
     use std::time::{Duration, Instant};
 
     fn unlimited() -> Growing {
         let budget = Budget::new(Instant::now() + Duration::from_secs(3600), Cancel::new());
-        Growing::new(MemoryPool::shared(), budget)
+        Growing::new(Pool::shared(), budget)
     }
 
     fn text_of(page: &str) -> String {
@@ -466,7 +466,7 @@ mod tests {
 
     #[test]
     fn a_tree_is_held_as_it_grows_refused_past_the_whole_budget_and_waits_while_others_hold_it() {
-        let pool: &'static MemoryPool = Box::leak(Box::new(MemoryPool::new(4 << 20)));
+        let pool: &'static Pool = Box::leak(Box::new(Pool::new(4 << 20)));
         let within = Budget::new(Instant::now() + Duration::from_secs(60), Cancel::new());
         // About 20,000 nodes: within the pool, and held while the tree lives.
         let page = format!("<p>{}</p>", "<i>x</i>".repeat(10_000));
@@ -501,7 +501,7 @@ mod tests {
 
     #[test]
     fn attributes_a_repeated_body_tag_adds_are_counted_too() {
-        let pool: &'static MemoryPool = Box::leak(Box::new(MemoryPool::new(1 << 30)));
+        let pool: &'static Pool = Box::leak(Box::new(Pool::new(1 << 30)));
         let budget = Budget::new(Instant::now() + Duration::from_secs(60), Cancel::new());
         let plain = "<body>".repeat(20_000);
         let named: String = (0..20_000).map(|i| format!("<body a{i}>")).collect();

@@ -300,7 +300,7 @@ pub(crate) fn text_of(
         std::time::Instant::now() + std::time::Duration::from_secs(3600),
         crate::budget::Cancel::new(),
     );
-    let mut memory = Growing::new(crate::media::memory::MemoryPool::shared(), budget);
+    let mut memory = Growing::new(crate::media::memory::Pool::shared(), budget);
     convert(kind, bytes, selection, &mut out, &mut || Ok(()), &mut memory)?;
     out.finish()?;
     Ok((outline, String::from_utf8_lossy(&sink).into_owned()))

@@ -540,8 +540,8 @@ mod tests {
     /// Why reading `stream` with its cells is refused by a pool the size of the shared one, as the model is told.
     fn refusal_of(stream: &[u8]) -> String {
         use crate::budget::{Budget, Cancel};
-        use crate::media::memory::{MemoryPool, SHARED_MEMORY};
-        let pool: &'static MemoryPool = Box::leak(Box::new(MemoryPool::new(SHARED_MEMORY)));
+        use crate::media::memory::{Pool, SHARED_MEMORY};
+        let pool: &'static Pool = Box::leak(Box::new(Pool::new(SHARED_MEMORY)));
         let budget = Budget::new(std::time::Instant::now() + std::time::Duration::from_secs(60), Cancel::new());
         let needed = rewrite(stream, true).unwrap().memory;
         let refused = Growing::new(pool, budget).cover(needed).map_err(cells_refused);

@@ -25,7 +25,7 @@ mod webp;
 use self::decode::{Failure, Input};
 use self::encode::Encoded;
 use self::resample::{Region, Size};
-use super::memory::{MemoryPool, Refusal};
+use super::memory::{Pool, Refusal};
 use crate::budget::Budget;
 use crate::classify::ImageType;
 use crate::error::{ErrorCode, ReadError};
@@ -66,11 +66,11 @@ pub struct ImageFile<'a> {
 
 /// Reads an image as one attachment, downscaled and re-encoded when over the limits; a corrupt image is an error.
 pub fn read(image: ImageFile<'_>, limits: &Limits) -> Result<AttachmentResult, ReadError> {
-    read_with(image, limits, MemoryPool::shared())
+    read_with(image, limits, Pool::shared())
 }
 
 /// [`read`], reserving memory from `pool`.
-fn read_with(image: ImageFile<'_>, limits: &Limits, pool: &MemoryPool) -> Result<AttachmentResult, ReadError> {
+fn read_with(image: ImageFile<'_>, limits: &Limits, pool: &Pool) -> Result<AttachmentResult, ReadError> {
     let ImageFile { file, kind, mut meta, budget, region } = image;
     let path = meta.path.clone();
     if meta.size_bytes > MAX_IMAGE_FILE_BYTES {

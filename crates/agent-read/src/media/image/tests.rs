@@ -10,7 +10,7 @@ use crate::budget::{Budget, Cancel};
 use crate::classify::ImageType;
 use crate::error::ErrorCode;
 use crate::limits::Limits;
-use crate::media::memory::MemoryPool;
+use crate::media::memory::Pool;
 use crate::result::AttachmentMeta;
 use image::{DynamicImage, GenericImageView, ImageFormat};
 use std::io::{Cursor, Write};
@@ -426,7 +426,7 @@ fn an_extended_webp_whose_bitstream_outgrows_its_canvas_is_refused_before_decodi
 /// Reads `bytes` as a PNG file through `pool`, with `seconds` of time.
 fn read_png(
     bytes: &[u8],
-    pool: &MemoryPool,
+    pool: &Pool,
     seconds: f64,
 ) -> Result<crate::result::AttachmentResult, crate::error::ReadError> {
     let mut file = tempfile::tempfile().unwrap();
@@ -447,7 +447,7 @@ fn a_read_that_needs_more_than_the_whole_budget_is_refused_as_too_large() {
     let size = Size::new(400, 300);
     let bytes =
         png_file(size, png::ColorType::Rgb, png::BitDepth::Eight, &picture(400, 300, 3, 1), PngExtra::default());
-    let pool = MemoryPool::new(1024 * 1024);
+    let pool = Pool::new(1024 * 1024);
     let error = read_png(&bytes, &pool, 30.0).err().unwrap();
     assert_eq!(error.code, ErrorCode::TooLarge);
     assert!(
@@ -465,7 +465,7 @@ fn an_image_past_its_time_budget_is_a_timeout_whose_hint_fits_an_image() {
     let size = Size::new(400, 300);
     let bytes =
         png_file(size, png::ColorType::Rgb, png::BitDepth::Eight, &picture(400, 300, 3, 1), PngExtra::default());
-    let error = read_png(&bytes, &MemoryPool::new(1 << 30), 0.0).err().unwrap();
+    let error = read_png(&bytes, &Pool::new(1 << 30), 0.0).err().unwrap();
     assert_eq!(error.code, ErrorCode::Timeout, "{error:?}");
     let hint = error.hint.unwrap_or_default();
     assert!(hint.starts_with("decoding the image did not finish within the time budget"), "{hint}");
@@ -476,7 +476,7 @@ fn an_image_past_its_time_budget_is_a_timeout_whose_hint_fits_an_image() {
 fn a_read_waiting_on_memory_other_reads_hold_is_refused_as_busy_and_then_goes_through() {
     let bytes =
         png_file(Size::new(400, 300), png::ColorType::Rgb, png::BitDepth::Eight, &[9; 360_000], PngExtra::default());
-    let pool = MemoryPool::new(64 * 1024 * 1024);
+    let pool = Pool::new(64 * 1024 * 1024);
     let held = pool.reserve(60 * 1024 * 1024, &budget(60.0)).unwrap();
     let started = Instant::now();
     let error = read_png(&bytes, &pool, 0.6).err().unwrap();

@@ -63,6 +63,13 @@
 //! price of the filter-blind probe: in the thread mode, a PDF holding any stream that inflates past 64 MiB — a very
 //! large FlateDecode image included — is refused as `TooLarge`; the process mode reads it.
 //!
+//! # At once
+//!
+//! At most [`MAX_EXTRACTIONS`] extractions run at once in a process, whatever their isolation: each may take up to its
+//! worker's memory limit (or, in a thread, what the bounds above let it), more would only compete for the same cores,
+//! and a server runs many reads at once. A further one waits its turn as a read waits for memory
+//! ([`crate::media::memory`]): at most half of its remaining time, then it is refused as busy.
+//!
 //! # Encryption
 //!
 //! A PDF that opens with the empty user password (the common "owner password only" restriction) is decrypted by lopdf
@@ -101,6 +108,7 @@ pub use crate::media::pages::PageSelection;
 pub use worker::worker_main;
 
 use crate::budget::{Budget, Cancel, Cancelled};
+use crate::media::memory::{Pool, Refusal, Reservation};
 use process::{Worker, in_child};
 use std::fmt;
 use std::fs::File;
@@ -115,6 +123,10 @@ pub const MAX_PDF_BYTES: u64 = 256 * 1024 * 1024;
 pub const MAX_PAGE_CHARS: usize = 1_000_000;
 /// Longest pause between two looks at a running extraction.
 const POLL_MAX: Duration = Duration::from_millis(10);
+/// PDF extractions that may run at once in a process (see the module's documentation).
+pub const MAX_EXTRACTIONS: u64 = 4;
+/// The turns of the extractions running, shared by every reader in the process.
+static EXTRACTIONS: Pool = Pool::new(MAX_EXTRACTIONS);
 /// Characters of a crash or failure reason passed on.
 const REASON_CHARS: usize = 200;
 
@@ -218,17 +230,38 @@ pub fn extract(
     cancel: &Cancel,
     isolation: &Isolation,
 ) -> Result<Extracted, PdfError> {
-    Budget::new(deadline, cancel.clone()).check().map_err(budget_error)?;
+    let budget = Budget::new(deadline, cancel.clone());
+    budget.check().map_err(budget_error)?;
     let size = file.metadata().map_err(PdfError::Io)?.len();
     if size > MAX_PDF_BYTES {
         return Err(file_too_large(size));
     }
+    let _turn = turn(&EXTRACTIONS, &budget)?;
     match isolation {
         Isolation::Process { program, args } => {
             in_child(file, selection, max_chars, deadline, cancel, &Worker { program, args })
         }
         Isolation::Thread => in_thread(file, selection, max_chars, deadline, cancel),
     }
+}
+
+/// A turn among the extractions `turns` lets run at once, waited for within `budget`.
+fn turn<'p>(turns: &'p Pool, budget: &Budget) -> Result<Reservation<'p>, PdfError> {
+    turns.reserve(1, budget).map_err(|refusal| {
+        let (running, most, waited) = match refusal {
+            Refusal::Stopped(error) => return budget_error(error),
+            Refusal::Busy { held, capacity, waited, .. } => (held, capacity, waited),
+            Refusal::TooLargeAlone { capacity, .. } => (capacity, capacity, Duration::ZERO),
+        };
+        PdfError::Io(io::Error::new(
+            io::ErrorKind::ResourceBusy,
+            format!(
+                "not extracted now: the server is busy with other PDFs ({running} extractions running, {most} at \
+                 most at once, and this one waited {:.1} s for its turn)",
+                waited.as_secs_f64()
+            ),
+        ))
+    })
 }
 
 /// The error of a budget check: `Timeout`, or the cancelled `Io` error as it is.
@@ -272,6 +305,29 @@ fn shorten(text: &str) -> String {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn an_extraction_waits_for_its_turn_then_is_busy_saying_so() {
+        let turns = Pool::new(2);
+        let within = |seconds: f64| Budget::new(Instant::now() + Duration::from_secs_f64(seconds), Cancel::new());
+        let first = turn(&turns, &within(30.0)).unwrap();
+        let second = turn(&turns, &within(30.0)).unwrap();
+        let started = Instant::now();
+        let busy = turn(&turns, &within(0.4)).err().unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(150), "it waited for a turn first");
+        let PdfError::Io(error) = &busy else { panic!("{busy:?}") };
+        assert_eq!(error.kind(), io::ErrorKind::ResourceBusy);
+        let says = "not extracted now: the server is busy with other PDFs (2 extractions running, 2 at most at once, and \
+                    this one waited";
+        assert!(error.to_string().starts_with(says), "{error}");
+        let mapped = crate::error::ReadError::from_io(error, "a.pdf");
+        assert_eq!(mapped.code, crate::error::ErrorCode::TooLarge);
+        assert!(mapped.hint.as_deref().is_some_and(|hint| hint.contains("read it again")), "{mapped:?}");
+        drop(first);
+        let third = turn(&turns, &within(0.4)).unwrap();
+        drop((second, third));
+        assert_eq!(turns.held(), 0);
+    }
 
     #[test]
     fn a_file_over_the_size_limit_is_too_large_before_anything_is_read() {

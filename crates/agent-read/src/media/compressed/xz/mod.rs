@@ -35,7 +35,7 @@ mod framing;
 
 use super::{Input, MAX_XZ_MEMORY, check_at, cover, damaged, input_at, input_offset, not_a_restart};
 use crate::budget::Budget;
-use crate::media::memory::{Growing, MemoryPool};
+use crate::media::memory::{Growing, Pool};
 use crate::window::restarts::{MAX_POINTS, Restart};
 use crate::window::stream::Decoder;
 use framing::{Event, Framing};
@@ -174,7 +174,7 @@ impl<'f> Xz<'f> {
             file,
             end,
             decoder,
-            memory: Growing::new(MemoryPool::shared(), budget),
+            memory: Growing::new(Pool::shared(), budget),
             feed,
             walk: Framing::new(),
             walked: 0,
