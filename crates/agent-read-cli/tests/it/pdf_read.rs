@@ -470,16 +470,20 @@ fn an_encrypted_pdf_is_binary_saying_so_and_one_the_empty_password_opens_is_read
     assert_eq!(split_pages(pdf_text(&open)), [(1, 1, "Secret page".to_string())]);
 }
 
-#[test]
-fn a_decompression_bomb_is_too_large_within_seconds() {
-    let ws = Ws::new();
-    // 2 GiB of zeros in 2 MiB of FlateDecode, as the page's second content stream.
+/// A page whose second content stream is 2 GiB of zeros in 2 MiB of FlateDecode.
+fn bomb_pdf() -> Vec<u8> {
     let mut fixture = Fixture::new();
     let text = fixture.doc.add_object(Stream::new(Dictionary::new(), show("Before the bomb")));
     let bomb = Stream::new(dictionary! { "Filter" => "FlateDecode" }, zeros_zlib((2u64 << 30) / 258));
     let bomb = fixture.doc.add_object(bomb);
     fixture.page(vec![text.into(), bomb.into()].into());
-    ws.file("bomb.pdf", fixture.bytes());
+    fixture.bytes()
+}
+
+#[test]
+fn a_decompression_bomb_is_too_large_within_seconds() {
+    let ws = Ws::new();
+    ws.file("bomb.pdf", bomb_pdf());
     let out = failure(&read(&ws, json!({"path": "bomb.pdf"})), "TOO_LARGE").to_string();
     assert!(out.starts_with("TOO_LARGE: bomb.pdf: "), "{out}");
     assert!(out.contains("\nNext: choose fewer pages with pages=, or skip this file"), "{out}");
@@ -806,12 +810,7 @@ async fn at_most_four_pdf_extractions_run_at_once_and_the_others_wait_their_turn
     use rmcp::model::CallToolRequestParams;
     use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
     let ws = Ws::new();
-    let mut fixture = Fixture::new();
-    let text = fixture.doc.add_object(Stream::new(Dictionary::new(), show("Before the bomb")));
-    let bomb = Stream::new(dictionary! { "Filter" => "FlateDecode" }, zeros_zlib((2u64 << 30) / 258));
-    let bomb = fixture.doc.add_object(bomb);
-    fixture.page(vec![text.into(), bomb.into()].into());
-    ws.file("bomb.pdf", fixture.bytes());
+    ws.file("bomb.pdf", bomb_pdf());
     let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-read")).configure(|cmd| {
         cmd.arg("mcp").arg("--root").arg(&ws.root);
     });
