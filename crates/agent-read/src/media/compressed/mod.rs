@@ -194,7 +194,8 @@ fn memory_refused(refusal: Refusal, what: &str) -> io::Error {
         Refusal::Busy { needed, held, capacity, waited } => io::Error::new(
             io::ErrorKind::ResourceBusy,
             format!(
-                "not decoded now: the server is busy with other reads ({what} needs {} of memory to decode; other reads hold {} of the {} they share, and it waited {:.1} s)",
+                "not decoded now: the server is busy with other reads ({what} needs {} of memory to decode; other \
+                 reads hold {} of the {} they share, and it waited {:.1} s)",
                 human_size(needed),
                 human_size(held),
                 human_size(capacity),

@@ -481,8 +481,8 @@ mod tests {
         let page = format!("<p>{}</p>", "<i>x</i>".repeat(50_000));
         let refused = parse(&page, &mut || Ok(()), &mut Growing::new(pool, within));
         let Err(DocumentError::TooLarge(why)) = refused else { panic!("{:?}", refused.map(|_| ())) };
-        let says = "its tree of elements needs 4.3 MiB of memory, more than the 4.0 MiB all reads share, 128.0 KiB into \
-                    its 390.6 KiB";
+        let says = "its tree of elements needs 4.3 MiB of memory, more than the 4.0 MiB all reads share, \
+                    128.0 KiB into its 390.6 KiB";
         assert_eq!(why, says);
         // Within the pool, but others hold most of it: waits half its time, then is busy.
         let others = pool.reserve(3 << 20, &within_a_second()).unwrap();

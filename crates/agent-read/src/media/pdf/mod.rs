@@ -317,8 +317,8 @@ mod tests {
         assert!(started.elapsed() >= Duration::from_millis(150), "it waited for a turn first");
         let PdfError::Io(error) = &busy else { panic!("{busy:?}") };
         assert_eq!(error.kind(), io::ErrorKind::ResourceBusy);
-        let says = "not extracted now: the server is busy with other PDFs (2 extractions running, 2 at most at once, and \
-                    this one waited";
+        let says = "not extracted now: the server is busy with other PDFs (2 extractions running, 2 at most at \
+                    once, and this one waited";
         assert!(error.to_string().starts_with(says), "{error}");
         let mapped = crate::error::ReadError::from_io(error, "a.pdf");
         assert_eq!(mapped.code, crate::error::ErrorCode::TooLarge);
