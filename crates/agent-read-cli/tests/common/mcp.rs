@@ -113,3 +113,12 @@ pub fn protocol_2026() -> rmcp::service::ClientLifecycleMode {
         preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
     }
 }
+
+/// A field of `/proc/PID/status` in bytes (`VmHWM`: the peak resident set; `VmRSS`: the current one): what the tests
+/// of a server's memory read of the server.
+#[cfg(target_os = "linux")]
+pub fn proc_status_bytes(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|line| line.starts_with(field)).unwrap_or_else(|| panic!("no {field}: {status}"));
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}

@@ -268,9 +268,7 @@ async fn twelve_concurrent_reads_of_small_files_with_huge_windows_share_one_memo
         }
     }
     assert!(read > 0, "some reads went through");
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let peak = status.lines().find_map(|line| line.strip_prefix("VmHWM:")).unwrap();
-    let peak = peak.trim().trim_end_matches(" kB").parse::<u64>().unwrap() * 1024;
+    let peak = crate::common::mcp::proc_status_bytes(pid, "VmHWM:");
     assert!(peak < PEAK_LIMIT, "the server's peak: {} MiB", peak >> 20);
     client.cancel().await.unwrap();
 }

@@ -1156,13 +1156,6 @@ fn a_panic_ends_the_call_it_hits_without_a_word_of_it_and_serving_goes_on() {
     assert!(fine.starts_with("1: line 1\n"), "{fine}");
 }
 
-/// A field of `/proc/PID/status` in bytes (`VmHWM`: the peak resident set; `VmRSS`: the current one).
-fn proc_status_bytes(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|line| line.starts_with(field)).unwrap_or_else(|| panic!("no {field}: {status}"));
-    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
-}
-
 /// Backpressure: a client that writes thousands of calls and reads no answer leaves the server small — it stops
 /// taking requests while answers wait to be written, so the client's writes block — and once the client reads, every
 /// call is answered: nothing is lost.
@@ -1214,8 +1207,8 @@ fn a_client_that_reads_no_answer_is_made_to_wait_and_then_gets_every_answer() {
         }
     };
     settled(&|| written.load(Ordering::SeqCst) as u64);
-    settled(&|| proc_status_bytes(pid, "VmRSS:"));
-    let peak = proc_status_bytes(pid, "VmHWM:");
+    settled(&|| crate::common::mcp::proc_status_bytes(pid, "VmRSS:"));
+    let peak = crate::common::mcp::proc_status_bytes(pid, "VmHWM:");
     let taken = written.load(Ordering::SeqCst);
     // Now read: every call is answered. (Answers are scanned, not parsed: 400 MB of JSON is slow in a debug build.)
     let (answered, reading) = std::sync::mpsc::channel();

@@ -27,8 +27,8 @@ use crate::classify::document::DocumentKind;
 use crate::classify::{self, Content, EncodingSource, TextFormat, codec::DecodeLimit};
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
-use crate::media::document::{self, DocumentError, MAX_FILE_BYTES, Out, Outline};
-use crate::media::memory::{Growing, Pool};
+use crate::media::document::{self, DocumentError, HTML_HELD_PER_BYTE, MAX_FILE_BYTES, Out, Outline};
+use crate::media::memory::{Growing, Pool, Refusal};
 use crate::media::pages::PageSelection;
 use crate::render::document::Conversion;
 use crate::render::{self, human_size};
@@ -42,6 +42,7 @@ use crate::window::{CHUNK_LEN, Source};
 use std::io::{self, Read, Write};
 use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::time::Duration;
 
 /// Chunks of converted text waiting for the window at most (each [`CHUNK_LEN`] bytes).
 const QUEUED_CHUNKS: usize = 2;
@@ -57,7 +58,8 @@ pub fn read(
         return read_raw_bytes(target, kind, request, limits);
     }
     let selection = selection(target, kind, request.pages)?;
-    let bytes = document_bytes(target, kind)?;
+    let mut memory = Growing::new(Pool::shared(), target.budget.clone());
+    let bytes = document_bytes(target, kind, &mut memory)?;
     let outline = document::outline(kind, &bytes, &mut || target.budget.check())
         .map_err(|error| document_error(target, kind, error, limits))?;
     if request.pages.is_some()
@@ -86,8 +88,14 @@ pub fn read(
         page_header: kind.unit().map(render::document::unit_header_start),
         streamed: true,
     };
-    let converting =
-        Converting { kind, bytes: &bytes, selection: &selection, outline: &outline, failure: Mutex::default() };
+    let converting = Converting {
+        kind,
+        bytes: &bytes,
+        selection: &selection,
+        outline: &outline,
+        memory: Mutex::new(memory),
+        failure: Mutex::default(),
+    };
     match converting.window(target, request.window, meta.clone(), limits, &rendering) {
         Ok(Some(result)) => Ok(ReadResult::Text(result)),
         Ok(None) => {
@@ -100,8 +108,10 @@ pub fn read(
     }
 }
 
-/// The file's bytes, whole (refused over [`MAX_FILE_BYTES`]); an HTML page's decoded to UTF-8.
-fn document_bytes(target: &Target<'_>, kind: DocumentKind) -> Result<Vec<u8>, ReadError> {
+/// The file's bytes, whole (refused over [`MAX_FILE_BYTES`]); an HTML page's decoded to UTF-8. What they take is
+/// reserved in `memory` before they are read (for a page, with its text: see [`HTML_HELD_PER_BYTE`]); as the first
+/// reservation of the read, it may wait for reads of other big documents to end.
+fn document_bytes(target: &Target<'_>, kind: DocumentKind, memory: &mut Growing) -> Result<Vec<u8>, ReadError> {
     let size = target.metadata.len();
     if size > MAX_FILE_BYTES {
         return Err(ReadError::new(
@@ -115,6 +125,8 @@ fn document_bytes(target: &Target<'_>, kind: DocumentKind) -> Result<Vec<u8>, Re
         )
         .with_hint("ask the user for a smaller export (e.g. one sheet as CSV), or skip this file"));
     }
+    let held = if kind == DocumentKind::Html { size * HTML_HELD_PER_BYTE } else { size };
+    memory.cover(held).map_err(|refusal| file_refused(target, size, refusal))?;
     let mut bytes = Vec::new();
     target.file.take(MAX_FILE_BYTES).read_to_end(&mut bytes).map_err(|e| ReadError::from_io(&e, &target.shown))?;
     if kind == DocumentKind::Html {
@@ -123,12 +135,37 @@ fn document_bytes(target: &Target<'_>, kind: DocumentKind) -> Result<Vec<u8>, Re
     Ok(bytes)
 }
 
+/// The error for a document's file whose memory could not be reserved: other reads held it for as long as this one
+/// could wait (a file within [`MAX_FILE_BYTES`] never needs more than the whole budget).
+fn file_refused(target: &Target<'_>, size: u64, refusal: Refusal) -> ReadError {
+    let (held, capacity, waited) = match refusal {
+        Refusal::Stopped(error) => return ReadError::from_io(&error, &target.shown),
+        Refusal::Busy { held, capacity, waited, .. } => (held, capacity, waited),
+        Refusal::TooLargeAlone { capacity, .. } => (0, capacity, Duration::ZERO),
+    };
+    let busy = io::Error::new(
+        io::ErrorKind::ResourceBusy,
+        format!(
+            "not converted now: the server is busy with other reads (its {} are held while it is converted; other \
+             reads hold {} of the {} they share, and it waited {:.1} s)",
+            human_size(size),
+            human_size(held),
+            human_size(capacity),
+            waited.as_secs_f64()
+        ),
+    );
+    ReadError::from_io(&busy, &target.shown)
+}
+
 /// A document being converted for one read: what to convert, and what a conversion failed with.
 struct Converting<'a> {
     kind: DocumentKind,
     bytes: &'a [u8],
     selection: &'a PageSelection,
     outline: &'a Outline,
+    /// What the read holds of the memory all reads share (its file, then what a conversion grows): one reservation,
+    /// so that a read waits only while it holds nothing. A conversion takes it for as long as it runs.
+    memory: Mutex<Growing>,
     /// Why the last conversion stopped short, when it was the document's fault (not the budget's).
     failure: Mutex<Option<DocumentError>>,
 }
@@ -178,9 +215,10 @@ impl Converting<'_> {
             Some(unit) => Out::framed(&mut sink, unit, self.outline.unit_count),
             None => Out::flow(&mut sink),
         };
-        let mut memory = Growing::new(Pool::shared(), budget.clone());
+        let mut memory = self.memory.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let check = &mut || budget.check();
         let converted = document::convert(self.kind, self.bytes, self.selection, &mut out, check, &mut memory);
+        drop(memory);
         // A failed write means the window hung up: nobody is left to tell.
         let _ = out.finish();
         drop(out);

@@ -5,9 +5,12 @@
 //! Each read reserves from the memory budget the bytes it will hold: an image an upper bound of its decode and
 //! re-encode, worked out from its header before it allocates any pixels; a decoder the memory it holds, as soon as the
 //! file makes it grow and before it fills more than one block of it; a page's tree what it has grown to, after each
-//! chunk of the page. When the reads in flight already hold too much, it waits until they give some back — for at
-//! most half of its remaining time, so that the other half is left to decode — and is then refused as busy. A read
-//! that needs more than the whole budget is refused at once: no amount of waiting would help. The budget is
+//! chunk of the page. When the reads in flight already hold too much, a read that holds nothing yet waits until they
+//! give some back — for at most half of its remaining time, so that the other half is left to decode — and is then
+//! refused as busy. A read that already holds some and needs more is refused as busy at once: were it to wait, reads
+//! each holding part of the budget could wait for one another until all of them gave up. So a read reserves up front
+//! what it will likely need, and grows past that only when the budget has room. A read that needs more than the whole
+//! budget is refused at once: no amount of waiting would help. The budget is
 //! process-wide because a server serves many clients, and makes a new reader whenever a client's roots change: a
 //! budget per reader would not bound the process.
 
@@ -107,8 +110,9 @@ impl Pool {
 }
 
 impl Reservation<'_> {
-    /// Holds `bytes` in all: reserves what it does not hold yet, waiting as [`Pool::reserve`] does. When refused,
-    /// it still holds what it held.
+    /// Holds `bytes` in all: reserves what it does not hold yet, waiting as [`Pool::reserve`] does when it holds
+    /// nothing yet, and not at all when it does (see the module's documentation). When refused, it still holds what
+    /// it held.
     pub fn grow_to(&mut self, bytes: u64, budget: &Budget) -> Result<(), Refusal> {
         let pool = self.pool;
         if bytes <= self.bytes {
@@ -119,7 +123,10 @@ impl Reservation<'_> {
         }
         let extra = bytes - self.bytes;
         let started = Instant::now();
-        let give_up = started + budget.deadline().saturating_duration_since(started) / 2;
+        let give_up = match self.bytes {
+            0 => started + budget.deadline().saturating_duration_since(started) / 2,
+            _ => started,
+        };
         let mut held = pool.lock();
         loop {
             if *held + extra <= pool.capacity {
@@ -234,7 +241,9 @@ mod tests {
         grown.grow_to(30, &budget(5.0)).unwrap();
         assert_eq!((pool.held(), grown.bytes()), (60, 60), "never shrinks");
         let other = pool.reserve(30, &budget(5.0)).unwrap();
-        let refusal = grown.grow_to(80, &budget(0.2)).err();
+        let started = Instant::now();
+        let refusal = grown.grow_to(80, &budget(60.0)).err();
+        assert!(started.elapsed() < Duration::from_secs(1), "holding some, it does not wait for more");
         let Some(Refusal::Busy { needed: 80, held: 30, capacity: 100, .. }) = refusal else { panic!("{refusal:?}") };
         let refusal = grown.grow_to(101, &budget(5.0)).err();
         assert!(matches!(refusal, Some(Refusal::TooLargeAlone { needed: 101, capacity: 100 })), "{refusal:?}");

@@ -25,10 +25,12 @@ const CHECK_EVERY: u32 = 4096;
 /// Bytes of a page fed to the parser between two checks of the time budget (and of its tree's memory).
 const PARSE_CHUNK: usize = 16 * 1024;
 /// Memory a tree is taken to hold per node (with its share of the arena's growth), per attribute, and per byte of the
-/// page fed (its texts and attribute values, which grow as the parser appends to them).
+/// page fed (the page itself, and its texts and attribute values at most twice: they grow as the parser appends to
+/// them). A start tag makes at most two nodes (its element, and the text after it), which is what is reserved up front.
 const NODE_BYTES: u64 = 128;
 const ATTRIBUTE_BYTES: u64 = 48;
-const FED_BYTE_BYTES: u64 = 2;
+pub const FED_BYTE_BYTES: u64 = 3;
+const NODES_PER_START_TAG: u64 = 2;
 
 /// Elements whose content is never shown.
 const UNSHOWN: &[&str] =
@@ -70,6 +72,9 @@ pub fn convert(page: &str, out: &mut Out<'_>, check: Check<'_>, memory: &mut Gro
 
 /// Parses a page in chunks, checking the time budget between them and holding in `memory` what the tree has grown to.
 fn parse(page: &str, check: Check<'_>, memory: &mut Growing) -> Result<Html, DocumentError> {
+    // What the whole tree will likely take, first: a read waits for memory only while it holds none.
+    let likely = start_tags(page) * NODES_PER_START_TAG * NODE_BYTES + page.len() as u64 * FED_BYTE_BYTES;
+    memory.cover(likely).map_err(|refusal| tree_refused(refusal, 0, page.len() as u64))?;
     let mut parser = html5ever::parse_document(HtmlTreeSink::new(Html::new_document()), Default::default());
     let mut size = TreeSize::default();
     let mut rest = page;
@@ -119,6 +124,12 @@ impl TreeSize {
     }
 }
 
+/// The start tags a page may hold: each `<` before a letter.
+fn start_tags(page: &str) -> u64 {
+    let bytes = page.as_bytes();
+    memchr::memchr_iter(b'<', bytes).filter(|&at| bytes.get(at + 1).is_some_and(u8::is_ascii_alphabetic)).count() as u64
+}
+
 fn attributes(node: &Node) -> u64 {
     node.as_element().map_or(0, |element| element.attrs().count() as u64)
 }
@@ -126,17 +137,21 @@ fn attributes(node: &Node) -> u64 {
 /// Why a page's tree cannot be held, in the model's terms.
 fn tree_refused(refusal: Refusal, fed: u64, len: u64) -> DocumentError {
     match refusal {
-        Refusal::TooLargeAlone { needed, capacity } => DocumentError::TooLarge(format!(
-            "its tree of elements needs {} of memory, more than the {} all reads share, {} into its {}",
-            human_size(needed),
-            human_size(capacity),
-            human_size(fed),
-            human_size(len)
-        )),
+        Refusal::TooLargeAlone { needed, capacity } => {
+            let when = match fed {
+                0 => format!("its {} counted before parsing", human_size(len)),
+                _ => format!("{} into its {}", human_size(fed), human_size(len)),
+            };
+            DocumentError::TooLarge(format!(
+                "its tree of elements would take about {} of memory, more than the {} all reads share ({when})",
+                human_size(needed),
+                human_size(capacity),
+            ))
+        }
         Refusal::Busy { needed, held, capacity, waited } => DocumentError::Stopped(std::io::Error::new(
             std::io::ErrorKind::ResourceBusy,
             format!(
-                "not converted now: the server is busy with other reads (the page's tree needs {} of memory so far; \
+                "not converted now: the server is busy with other reads (the page's tree needs about {} of memory; \
                  other reads hold {} of the {} they share, and it waited {:.1} s)",
                 human_size(needed),
                 human_size(held),
@@ -481,9 +496,15 @@ mod tests {
         let page = format!("<p>{}</p>", "<i>x</i>".repeat(50_000));
         let refused = parse(&page, &mut || Ok(()), &mut Growing::new(pool, within));
         let Err(DocumentError::TooLarge(why)) = refused else { panic!("{:?}", refused.map(|_| ())) };
-        let says = "its tree of elements needs 4.3 MiB of memory, more than the 4.0 MiB all reads share, \
-                    128.0 KiB into its 390.6 KiB";
+        let says = "its tree of elements would take about 13.4 MiB of memory, more than the 4.0 MiB all reads share \
+                    (its 390.6 KiB counted before parsing)";
         assert_eq!(why, says);
+        // Few tags, but elements cloned again and again as misnested formatting tags make a browser do: past the pool
+        // while parsing.
+        let page = format!("<p><b><i><u><s>{}", "</p><p>x".repeat(8_000));
+        let refused = parse(&page, &mut || Ok(()), &mut Growing::new(pool, within_a_second()));
+        let Err(DocumentError::TooLarge(why)) = refused else { panic!("{:?}", refused.map(|_| ())) };
+        assert!(why.contains(" into its "), "{why}");
         // Within the pool, but others hold most of it: waits half its time, then is busy.
         let others = pool.reserve(3 << 20, &within_a_second()).unwrap();
         let page = format!("<p>{}</p>", "<i>x</i>".repeat(10_000));
@@ -491,6 +512,7 @@ mod tests {
         let Err(DocumentError::Stopped(error)) = busy else { panic!("{:?}", busy.map(|_| ())) };
         assert_eq!(error.kind(), std::io::ErrorKind::ResourceBusy, "{error}");
         assert!(error.to_string().contains("other reads hold 3.0 MiB of the 4.0 MiB they share"), "{error}");
+        assert!(error.to_string().contains("and it waited 0."), "it waited for memory, holding none: {error}");
         drop(others);
         assert_eq!(pool.held(), 0);
     }
@@ -506,9 +528,8 @@ mod tests {
         let plain = "<body>".repeat(20_000);
         let named: String = (0..20_000).map(|i| format!("<body a{i}>")).collect();
         let held = |page: &str| {
-            let mut memory = Growing::new(pool, budget.clone());
-            let html = parse(page, &mut || Ok(()), &mut memory).unwrap();
-            (html.tree.values().len(), memory.bytes())
+            let html = parse(page, &mut || Ok(()), &mut Growing::new(pool, budget.clone())).unwrap();
+            (html.tree.values().len(), TreeSize::default().bytes_after(&html.tree, 0))
         };
         let ((plain_nodes, plain_bytes), (named_nodes, named_bytes)) = (held(&plain), held(&named));
         assert_eq!(plain_nodes, named_nodes, "one body element either way");

@@ -50,6 +50,9 @@ use std::io::{self, Write};
 
 /// Documents larger than this are not converted (the whole file is held in memory while it is).
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// Memory an HTML page's bytes are taken to need, per byte: the page, and its texts at most twice (a page's tree
+/// reserves this much and its nodes).
+pub const HTML_HELD_PER_BYTE: u64 = html::FED_BYTE_BYTES;
 
 /// The units of a document, known before its text is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
