@@ -3,6 +3,7 @@
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService, Service};
 use serde_json::Value;
+use std::path::Path;
 
 /// Calls the `read` tool with `arguments` (a JSON object); a protocol failure fails the test.
 pub async fn call<C: Service<RoleClient>>(client: &RunningService<RoleClient, C>, arguments: Value) -> CallToolResult {
@@ -121,4 +122,32 @@ pub fn proc_status_bytes(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let line = status.lines().find(|line| line.starts_with(field)).unwrap_or_else(|| panic!("no {field}: {status}"));
     line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+/// The binary serving MCP over stdio beneath `root`, with its client, and its process id (to look at its memory or its
+/// children while it serves).
+pub async fn serve(root: &Path) -> (RunningService<RoleClient, ()>, u32) {
+    use rmcp::ServiceExt;
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-read")).configure(|cmd| {
+        cmd.arg("mcp").arg("--root").arg(root);
+    });
+    let server = TokioChildProcess::new(command).expect("spawn");
+    let pid = server.id().expect("running");
+    (().serve(server).await.expect("initialize"), pid)
+}
+
+/// The text of the answers to reads with each of `calls` (arguments), all sent at once: in the order they came back.
+pub async fn reads_at_once(client: &RunningService<RoleClient, ()>, calls: Vec<Value>) -> Vec<String> {
+    let mut reads = tokio::task::JoinSet::new();
+    for arguments in calls {
+        let Value::Object(arguments) = arguments else { panic!("arguments must be an object") };
+        let peer = client.peer().clone();
+        reads.spawn(async move { peer.call_tool(CallToolRequestParams::new("read").with_arguments(arguments)).await });
+    }
+    let mut texts = Vec::new();
+    while let Some(answer) = reads.join_next().await {
+        texts.push(text_of(&answer.expect("task").expect("answered")));
+    }
+    texts
 }

@@ -239,26 +239,10 @@ async fn twelve_concurrent_reads_of_small_files_with_huge_windows_share_one_memo
         assert!(packed.len() < 100 << 10, "{name}: {} bytes", packed.len());
         std::fs::write(dir.path().join(name), packed).unwrap();
     }
-    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-read")).configure(|cmd| {
-        cmd.arg("mcp").arg("--root").arg(dir.path());
-    });
-    let server = TokioChildProcess::new(command).unwrap();
-    let pid = server.id().unwrap();
-    let client = ().serve(server).await.unwrap();
-    let mut reads = tokio::task::JoinSet::new();
-    for i in 0..12 {
-        let peer = client.peer().clone();
-        let Value::Object(arguments) = json!({"path": files[i % 2].0, "offset": -1, "reread": true}) else {
-            unreachable!()
-        };
-        reads.spawn(async move {
-            let request = rmcp::model::CallToolRequestParams::new("read").with_arguments(arguments);
-            peer.call_tool(request).await
-        });
-    }
+    let (client, pid) = crate::common::mcp::serve(dir.path()).await;
+    let calls = (0..12).map(|i| json!({"path": files[i % 2].0, "offset": -1, "reread": true})).collect();
     let mut read = 0;
-    while let Some(answer) = reads.join_next().await {
-        let text = text_of(&answer.unwrap().unwrap());
+    for text in crate::common::mcp::reads_at_once(&client, calls).await {
         if text.contains("TOO_LARGE") {
             assert!(text.contains("not decoded now: the server is busy with other reads"), "{text}");
             assert!(text.contains("read it again once the other reads have finished"), "{text}");

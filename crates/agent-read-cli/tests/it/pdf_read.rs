@@ -806,23 +806,9 @@ fn extraction_workers(parent: u32) -> usize {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn at_most_four_pdf_extractions_run_at_once_and_the_others_wait_their_turn() {
-    use rmcp::ServiceExt;
-    use rmcp::model::CallToolRequestParams;
-    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
     let ws = Ws::new();
     ws.file("bomb.pdf", bomb_pdf());
-    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-read")).configure(|cmd| {
-        cmd.arg("mcp").arg("--root").arg(&ws.root);
-    });
-    let server = TokioChildProcess::new(command).expect("spawn");
-    let pid = server.id().expect("running");
-    let client = ().serve(server).await.expect("initialize");
-    let mut reads = tokio::task::JoinSet::new();
-    for _ in 0..8 {
-        let peer = client.peer().clone();
-        let Value::Object(arguments) = json!({"path": "bomb.pdf", "reread": true}) else { unreachable!() };
-        reads.spawn(async move { peer.call_tool(CallToolRequestParams::new("read").with_arguments(arguments)).await });
-    }
+    let (client, pid) = crate::common::mcp::serve(&ws.root).await;
     let sampler = std::thread::spawn(move || {
         let mut most = 0;
         let started = Instant::now();
@@ -835,8 +821,8 @@ async fn at_most_four_pdf_extractions_run_at_once_and_the_others_wait_their_turn
         }
         most
     });
-    while let Some(answer) = reads.join_next().await {
-        let text = crate::common::mcp::text_of(&answer.expect("task").expect("answered"));
+    let calls = vec![json!({"path": "bomb.pdf", "reread": true}); 8];
+    for text in crate::common::mcp::reads_at_once(&client, calls).await {
         assert!(text.starts_with("TOO_LARGE: bomb.pdf: "), "{text}");
     }
     let most = sampler.join().unwrap();
