@@ -28,7 +28,7 @@ use crate::classify::{self, Content, EncodingSource, TextFormat, codec::DecodeLi
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
 use crate::media::document::{self, DocumentError, HTML_HELD_PER_BYTE, MAX_FILE_BYTES, Out, Outline};
-use crate::media::memory::{Growing, Pool, Refusal};
+use crate::media::memory::{Growing, Pool, Refusal, busy_error};
 use crate::media::pages::PageSelection;
 use crate::render::document::Conversion;
 use crate::render::{self, human_size};
@@ -143,17 +143,8 @@ fn file_refused(target: &Target<'_>, size: u64, refusal: Refusal) -> ReadError {
         Refusal::Busy { held, capacity, waited, .. } => (held, capacity, waited),
         Refusal::TooLargeAlone { capacity, .. } => (0, capacity, Duration::ZERO),
     };
-    let busy = io::Error::new(
-        io::ErrorKind::ResourceBusy,
-        format!(
-            "not converted now: the server is busy with other reads (its {} are held while it is converted; other \
-             reads hold {} of the {} they share, and it waited {:.1} s)",
-            human_size(size),
-            human_size(held),
-            human_size(capacity),
-            waited.as_secs_f64()
-        ),
-    );
+    let need = format!("its {} are held while it is converted", human_size(size));
+    let busy = busy_error("converted", &need, held, capacity, waited);
     ReadError::from_io(&busy, &target.shown)
 }
 

@@ -4,23 +4,28 @@
 //!
 //! Each read reserves from the memory budget the bytes it will hold: an image an upper bound of its decode and
 //! re-encode, worked out from its header before it allocates any pixels; a decoder the memory it holds, as soon as the
-//! file makes it grow and before it fills more than one block of it; a page's tree what it has grown to, after each
-//! chunk of the page. When the reads in flight already hold too much, a read that holds nothing yet waits until they
-//! give some back — for at most half of its remaining time, so that the other half is left to decode — and is then
-//! refused as busy. A read that already holds some and needs more is refused as busy at once: were it to wait, reads
-//! each holding part of the budget could wait for one another until all of them gave up. So a read reserves up front
-//! what it will likely need, and grows past that only when the budget has room. A read that needs more than the whole
-//! budget is refused at once: no amount of waiting would help. The budget is
-//! process-wide because a server serves many clients, and makes a new reader whenever a client's roots change: a
-//! budget per reader would not bound the process.
+//! file makes it grow and before it fills more than one block of it; a document its file before reading it, then what
+//! its conversion grows (a page's tree, a workbook's cells).
+//!
+//! When the reads in flight already hold too much, a read that holds nothing yet waits until they give some back — for
+//! at most half of its remaining time, so that the other half is left to decode — and is then refused as busy. A read
+//! that already holds some and needs more is refused as busy at once: were it to wait, reads each holding part of the
+//! budget could wait for one another until all of them gave up. So a read reserves up front what it will likely need,
+//! and grows past that only when the budget has room. A read that needs more than the whole budget is refused at
+//! once: no amount of waiting would help.
+//!
+//! The budget is process-wide because a server serves many clients, and makes a new reader whenever a client's roots
+//! change: a budget per reader would not bound the process.
 
 use crate::budget::Budget;
+#[cfg(any(feature = "compressed", feature = "documents"))]
+use crate::render::human_size;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Bytes all reads in the process may hold at once in decoded images, decompression windows and HTML trees, however
-/// many run at the same time (what a read holds besides, a few chunks of text or a document's file, is bounded per
-/// read).
+/// Bytes all reads in the process may hold at once in decoded images, decompression windows, documents' files and
+/// what converting them grows, however many run at the same time (what a read holds besides, a few chunks of text or
+/// a document's parts, is bounded per read).
 #[cfg(any(feature = "images", feature = "compressed", feature = "documents"))]
 pub const SHARED_MEMORY: u64 = 384 * 1024 * 1024;
 
@@ -155,8 +160,26 @@ impl Reservation<'_> {
     }
 }
 
-/// Memory a read holds that grows as it goes (a decoder's window, a page's tree), reserved from a pool as it grows and
-/// given back when dropped.
+/// The error of a read refused as busy (see [`Refusal::Busy`]), in the words every such refusal uses: "not `done` now:
+/// the server is busy with other reads (`need`; other reads hold … of the … they share, and it waited … s)", where
+/// `need` says what the read needed. Its kind, `ResourceBusy`, is what [`crate::ReadError::from_io`] makes a busy
+/// `TOO_LARGE` of.
+#[cfg(any(feature = "compressed", feature = "documents"))]
+pub fn busy_error(done: &str, need: &str, held: u64, capacity: u64, waited: Duration) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::ResourceBusy,
+        format!(
+            "not {done} now: the server is busy with other reads ({need}; other reads hold {} of the {} they share, \
+             and it waited {:.1} s)",
+            human_size(held),
+            human_size(capacity),
+            waited.as_secs_f64()
+        ),
+    )
+}
+
+/// Memory a read holds that grows as it goes (a decoder's window; a document's file, then its page's tree or its
+/// workbook's cells), reserved from a pool as it grows and given back when dropped.
 #[cfg(any(feature = "compressed", feature = "documents"))]
 pub struct Growing {
     reservation: Reservation<'static>,

@@ -26,7 +26,7 @@ mod xz;
 mod zstd;
 
 use crate::budget::Budget;
-use crate::media::memory::{Growing, Refusal};
+use crate::media::memory::{Growing, Refusal, busy_error};
 use crate::render::human_size;
 use crate::window::restarts::Restart;
 use crate::window::stream::Decoder;
@@ -191,17 +191,10 @@ fn memory_refused(refusal: Refusal, what: &str) -> io::Error {
                 human_size(capacity)
             ),
         ),
-        Refusal::Busy { needed, held, capacity, waited } => io::Error::new(
-            io::ErrorKind::ResourceBusy,
-            format!(
-                "not decoded now: the server is busy with other reads ({what} needs {} of memory to decode; other \
-                 reads hold {} of the {} they share, and it waited {:.1} s)",
-                human_size(needed),
-                human_size(held),
-                human_size(capacity),
-                waited.as_secs_f64()
-            ),
-        ),
+        Refusal::Busy { needed, held, capacity, waited } => {
+            let need = format!("{what} needs {} of memory to decode", human_size(needed));
+            busy_error("decoded", &need, held, capacity, waited)
+        }
         Refusal::Stopped(error) => error,
     }
 }

@@ -12,7 +12,7 @@
 
 use super::markdown::pipe_table;
 use super::{Check, DocumentError, Out};
-use crate::media::memory::{Growing, Refusal};
+use crate::media::memory::{Growing, Refusal, busy_error};
 use crate::render::human_size;
 use ego_tree::iter::Edge;
 use ego_tree::{NodeId, Tree};
@@ -148,17 +148,10 @@ fn tree_refused(refusal: Refusal, fed: u64, len: u64) -> DocumentError {
                 human_size(capacity),
             ))
         }
-        Refusal::Busy { needed, held, capacity, waited } => DocumentError::Stopped(std::io::Error::new(
-            std::io::ErrorKind::ResourceBusy,
-            format!(
-                "not converted now: the server is busy with other reads (the page's tree needs about {} of memory; \
-                 other reads hold {} of the {} they share, and it waited {:.1} s)",
-                human_size(needed),
-                human_size(held),
-                human_size(capacity),
-                waited.as_secs_f64()
-            ),
-        )),
+        Refusal::Busy { needed, held, capacity, waited } => {
+            let need = format!("the page's tree needs about {} of memory", human_size(needed));
+            DocumentError::Stopped(busy_error("converted", &need, held, capacity, waited))
+        }
         Refusal::Stopped(error) => DocumentError::Stopped(error),
     }
 }

@@ -21,7 +21,7 @@
 
 use super::grid::{Grid, shown};
 use super::{Check, DocumentError, Out, Outline};
-use crate::media::memory::{Growing, Refusal};
+use crate::media::memory::{Growing, Refusal, busy_error};
 use crate::media::pages::PageSelection;
 use crate::render::human_size;
 use calamine::{Data, Reader, SheetVisible, Xls, XlsError};
@@ -251,17 +251,10 @@ fn cells_refused(refusal: Refusal) -> DocumentError {
             human_size(needed),
             human_size(capacity)
         )),
-        Refusal::Busy { needed, held, capacity, waited } => DocumentError::Stopped(std::io::Error::new(
-            std::io::ErrorKind::ResourceBusy,
-            format!(
-                "not converted now: the server is busy with other reads (its cells would take about {} of memory to \
-                 read; other reads hold {} of the {} they share, and it waited {:.1} s)",
-                human_size(needed),
-                human_size(held),
-                human_size(capacity),
-                waited.as_secs_f64()
-            ),
-        )),
+        Refusal::Busy { needed, held, capacity, waited } => {
+            let need = format!("its cells would take about {} of memory to read", human_size(needed));
+            DocumentError::Stopped(busy_error("converted", &need, held, capacity, waited))
+        }
         Refusal::Stopped(error) => DocumentError::Stopped(error),
     }
 }
