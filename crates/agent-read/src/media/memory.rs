@@ -198,9 +198,9 @@ impl Growing {
         self.reservation.grow_to(bytes, &self.budget)
     }
 
-    /// The bytes reserved.
-    #[cfg(test)]
-    pub fn bytes(&self) -> u64 {
+    /// The bytes reserved so far.
+    #[cfg(any(feature = "documents", test))]
+    pub fn held(&self) -> u64 {
         self.reservation.bytes
     }
 }

@@ -101,7 +101,7 @@ impl ZstdFrames<'_> {
     /// The bytes of memory it holds reserved.
     #[cfg(test)]
     pub(super) fn memory_held(&self) -> u64 {
-        self.memory.bytes()
+        self.memory.held()
     }
 
     /// A restart point at the next input byte, the start of a frame.

@@ -56,6 +56,8 @@ pub fn convert(
 ) -> Result<(), DocumentError> {
     let mut package = Package::open_typed(bytes, MEDIA_TYPE)?;
     let book = Book::read(&mut package)?;
+    // The book's file, reserved by the read: each chapter's tree is reserved on top of it.
+    let base = memory.held();
     let count = u32::try_from(book.chapters.len()).unwrap_or(u32::MAX);
     for number in selection.pages(count) {
         let Some(chapter) = book.chapters.get(number as usize - 1) else { break };
@@ -70,7 +72,7 @@ pub fn convert(
         };
         let title = book.titles.get(chapter).cloned().unwrap_or_else(|| first_heading(&xhtml));
         out.begin(number, Some(&title), false);
-        super::html::convert(&String::from_utf8_lossy(&xhtml), out, check, memory)?;
+        super::html::convert(&String::from_utf8_lossy(&xhtml), out, check, memory, base)?;
     }
     Ok(())
 }

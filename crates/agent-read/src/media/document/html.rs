@@ -36,9 +36,16 @@ const NODES_PER_START_TAG: u64 = 2;
 const UNSHOWN: &[&str] =
     &["script", "style", "noscript", "template", "head", "svg", "iframe", "object", "embed", "canvas", "title"];
 
-/// Converts an HTML page into `out`, its tree held in `memory`.
-pub fn convert(page: &str, out: &mut Out<'_>, check: Check<'_>, memory: &mut Growing) -> Result<(), DocumentError> {
-    let html = parse(page, check, memory)?;
+/// Converts an HTML page into `out`, its tree held in `memory` on top of `base`: what the read holds there besides the
+/// page and its tree (a book's file; nothing for a page read on its own, whose bytes are reserved as the tree's).
+pub fn convert(
+    page: &str,
+    out: &mut Out<'_>,
+    check: Check<'_>,
+    memory: &mut Growing,
+    base: u64,
+) -> Result<(), DocumentError> {
+    let html = parse(page, check, memory, base)?;
     let mut walk = Walk::new(out);
     let mut skip: Option<NodeId> = None;
     let mut seen = 0u32;
@@ -71,10 +78,10 @@ pub fn convert(page: &str, out: &mut Out<'_>, check: Check<'_>, memory: &mut Gro
 }
 
 /// Parses a page in chunks, checking the time budget between them and holding in `memory` what the tree has grown to.
-fn parse(page: &str, check: Check<'_>, memory: &mut Growing) -> Result<Html, DocumentError> {
+fn parse(page: &str, check: Check<'_>, memory: &mut Growing, base: u64) -> Result<Html, DocumentError> {
     // What the whole tree will likely take, first: a read waits for memory only while it holds none.
     let likely = start_tags(page) * NODES_PER_START_TAG * NODE_BYTES + page.len() as u64 * FED_BYTE_BYTES;
-    memory.cover(likely).map_err(|refusal| tree_refused(refusal, 0, page.len() as u64))?;
+    memory.cover(base + likely).map_err(|refusal| tree_refused(refusal, base, 0, page.len() as u64))?;
     let mut parser = html5ever::parse_document(HtmlTreeSink::new(Html::new_document()), Default::default());
     let mut size = TreeSize::default();
     let mut rest = page;
@@ -88,7 +95,7 @@ fn parse(page: &str, check: Check<'_>, memory: &mut Growing) -> Result<Html, Doc
         check()?;
         let fed = (page.len() - rest.len()) as u64;
         let bytes = size.bytes_after(&parser.tokenizer.sink.sink.0.borrow().tree, fed);
-        memory.cover(bytes).map_err(|refusal| tree_refused(refusal, fed, page.len() as u64))?;
+        memory.cover(base + bytes).map_err(|refusal| tree_refused(refusal, base, fed, page.len() as u64))?;
     }
     Ok(parser.finish())
 }
@@ -134,8 +141,8 @@ fn attributes(node: &Node) -> u64 {
     node.as_element().map_or(0, |element| element.attrs().count() as u64)
 }
 
-/// Why a page's tree cannot be held, in the model's terms.
-fn tree_refused(refusal: Refusal, fed: u64, len: u64) -> DocumentError {
+/// Why a page's tree cannot be held on top of `base`, in the model's terms.
+fn tree_refused(refusal: Refusal, base: u64, fed: u64, len: u64) -> DocumentError {
     match refusal {
         Refusal::TooLargeAlone { needed, capacity } => {
             let when = match fed {
@@ -144,12 +151,12 @@ fn tree_refused(refusal: Refusal, fed: u64, len: u64) -> DocumentError {
             };
             DocumentError::TooLarge(format!(
                 "its tree of elements would take about {} of memory, more than the {} all reads share ({when})",
-                human_size(needed),
+                human_size(needed - base),
                 human_size(capacity),
             ))
         }
         Refusal::Busy { needed, held, capacity, waited } => {
-            let need = format!("the page's tree needs about {} of memory", human_size(needed));
+            let need = format!("the page's tree needs about {} of memory", human_size(needed - base));
             DocumentError::Stopped(busy_error("converted", &need, held, capacity, waited))
         }
         Refusal::Stopped(error) => DocumentError::Stopped(error),
@@ -451,7 +458,7 @@ mod tests {
     fn text_of(page: &str) -> String {
         let mut sink = Vec::new();
         let mut out = Out::flow(&mut sink);
-        assert!(convert(page, &mut out, &mut || Ok(()), &mut unlimited()).is_ok() && out.finish().is_ok());
+        assert!(convert(page, &mut out, &mut || Ok(()), &mut unlimited(), 0).is_ok() && out.finish().is_ok());
         String::from_utf8_lossy(&sink).into_owned()
     }
 
@@ -479,15 +486,21 @@ mod tests {
         // About 20,000 nodes: within the pool, and held while the tree lives.
         let page = format!("<p>{}</p>", "<i>x</i>".repeat(10_000));
         let mut memory = Growing::new(pool, within.clone());
-        let html = parse(&page, &mut || Ok(()), &mut memory).unwrap();
+        let html = parse(&page, &mut || Ok(()), &mut memory, 0).unwrap();
         assert!(html.tree.values().len() > 20_000);
-        let held = memory.bytes();
+        let held = memory.held();
         assert!((20_000 * NODE_BYTES..4 << 20).contains(&held), "{held}");
         drop((html, memory));
         assert_eq!(pool.held(), 0);
+        // On top of what the read holds besides (a book's file): the same tree, reserved beyond it.
+        let mut memory = Growing::new(pool, within.clone());
+        memory.cover(1 << 20).unwrap();
+        let _html = parse(&page, &mut || Ok(()), &mut memory, 1 << 20).unwrap();
+        assert!(memory.held() >= (1 << 20) + held, "{} on top of 1 MiB", memory.held());
+        drop((_html, memory));
         // Five times that: past the whole pool.
         let page = format!("<p>{}</p>", "<i>x</i>".repeat(50_000));
-        let refused = parse(&page, &mut || Ok(()), &mut Growing::new(pool, within));
+        let refused = parse(&page, &mut || Ok(()), &mut Growing::new(pool, within), 0);
         let Err(DocumentError::TooLarge(why)) = refused else { panic!("{:?}", refused.map(|_| ())) };
         let says = "its tree of elements would take about 13.4 MiB of memory, more than the 4.0 MiB all reads share \
                     (its 390.6 KiB counted before parsing)";
@@ -495,13 +508,13 @@ mod tests {
         // Few tags, but elements cloned again and again as misnested formatting tags make a browser do: past the pool
         // while parsing.
         let page = format!("<p><b><i><u><s>{}", "</p><p>x".repeat(8_000));
-        let refused = parse(&page, &mut || Ok(()), &mut Growing::new(pool, within_a_second()));
+        let refused = parse(&page, &mut || Ok(()), &mut Growing::new(pool, within_a_second()), 0);
         let Err(DocumentError::TooLarge(why)) = refused else { panic!("{:?}", refused.map(|_| ())) };
         assert!(why.contains(" into its "), "{why}");
         // Within the pool, but others hold most of it: waits half its time, then is busy.
         let others = pool.reserve(3 << 20, &within_a_second()).unwrap();
         let page = format!("<p>{}</p>", "<i>x</i>".repeat(10_000));
-        let busy = parse(&page, &mut || Ok(()), &mut Growing::new(pool, within_a_second()));
+        let busy = parse(&page, &mut || Ok(()), &mut Growing::new(pool, within_a_second()), 0);
         let Err(DocumentError::Stopped(error)) = busy else { panic!("{:?}", busy.map(|_| ())) };
         assert_eq!(error.kind(), std::io::ErrorKind::ResourceBusy, "{error}");
         assert!(error.to_string().contains("other reads hold 3.0 MiB of the 4.0 MiB they share"), "{error}");
@@ -521,7 +534,7 @@ mod tests {
         let plain = "<body>".repeat(20_000);
         let named: String = (0..20_000).map(|i| format!("<body a{i}>")).collect();
         let held = |page: &str| {
-            let html = parse(page, &mut || Ok(()), &mut Growing::new(pool, budget.clone())).unwrap();
+            let html = parse(page, &mut || Ok(()), &mut Growing::new(pool, budget.clone()), 0).unwrap();
             (html.tree.values().len(), TreeSize::default().bytes_after(&html.tree, 0))
         };
         let ((plain_nodes, plain_bytes), (named_nodes, named_bytes)) = (held(&plain), held(&named));
@@ -544,7 +557,7 @@ mod tests {
             if checks > 1 { Err(std::io::Error::from(std::io::ErrorKind::TimedOut)) } else { Ok(()) }
         };
         let mut sink = Vec::new();
-        let stopped = convert(&page, &mut Out::flow(&mut sink), &mut check, &mut unlimited());
+        let stopped = convert(&page, &mut Out::flow(&mut sink), &mut check, &mut unlimited(), 0);
         assert!(matches!(stopped, Err(DocumentError::Stopped(_))), "{stopped:?}");
     }
 }

@@ -126,7 +126,8 @@ pub fn outline(kind: DocumentKind, bytes: &[u8], check: Check<'_>) -> Result<Out
 
 /// Converts the units `selection` chooses of the document `bytes` of `kind` (HTML: already decoded to UTF-8) into
 /// `out`, whose frame has `outline`'s units. Returns early, without an error, once `out` is [stopped](Out::stopped).
-/// What a conversion holds beyond its bounded parts (an HTML page's tree) is reserved in `memory`.
+/// What a conversion holds beyond its bounded parts (an HTML page's tree, a workbook's cells) is reserved in `memory`,
+/// on top of the file the read reserved there (an HTML page's reservation is its tree's own, [`HTML_HELD_PER_BYTE`]).
 pub fn convert(
     kind: DocumentKind,
     bytes: &[u8],
@@ -143,7 +144,7 @@ pub fn convert(
         DocumentKind::Xls => xls::convert(bytes, selection, out, check, memory),
         DocumentKind::Pptx => pptx::convert(bytes, selection, out, check),
         DocumentKind::Epub => epub::convert(bytes, selection, out, check, memory),
-        DocumentKind::Html => html::convert(&String::from_utf8_lossy(bytes), out, check, memory),
+        DocumentKind::Html => html::convert(&String::from_utf8_lossy(bytes), out, check, memory, 0),
     }
 }
 

@@ -103,7 +103,9 @@ fn open(bytes: &[u8], memory: Option<&mut Growing>, check: Check<'_>) -> Result<
     let rewritten = rewrite(&stream, memory.is_some())?;
     drop(stream);
     if let Some(memory) = memory {
-        memory.cover(rewritten.memory).map_err(cells_refused)?;
+        // On top of the file the read holds there.
+        let base = memory.held();
+        memory.cover(base + rewritten.memory).map_err(|refusal| cells_refused(refusal, base))?;
     }
     let compound = compound_file(&rewritten.stream)?;
     drop(rewritten);
@@ -244,15 +246,15 @@ fn rewrite(stream: &[u8], with_cells: bool) -> Result<Rewritten, DocumentError> 
 }
 
 /// Why what calamine would hold cannot be reserved, in the model's terms.
-fn cells_refused(refusal: Refusal) -> DocumentError {
+fn cells_refused(refusal: Refusal, base: u64) -> DocumentError {
     match refusal {
         Refusal::TooLargeAlone { needed, capacity } => DocumentError::TooLarge(format!(
             "its cells would take about {} of memory to read, more than the {} all reads share",
-            human_size(needed),
+            human_size(needed - base),
             human_size(capacity)
         )),
         Refusal::Busy { needed, held, capacity, waited } => {
-            let need = format!("its cells would take about {} of memory to read", human_size(needed));
+            let need = format!("its cells would take about {} of memory to read", human_size(needed - base));
             DocumentError::Stopped(busy_error("converted", &need, held, capacity, waited))
         }
         Refusal::Stopped(error) => DocumentError::Stopped(error),
@@ -537,7 +539,7 @@ mod tests {
         let pool: &'static Pool = Box::leak(Box::new(Pool::new(SHARED_MEMORY)));
         let budget = Budget::new(std::time::Instant::now() + std::time::Duration::from_secs(60), Cancel::new());
         let needed = rewrite(stream, true).unwrap().memory;
-        let refused = Growing::new(pool, budget).cover(needed).map_err(cells_refused);
+        let refused = Growing::new(pool, budget).cover(needed).map_err(|refusal| cells_refused(refusal, 0));
         refused.err().map(|e| e.to_string()).unwrap_or_default()
     }
 

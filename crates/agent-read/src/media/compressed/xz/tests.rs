@@ -53,13 +53,13 @@ fn each_block_is_given_the_memory_its_dictionary_needs_once_it_is_reserved() {
     let mut xz = Xz::new(&file, packed.len() as u64, unlimited()).unwrap();
     let mut buf = vec![0u8; 64 * 1024];
     xz.read_exact(&mut buf).unwrap();
-    let held = xz.memory.bytes();
+    let held = xz.memory.held();
     assert!((4 << 20..(4 << 20) + (512 << 10)).contains(&held), "{held} bytes held for a 4 MiB dictionary");
     assert_eq!(xz.decoder.memlimit(), held, "the decoder may take what is held, no more");
     let mut decoded = buf;
     xz.read_to_end(&mut decoded).unwrap();
     assert!(decoded == text);
-    let held = xz.memory.bytes();
+    let held = xz.memory.held();
     assert!((12 << 20..(12 << 20) + (512 << 10)).contains(&held), "{held} bytes held for a 12 MiB dictionary");
     assert_eq!(xz.decoder.memlimit(), held);
 }
