@@ -218,8 +218,8 @@ fn a_window_the_system_will_not_allocate_is_too_large_not_damage() {
 /// Small files whose decoding takes much memory (a zstd frame with a 128 MiB window, an xz block with a 64 MiB
 /// dictionary, each under 100 KiB on disk), read twelve at once by one MCP client: the decoders share the budget
 /// every read in the process shares, so the server's peak stays near that budget, and every read still ends with
-/// the file's last line (or, past the time it may wait, as busy). Without the budget, twelve such reads took the
-/// server to 1.1 GB.
+/// the file's last line (or, past the time it may wait, as busy). Each holding its own would take the server past a
+/// gigabyte.
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn twelve_concurrent_reads_of_small_files_with_huge_windows_share_one_memory_budget() {

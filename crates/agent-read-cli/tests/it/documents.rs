@@ -386,8 +386,7 @@ fn a_window_anywhere_in_a_long_sheet_is_read_in_bounded_memory() {
 
 /// Eight reads at once of a 48 MiB page (one paragraph of text): each reserves the page and its text, up front, from
 /// the memory all reads share, and the others wait their turn; so the server's peak stays near that budget, and
-/// every read ends with the page's text. (Growing as they went, they all held part of the budget and waited for one
-/// another until most gave up as busy; without the budget, 1.6 GB.)
+/// every read ends with the page's text: reads that each held part of the budget never wait for one another.
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn eight_reads_at_once_of_a_big_page_share_one_memory_budget() {
@@ -406,8 +405,8 @@ async fn eight_reads_at_once_of_a_big_page_share_one_memory_budget() {
 }
 
 /// A page of millions of tags (40 MiB of `<i>x</i>`) builds a tree many times its size: it is refused once the tree
-/// outgrows the memory all reads share, with the way to its markup, within a 768 MiB address space (where before it
-/// took 1.4 GB, and the process aborted); the markup is then read by byte ranges.
+/// outgrows the memory all reads share, with the way to its markup, within a 768 MiB address space (the whole tree
+/// would take gigabytes, and the process abort); the markup is then read by byte ranges.
 #[cfg(unix)]
 #[test]
 fn a_page_whose_tree_outgrows_the_shared_memory_is_refused_with_the_way_to_its_markup() {
