@@ -422,6 +422,43 @@ async fn a_repeat_deep_read_over_mcp_returns_the_lines_of_a_cold_read() {
     client.cancel().await.unwrap();
 }
 
+/// Files of one zstd frame or one xz block have no restart point: the server parks the decoders where reads stop,
+/// and holds the text around a window the first read went past. Reads in any order, near and far, forward and
+/// back, answer what a cold read does; a file rewritten since is read afresh.
+#[tokio::test]
+async fn reads_over_mcp_that_go_on_with_parked_decoders_agree_with_cold_reads_in_any_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = log_lines(400_000);
+    let files = [
+        ("frame.log.zst", compressed_by("zstd", &["-c", "-q"], &text)),
+        ("block.log.xz", compressed_by("xz", &["-c", "-1"], &text)),
+        ("gzip.log.gz", compressed_by("gzip", &["-c"], &text)),
+    ];
+    for (name, packed) in &files {
+        std::fs::write(dir.path().join(name), packed).unwrap();
+    }
+    let binary = env!("CARGO_BIN_EXE_agent-read");
+    let command = tokio::process::Command::new(binary).configure(|cmd| {
+        cmd.arg("mcp").arg("--root").arg(dir.path());
+    });
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let windows = [(360_001, 3), (360_004, 3), (-2, 2), (360_001, 3), (100_001, 2), (360_010, 2), (399_990, 20)];
+    for (name, _) in &files {
+        for (offset, limit) in windows.iter().chain(&[(-2, 2), (1, 2), (360_001, 3)]) {
+            let request = json!({"path": name, "offset": offset, "limit": limit, "reread": true});
+            let cold = output(&read_json(dir.path(), request.clone(), &[])).to_string();
+            let served = text_of(&call(&client, request).await);
+            assert_eq!(served, cold, "{name} offset={offset} limit={limit}");
+        }
+    }
+    let other: Vec<u8> = text.iter().map(|b| if *b == b'r' { b'R' } else { *b }).collect();
+    std::fs::write(dir.path().join("frame.log.zst"), compressed_by("zstd", &["-c", "-q"], &other)).unwrap();
+    let deep = json!({"path": "frame.log.zst", "offset": 360_001, "limit": 1, "reread": true});
+    let deep = text_of(&call(&client, deep).await);
+    assert!(deep.starts_with("360001: 2026-11-25 Request 360001 seRved\n"), "{deep}");
+    client.cancel().await.unwrap();
+}
+
 /// An xz file whose index says its first block holds one byte more text than it does (the index's CRC-32 fixed up,
 /// so only the size lies): the read ends with the damage reported, and whatever lines come before it are the
 /// file's, at their own numbers.

@@ -8,6 +8,9 @@
 //!   block and stream starts). A later read of the unchanged file decodes only from the restart point before its
 //!   window to the window's end; a first tail finds its lines in the text its counting pass kept. Constant memory
 //!   either way (the index's own bounded).
+//! - When a read ends its decoders are [parked](crate::window::index::parked) where they stopped, with the text they
+//!   kept and the text held around a first read's window; the next read of the unchanged file goes on with whichever
+//!   reaches its window soonest, so nearby windows decode little or nothing even where there is no restart point.
 //! - `meta.compression` names the compression and `meta.size_bytes` stays the file's (compressed) size;
 //!   `meta.decompressed_bytes` is the text's size once a pass reached its end, and absent otherwise (never guessed).
 //! - Byte ranges address the file's raw bytes; those of a compressed file are not text, so a byte range is answered
@@ -17,14 +20,15 @@
 use super::file::FileRequest;
 use super::target::Target;
 use super::{table, text};
-use crate::classify::{self, Content, SNIFF_LEN};
+use crate::classify::{self, Codec, Content, SNIFF_LEN};
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
 use crate::media::compressed::Compression;
 use crate::render::human_size;
-use crate::request::Window;
+use crate::request::{FindWindow, LineWindow, Window};
 use crate::result::ReadResult;
 use crate::window::Source;
+use crate::window::index::parked::{ParkedText, StreamKey};
 use crate::window::index::streamed::FileEnds;
 use crate::window::index::{FileIdentity, FileVersion};
 use crate::window::lines::Indexing;
@@ -57,23 +61,49 @@ pub fn read(
     }
     let (file, end, budget) = (target.file, target.read_end(), target.budget.clone());
     let open: &Opener<'_> = &|from| compression.decoder_at(file, end, budget.clone(), from);
-    let stream = Stream::new(open, target.budget.clone());
-    let head = decompressed_head(&stream, &target.shown)?;
-    let format = match classify::classify(&head, request.forced) {
+    let ends = FileEnds::of(target.file, end).map_err(|e| ReadError::from_io(&e, &target.shown))?;
+    let key = StreamKey::of(target.file, target.metadata, ends);
+    let (stream, head) = match target.indexes.parked().take(&key) {
+        Some(parked) => (Stream::adopting(open, target.budget.clone(), parked.streams), parked.head),
+        None => {
+            let stream = Stream::new(open, target.budget.clone());
+            let head = decompressed_head(&stream, &target.shown)?;
+            (stream, head)
+        }
+    };
+    let read = read_text(target, compression, (window, request.forced), limits, (&stream, &head, ends));
+    // The decoders stay where they stopped, with the text they kept, for the next reads of the file to go on with.
+    let streams = stream.park();
+    if read.is_ok() && !streams.is_empty() {
+        target.indexes.parked().park(key, ParkedText { head, streams });
+    }
+    read
+}
+
+/// Reads the text of `target`, decoded by `stream`, whose first bytes are `head` and whose compressed file ends as
+/// `ends` says.
+fn read_text(
+    target: &Target<'_>,
+    compression: Compression,
+    (window, forced): (Result<LineWindow, FindWindow>, Option<Codec>),
+    limits: &Limits,
+    (stream, head, ends): (&Stream<'_>, &[u8], FileEnds),
+) -> Result<ReadResult, ReadError> {
+    let format = match classify::classify(head, forced) {
         Content::Text(format) => format,
         Content::Binary { description, .. } => return Err(binary_inside(target, compression, &description)),
         Content::Image(kind) => return Err(binary_inside(target, compression, &format!("{} image", kind.name()))),
         Content::Pdf => return Err(binary_inside(target, compression, "PDF document")),
         Content::Document(kind) => return Err(binary_inside(target, compression, kind.description())),
     };
-    let source = Source::streamed(&stream, format.bom_len as u64, format.codec.newline_layout())
+    let source = Source::streamed(stream, format.bom_len as u64, format.codec.newline_layout())
         .with_budget(target.budget.clone());
     let layout = format.codec.newline_layout();
     let indexing = Indexing {
         indexes: target.indexes,
         identity: FileIdentity::of(target.file, target.metadata, format.bom_len as u64, layout),
         version: FileVersion::of(target.metadata),
-        ends: Some(FileEnds::of(target.file, end).map_err(|e| ReadError::from_io(&e, &target.shown))?),
+        ends: Some(ends),
     };
     let meta = text::base_meta(target, &format);
     let notices = |decoded: Option<u64>, meta: &mut crate::result::TextMeta| {
@@ -310,5 +340,49 @@ mod tests {
         let (tail, cost) = read(-2);
         assert_eq!(tail, ["line 799999 of the log, took 813 ms", "line 800000 of the log, took 814 ms"]);
         assert!(cost < 6 << 20, "so does a tail: {cost} of {whole} bytes");
+    }
+
+    #[test]
+    fn reads_of_a_one_frame_zstd_file_go_on_from_where_the_last_one_stopped() {
+        use crate::window::stream::DECODED_HERE;
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (1..=800_000).map(|i| format!("line {i} of the log, took {} ms\n", i % 977)).collect();
+        let path = dir.path().join("app.log");
+        std::fs::write(&path, &text).unwrap();
+        let zstd = std::process::Command::new("zstd").args(["-q", "--rm"]).arg(&path).status();
+        assert!(zstd.unwrap().success(), "zstd must be installed");
+        let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
+        let read = |offset: i64| {
+            let before = DECODED_HERE.with(|decoded| decoded.get());
+            let request = ReadRequest { offset: Some(offset), limit: Some(2), ..ReadRequest::new("app.log.zst") };
+            let output = reader.read(&request, &ReadOptions::default()).output().into_owned();
+            (output, DECODED_HERE.with(|decoded| decoded.get()) - before)
+        };
+        let whole = text.len() as u64;
+        let (first, cost) = read(400_001);
+        assert!(first.starts_with("400001: line 400001 of the log, took 408 ms\n400002: "), "{first}");
+        assert!(cost >= whole, "a first read counts every line: {cost}");
+        assert_eq!(read(400_001), (first.clone(), 0), "the text around the window was held when the pass went on");
+        let (next, cost) = read(400_003);
+        assert!(next.starts_with("400003: line 400003 of the log"), "{next}");
+        assert_eq!(cost, 0, "so was the text after it");
+        let (tail, cost) = read(-2);
+        assert!(tail.starts_with("799999: line 799999 of the log"), "{tail}");
+        assert_eq!(cost, 0, "the decoder that reached the end kept the end");
+        let (far, cost) = read(700_001);
+        assert!(far.starts_with("700001: line 700001 of the log"), "{far}");
+        assert!(cost < whole, "one frame has no restart point: decoded from the top to the window ({cost})");
+        let (further, cost) = read(705_001);
+        assert!(further.starts_with("705001: line 705001 of the log"), "{further}");
+        assert!(cost < 400_000, "a window further on decodes only the text between: {cost}");
+        assert_eq!(read(400_001), (first, 0), "the held text is still there");
+        // Rewritten since: what was parked from the file as it was is not used.
+        let changed: String = text.replace("of the log", "of the new log");
+        std::fs::write(dir.path().join("new.log"), &changed).unwrap();
+        let packed = std::process::Command::new("zstd").args(["-q", "-c"]).arg(dir.path().join("new.log")).output();
+        let packed = packed.unwrap().stdout;
+        std::fs::write(dir.path().join("app.log.zst"), packed).unwrap();
+        let (new, _) = read(700_001);
+        assert!(new.starts_with("700001: line 700001 of the new log"), "{new}");
     }
 }

@@ -241,7 +241,15 @@ fn scan_stream(
     let mut builder = IndexBuilder::new(source.data_start);
     let pass = Pass { observer: Some(&mut builder), ..walk.pass(source) };
     let summary = if offset > 0 {
-        scan::scan_pass(source, pass, Start::Line(offset.unsigned_abs()), limit, keep_max, &mut sink)?
+        // The pass goes on past the window to count the lines: the text around it is held for the reads near it.
+        let mut held = false;
+        let sink = |line: CapturedLine<'_>| {
+            if !std::mem::replace(&mut held, true) {
+                stream.hold_text_around(line.start);
+            }
+            sink(line)
+        };
+        scan::scan_pass(source, pass, Start::Line(offset.unsigned_abs()), limit, keep_max, sink)?
     } else {
         scan::scan_pass(source, pass, Start::Line(u64::MAX), 0, 0, |_| Flow::Done)?
     };

@@ -33,8 +33,9 @@
 //! last stream that are not another stream are damage (`bzcat` warns of them; a read reports them).
 
 use super::{Input, check_at, damaged};
+use crate::budget::Budget;
 use crate::window::restarts::Restart;
-use crate::window::stream::Decoder;
+use crate::window::stream::{Decoder, Keepable};
 use ::bzip2::{Decompress, Status};
 use std::io::{self, Read};
 
@@ -50,8 +51,8 @@ const MARKER_AND_CRC_BITS: u64 = MARKER_BITS + 32;
 const READ_LEN: usize = 64 * 1024;
 
 /// The text of a file's bzip2 streams, from the file's start or from a restart point.
-pub(super) struct Bzip2<'f> {
-    bits: Bits<'f>,
+pub(super) struct Bzip2 {
+    bits: Bits,
     /// The stream being decoded; `None` between streams.
     stream: Option<Stream>,
     /// Where the next stream starts (a byte offset in the file) when there is none being decoded.
@@ -62,15 +63,15 @@ pub(super) struct Bzip2<'f> {
     made: Option<Restart>,
 }
 
-impl<'f> Bzip2<'f> {
+impl Bzip2 {
     /// The streams from `input`'s first byte, the start of a stream.
-    pub(super) fn new(input: Input<'f>) -> Self {
+    pub(super) fn new(input: Input) -> Self {
         let bits = Bits { input, bytes: Vec::new(), first: 0, ended: false };
         Bzip2 { bits, stream: None, next_stream: 0, text: 0, want_restart: false, made: None }
     }
 
     /// The streams from restart point `point` on, `input` starting at its compressed offset.
-    pub(super) fn resume(input: Input<'f>, point: &Restart) -> io::Result<Self> {
+    pub(super) fn resume(input: Input, point: &Restart) -> io::Result<Self> {
         let invalid = || super::not_a_restart("its state is not a bzip2 restart point's");
         let [bit, level, c0, c1, c2, c3] = point.state[..] else { return Err(invalid()) };
         if bit > 7 || !(b'1'..=b'9').contains(&level) || point.input < 4 {
@@ -136,7 +137,7 @@ impl<'f> Bzip2<'f> {
                     self.want_restart = false;
                     let input = at / 8;
                     let raw = self.bits.input.get_ref();
-                    let check = check_at(raw.file, input, raw.end)?;
+                    let check = check_at(&raw.file, input, raw.end)?;
                     let [c0, c1, c2, c3] = stream.combined.to_le_bytes();
                     let state = Box::new([(at % 8) as u8, stream.level, c0, c1, c2, c3]);
                     self.made = Some(Restart { at: self.text, input, check, state });
@@ -191,7 +192,7 @@ impl<'f> Bzip2<'f> {
     }
 }
 
-impl Read for Bzip2<'_> {
+impl Read for Bzip2 {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);
@@ -211,13 +212,27 @@ impl Read for Bzip2<'_> {
     }
 }
 
-impl Decoder for Bzip2<'_> {
+impl Decoder for Bzip2 {
     fn want_restart(&mut self) {
         self.want_restart = true;
     }
 
     fn take_restart(&mut self) -> Option<Restart> {
         self.made.take()
+    }
+
+    fn into_kept(self: Box<Self>) -> Option<Box<dyn Keepable>> {
+        Some(self)
+    }
+}
+
+impl Keepable for Bzip2 {
+    fn rebudget(&mut self, budget: &Budget) {
+        self.bits.input.get_mut().budget = budget.clone();
+    }
+
+    fn memory(&self) -> u64 {
+        0
     }
 }
 
@@ -311,7 +326,7 @@ impl Stream {
 
     /// Gives the decoder the file's bits from `fed` to `to` (a whole number of bytes after `fed`), shifted to the
     /// decoder's byte alignment.
-    fn feed(&mut self, bits: &Bits<'_>, to: u64) {
+    fn feed(&mut self, bits: &Bits, to: u64) {
         let (from, shift) = ((self.fed / 8 - bits.first) as usize, self.fed % 8);
         let count = ((to - self.fed) / 8) as usize;
         if shift == 0 {
@@ -331,8 +346,8 @@ impl Stream {
 }
 
 /// The file's compressed bytes read but not yet given to the decoder (and a few before), from `first` on.
-struct Bits<'f> {
-    input: Input<'f>,
+struct Bits {
+    input: Input,
     bytes: Vec<u8>,
     /// The file offset of `bytes[0]`.
     first: u64,
@@ -340,7 +355,7 @@ struct Bits<'f> {
     ended: bool,
 }
 
-impl Bits<'_> {
+impl Bits {
     /// The file offset after the bytes held.
     fn end(&self) -> u64 {
         self.first + self.bytes.len() as u64
@@ -464,12 +479,12 @@ pub(super) mod tests {
     use super::*;
 
     /// `bytes` held as the framing holds a file's, from file offset `first`.
-    fn held(file: &std::fs::File, bytes: Vec<u8>, first: u64) -> Bits<'_> {
+    fn held(file: &std::fs::File, bytes: Vec<u8>, first: u64) -> Bits {
         let budget = crate::budget::Budget::new(
             std::time::Instant::now() + std::time::Duration::from_secs(60),
             crate::budget::Cancel::new(),
         );
-        let input = super::super::input_at(file, 0, 0, budget);
+        let input = super::super::input_at(&super::super::own_handle(file).unwrap(), 0, 0, budget);
         Bits { input, bytes, first, ended: true }
     }
 

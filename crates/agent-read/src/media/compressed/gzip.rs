@@ -8,8 +8,9 @@
 //! made from, see [`super::Compression::decoder_at`]).
 
 use super::{Input, check_at, damaged, input_offset};
+use crate::budget::Budget;
 use crate::window::restarts::Restart;
-use crate::window::stream::Decoder;
+use crate::window::stream::{Decoder, Keepable};
 use miniz_oxide::inflate::TINFLStatus;
 use miniz_oxide::inflate::core::{BlockBoundaryState, DecompressorOxide, decompress, inflate_flags};
 use std::io::{self, BufRead, Read};
@@ -21,8 +22,8 @@ const WINDOW: usize = 32 * 1024;
 const RING: usize = 4 * WINDOW;
 
 /// The text of a gzip file's members, from the file's start or from a restart point.
-pub(super) struct Gzip<'f> {
-    input: Input<'f>,
+pub(super) struct Gzip {
+    input: Input,
     inflater: Box<DecompressorOxide>,
     ring: Box<[u8]>,
     /// Where the inflater writes next in `ring`.
@@ -46,9 +47,9 @@ struct Member {
     inflated: bool,
 }
 
-impl<'f> Gzip<'f> {
+impl Gzip {
     /// The members from `input`'s first byte, the start of a member.
-    pub(super) fn new(input: Input<'f>) -> Self {
+    pub(super) fn new(input: Input) -> Self {
         Gzip {
             input,
             inflater: Box::default(),
@@ -63,7 +64,7 @@ impl<'f> Gzip<'f> {
     }
 
     /// The members from restart point `point` on, `input` starting at its compressed offset.
-    pub(super) fn resume(input: Input<'f>, point: &Restart) -> io::Result<Self> {
+    pub(super) fn resume(input: Input, point: &Restart) -> io::Result<Self> {
         let invalid = || super::not_a_restart("its state is not a gzip restart point's");
         let [num_bits, bit_buf, rest @ ..] = &point.state[..] else { return Err(invalid()) };
         let (into_member, packed) = rest.split_first_chunk::<8>().ok_or_else(invalid)?;
@@ -193,13 +194,13 @@ impl<'f> Gzip<'f> {
         state.extend_from_slice(&packed);
         let input = input_offset(&self.input);
         let raw = self.input.get_ref();
-        let check = check_at(raw.file, input, raw.end)?;
+        let check = check_at(&raw.file, input, raw.end)?;
         self.made = Some(Restart { at: self.text, input, check, state: state.into() });
         Ok(())
     }
 }
 
-impl Read for Gzip<'_> {
+impl Read for Gzip {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         while self.pending.is_empty() {
             if !self.advance()? {
@@ -213,12 +214,26 @@ impl Read for Gzip<'_> {
     }
 }
 
-impl Decoder for Gzip<'_> {
+impl Decoder for Gzip {
     fn want_restart(&mut self) {
         self.want_restart = true;
     }
 
     fn take_restart(&mut self) -> Option<Restart> {
         self.made.take()
+    }
+
+    fn into_kept(self: Box<Self>) -> Option<Box<dyn Keepable>> {
+        Some(self)
+    }
+}
+
+impl Keepable for Gzip {
+    fn rebudget(&mut self, budget: &Budget) {
+        self.input.get_mut().budget = budget.clone();
+    }
+
+    fn memory(&self) -> u64 {
+        0
     }
 }

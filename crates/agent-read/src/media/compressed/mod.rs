@@ -32,6 +32,7 @@ use crate::window::restarts::Restart;
 use crate::window::stream::Decoder;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
+use std::sync::Arc;
 
 /// A compression a text file can be stored in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,34 +73,39 @@ impl Compression {
     }
 
     /// A decoder of `file`'s text from its first byte, reading no further than `end` and stopping at `budget`.
-    /// Fails only when the decoder cannot be set up (no memory for its state).
-    pub fn decoder<'f>(self, file: &'f File, end: u64, budget: Budget) -> io::Result<Box<dyn Decoder + 'f>> {
+    /// Fails only when the decoder cannot be set up (no memory for its state, no handle left to read the file).
+    ///
+    /// The decoder reads through its own handle to the file (a duplicate of `file`'s), so it can be
+    /// [kept](crate::window::stream::Decoder::into_kept) after the read for a later read of the same file.
+    pub fn decoder(self, file: &File, end: u64, budget: Budget) -> io::Result<Box<dyn Decoder>> {
+        let file = own_handle(file)?;
         Ok(match self {
-            Compression::Gzip => Box::new(gzip::Gzip::new(input_at(file, 0, end, budget))),
-            Compression::Zstd => Box::new(zstd::ZstdFrames::new(input_at(file, 0, end, budget), 0)?),
+            Compression::Gzip => Box::new(gzip::Gzip::new(input_at(&file, 0, end, budget))),
+            Compression::Zstd => Box::new(zstd::ZstdFrames::new(input_at(&file, 0, end, budget), 0)?),
             Compression::Xz => Box::new(xz::Xz::new(file, end, budget)?),
-            Compression::Bzip2 => Box::new(bzip2::Bzip2::new(input_at(file, 0, end, budget))),
+            Compression::Bzip2 => Box::new(bzip2::Bzip2::new(input_at(&file, 0, end, budget))),
         })
     }
 
     /// A decoder of `file`'s text from `from` (a restart point a decoder of the same file made), or from its first
     /// byte. Fails when the point does not fit the file any more (the bytes it resumes at changed) or this
     /// compression makes no restart points.
-    pub fn decoder_at<'f>(
+    pub fn decoder_at(
         self,
-        file: &'f File,
+        file: &File,
         end: u64,
         budget: Budget,
         from: Option<&Restart>,
-    ) -> io::Result<Box<dyn Decoder + 'f>> {
+    ) -> io::Result<Box<dyn Decoder>> {
         let Some(point) = from else { return self.decoder(file, end, budget) };
         if check_at(file, point.input, end)? != point.check {
             return Err(not_a_restart("the compressed bytes where it resumes have changed"));
         }
+        let file = own_handle(file)?;
         if self == Compression::Xz {
             return Ok(Box::new(xz::Xz::resume(file, end, budget, point)?));
         }
-        let input = input_at(file, point.input, end, budget);
+        let input = input_at(&file, point.input, end, budget);
         match self {
             Compression::Gzip => Ok(Box::new(gzip::Gzip::resume(input, point)?)),
             Compression::Zstd if point.state.is_empty() => Ok(Box::new(zstd::ZstdFrames::new(input, point.at)?)),
@@ -110,15 +116,20 @@ impl Compression {
 }
 
 /// A file's compressed bytes from some offset on, read through a buffer.
-type Input<'f> = BufReader<RawReader<'f>>;
+type Input = BufReader<RawReader>;
+
+/// A decoder's own handle to `file` (the same open file, so no path is resolved again).
+fn own_handle(file: &File) -> io::Result<Arc<File>> {
+    file.try_clone().map(Arc::new)
+}
 
 /// The compressed bytes of `file` from `at` to `end`, each read checked against `budget`.
-fn input_at(file: &File, at: u64, end: u64, budget: Budget) -> Input<'_> {
-    BufReader::with_capacity(RAW_READ_LEN, RawReader { file, pos: at, end, budget })
+fn input_at(file: &Arc<File>, at: u64, end: u64, budget: Budget) -> Input {
+    BufReader::with_capacity(RAW_READ_LEN, RawReader { file: file.clone(), pos: at, end, budget })
 }
 
 /// The offset in the file of the next byte `input` yields.
-fn input_offset(input: &Input<'_>) -> u64 {
+fn input_offset(input: &Input) -> u64 {
     input.get_ref().pos - input.buffer().len() as u64
 }
 
@@ -152,14 +163,14 @@ const MAX_XZ_MEMORY: u64 = 160 << 20;
 
 /// A file's bytes from 0 to `end`, read with `pread` (the handle's own position is never moved), each read
 /// checked against the time budget.
-struct RawReader<'f> {
-    file: &'f File,
+struct RawReader {
+    file: Arc<File>,
     pos: u64,
     end: u64,
     budget: Budget,
 }
 
-impl Read for RawReader<'_> {
+impl Read for RawReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.budget.check()?;
         let left = usize::try_from(self.end.saturating_sub(self.pos)).unwrap_or(usize::MAX);
@@ -167,7 +178,7 @@ impl Read for RawReader<'_> {
         if want == 0 {
             return Ok(0);
         }
-        let n = crate::platform::read_at(self.file, &mut buf[..want], self.pos)?;
+        let n = crate::platform::read_at(&self.file, &mut buf[..want], self.pos)?;
         self.pos += n as u64;
         Ok(n)
     }

@@ -189,7 +189,8 @@ fn a_zstd_decoder_reserves_its_frames_window_before_filling_it() {
     let text = log_text(20);
     let packed = compressed_by("zstd", &["-c", "-q", "-1", "--long=24"], &text);
     let file = file_with(&packed);
-    let mut decoder = zstd::ZstdFrames::new(input_at(&file, 0, packed.len() as u64, unlimited()), 0).unwrap();
+    let mut decoder =
+        zstd::ZstdFrames::new(input_at(&std::sync::Arc::new(file), 0, packed.len() as u64, unlimited()), 0).unwrap();
     let mut buf = vec![0u8; 64 * 1024];
     decoder.read_exact(&mut buf).unwrap();
     let held = decoder.memory_held();

@@ -11,9 +11,10 @@
 //! reserved ([`crate::media::memory`]) after every call, before the next call decodes more than a block into it.
 
 use super::{Input, check_at, cover, damaged, input_offset};
+use crate::budget::Budget;
 use crate::media::memory::{Growing, Pool};
 use crate::window::restarts::Restart;
-use crate::window::stream::Decoder;
+use crate::window::stream::{Decoder, Keepable};
 use std::io::{self, BufRead, Read};
 use zstd::zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer, get_error_name};
 
@@ -28,8 +29,8 @@ const WINDOW_TOO_LARGE: &str = "Frame requires too much memory for decoding";
 const NO_MEMORY: &str = "Allocation error : not enough memory";
 
 /// Every frame of a zstd stream in turn, from some frame's start.
-pub(super) struct ZstdFrames<'f> {
-    source: Input<'f>,
+pub(super) struct ZstdFrames {
+    source: Input,
     decoder: DCtx<'static>,
     memory: Growing,
     /// Within a frame: the decoder has taken some of it and has not yet handed out all its text.
@@ -40,9 +41,9 @@ pub(super) struct ZstdFrames<'f> {
     made: Option<Restart>,
 }
 
-impl<'f> ZstdFrames<'f> {
+impl ZstdFrames {
     /// The frames from `source`'s first byte (the start of a frame), whose text starts at text offset `text`.
-    pub(super) fn new(source: Input<'f>, text: u64) -> io::Result<Self> {
+    pub(super) fn new(source: Input, text: u64) -> io::Result<Self> {
         let mut decoder = DCtx::try_create()
             .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "no memory left to decode the zstd stream"))?;
         decoder.set_parameter(DParameter::WindowLogMax(MAX_WINDOW_LOG)).map_err(refusal)?;
@@ -51,7 +52,7 @@ impl<'f> ZstdFrames<'f> {
     }
 }
 
-impl Read for ZstdFrames<'_> {
+impl Read for ZstdFrames {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);
@@ -87,7 +88,7 @@ impl Read for ZstdFrames<'_> {
     }
 }
 
-impl Decoder for ZstdFrames<'_> {
+impl Decoder for ZstdFrames {
     fn want_restart(&mut self) {
         self.want_restart = true;
     }
@@ -95,9 +96,24 @@ impl Decoder for ZstdFrames<'_> {
     fn take_restart(&mut self) -> Option<Restart> {
         self.made.take()
     }
+
+    fn into_kept(self: Box<Self>) -> Option<Box<dyn Keepable>> {
+        Some(self)
+    }
 }
 
-impl ZstdFrames<'_> {
+impl Keepable for ZstdFrames {
+    fn rebudget(&mut self, budget: &Budget) {
+        self.source.get_mut().budget = budget.clone();
+        self.memory.set_budget(budget);
+    }
+
+    fn memory(&self) -> u64 {
+        self.memory.held()
+    }
+}
+
+impl ZstdFrames {
     /// The bytes of memory it holds reserved.
     #[cfg(test)]
     pub(super) fn memory_held(&self) -> u64 {
@@ -108,7 +124,7 @@ impl ZstdFrames<'_> {
     fn restart_here(&self) -> io::Result<Restart> {
         let input = input_offset(&self.source);
         let raw = self.source.get_ref();
-        let check = check_at(raw.file, input, raw.end)?;
+        let check = check_at(&raw.file, input, raw.end)?;
         Ok(Restart { at: self.text, input, check, state: Box::new([]) })
     }
 }

@@ -17,6 +17,9 @@
 //! - Memory is bounded: at most [`MAX_CHECKPOINTS`] per index; the spacing doubles rather than exceed it.
 
 pub mod disk;
+// Streams are parked only by the `compressed` feature's reads.
+#[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+pub mod parked;
 pub mod store;
 // Streamed texts are made only by the `compressed` feature's reads.
 #[cfg_attr(not(feature = "compressed"), allow(dead_code))]

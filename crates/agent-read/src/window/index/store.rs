@@ -2,6 +2,7 @@
 //! disk ([`disk`](super::disk)) so one-shot command-line reads of the same big file are fast too.
 
 use super::disk::Folder;
+use super::parked::ParkedStreams;
 use super::streamed::{FileEnds, StreamIndex};
 use super::{FileIdentity, FileVersion, LineIndex};
 use crate::window::Source;
@@ -23,6 +24,9 @@ pub struct LineIndexes {
     disk: Option<Folder>,
     /// What full passes over streamed texts (decompressed files) learned, most recently used last.
     streams: Mutex<Vec<Arc<StreamIndex>>>,
+    /// Decoders of streamed texts parked where their last read stopped.
+    #[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+    parked: ParkedStreams,
 }
 
 impl LineIndexes {
@@ -136,6 +140,12 @@ impl LineIndexes {
         {
             streams.remove(0);
         }
+    }
+
+    /// The decoders of streamed texts parked where their last read stopped, for the next read of the same file.
+    #[cfg_attr(not(feature = "compressed"), allow(dead_code))]
+    pub fn parked(&self) -> &ParkedStreams {
+        &self.parked
     }
 
     /// Forgets the index of the streamed text of `identity`, e.g. after one of its restart points proved wrong.

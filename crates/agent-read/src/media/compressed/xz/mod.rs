@@ -37,12 +37,13 @@ use super::{Input, MAX_XZ_MEMORY, check_at, cover, damaged, input_at, input_offs
 use crate::budget::Budget;
 use crate::media::memory::{Growing, Pool};
 use crate::window::restarts::{MAX_POINTS, Restart};
-use crate::window::stream::Decoder;
+use crate::window::stream::{Decoder, Keepable};
 use framing::{Event, Framing};
 use liblzma::stream::{Action, CONCATENATED, Error as LzmaError, Status, Stream};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufRead, Read};
+use std::sync::Arc;
 
 /// Largest stream index a point is made in (or resumed with): about a hundred thousand blocks.
 const MAX_INDEX_LEN: u64 = 1 << 20;
@@ -50,13 +51,13 @@ const MAX_INDEX_LEN: u64 = 1 << 20;
 const HEADER_LEN: u64 = 12;
 
 /// The text of an xz file's streams, from its start or from a restart point.
-pub(super) struct Xz<'f> {
-    file: &'f File,
+pub(super) struct Xz {
+    file: Arc<File>,
     end: u64,
     decoder: Stream,
     memory: Growing,
     /// The input still to feed, in order; the decoder reads the first.
-    feed: VecDeque<Segment<'f>>,
+    feed: VecDeque<Segment>,
     walk: Framing,
     /// How far into the input fed in order the walk has gone, and the event it stopped at.
     walked: u64,
@@ -74,22 +75,22 @@ pub(super) struct Xz<'f> {
 }
 
 /// A part of the input: bytes of the file, or framing written for a resumed decoder.
-struct Segment<'f> {
-    bytes: Bytes<'f>,
+struct Segment {
+    bytes: Bytes,
     /// Leaving it, the decoder must have yielded the text up to this offset and no further.
     text_at_end: Option<u64>,
     /// Leaving it, the walk must stand between blocks (the resumed stream's blocks end there).
     blocks_end: bool,
 }
 
-impl<'f> Segment<'f> {
-    fn file(input: Input<'f>) -> Self {
+impl Segment {
+    fn file(input: Input) -> Self {
         Segment { bytes: Bytes::File(input), text_at_end: None, blocks_end: false }
     }
 }
 
-enum Bytes<'f> {
-    File(Input<'f>),
+enum Bytes {
+    File(Input),
     Written(Vec<u8>, usize),
 }
 
@@ -123,25 +124,25 @@ struct Pending {
     point: Restart,
 }
 
-impl<'f> Xz<'f> {
+impl Xz {
     /// The file's text from its first byte.
-    pub(super) fn new(file: &'f File, end: u64, budget: Budget) -> io::Result<Self> {
-        let feed = VecDeque::from([Segment::file(input_at(file, 0, end, budget.clone()))]);
+    pub(super) fn new(file: Arc<File>, end: u64, budget: Budget) -> io::Result<Self> {
+        let feed = VecDeque::from([Segment::file(input_at(&file, 0, end, budget.clone()))]);
         Xz::over(file, end, budget, feed, 0, false)
     }
 
     /// The text from restart point `point` on (its compressed bytes already checked against the file).
-    pub(super) fn resume(file: &'f File, end: u64, budget: Budget, point: &Restart) -> io::Result<Self> {
+    pub(super) fn resume(file: Arc<File>, end: u64, budget: Budget, point: &Restart) -> io::Result<Self> {
         if point.state.is_empty() {
-            if read_exact_at(file, point.input, 6)? != b"\xfd7zXZ\x00" {
+            if read_exact_at(&file, point.input, 6)? != b"\xfd7zXZ\x00" {
                 return Err(not_a_restart("no xz stream starts there"));
             }
-            let feed = VecDeque::from([Segment::file(input_at(file, point.input, end, budget.clone()))]);
+            let feed = VecDeque::from([Segment::file(input_at(&file, point.input, end, budget.clone()))]);
             return Xz::over(file, end, budget, feed, point.at, false);
         }
         let within = Within::decode(&point.state, point, end)?;
-        let header = read_exact_at(file, within.stream, HEADER_LEN)?;
-        let index = read_exact_at(file, within.index, within.stream_end - HEADER_LEN - within.index)?;
+        let header = read_exact_at(&file, within.stream, HEADER_LEN)?;
+        let index = read_exact_at(&file, within.index, within.stream_end - HEADER_LEN - within.index)?;
         let records = index_records(&index).ok_or_else(|| not_a_restart("its stream's index does not read"))?;
         let (before, rest) = records.split_at(usize::try_from(within.block).unwrap_or(usize::MAX).min(records.len()));
         let block_at =
@@ -150,7 +151,7 @@ impl<'f> Xz<'f> {
             return Err(not_a_restart("its stream's index does not put a block there"));
         }
         let written = framing::index_and_footer(rest, header[7]);
-        let part = |from, to| Segment::file(input_at(file, from, to, budget.clone()));
+        let part = |from, to| Segment::file(input_at(&file, from, to, budget.clone()));
         let feed = VecDeque::from([
             part(within.stream, within.stream + HEADER_LEN),
             Segment { text_at_end: Some(within.text_end), blocks_end: true, ..part(point.input, within.index) },
@@ -161,10 +162,10 @@ impl<'f> Xz<'f> {
     }
 
     fn over(
-        file: &'f File,
+        file: Arc<File>,
         end: u64,
         budget: Budget,
-        feed: VecDeque<Segment<'f>>,
+        feed: VecDeque<Segment>,
         text_base: u64,
         resumed_within: bool,
     ) -> io::Result<Self> {
@@ -238,7 +239,7 @@ impl<'f> Xz<'f> {
     }
 }
 
-impl Read for Xz<'_> {
+impl Read for Xz {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         while !self.ended {
             if let Some((at, event)) = self.event
@@ -292,7 +293,7 @@ impl Read for Xz<'_> {
     }
 }
 
-impl Decoder for Xz<'_> {
+impl Decoder for Xz {
     fn want_restart(&mut self) {
         self.want_restart = true;
     }
@@ -300,9 +301,28 @@ impl Decoder for Xz<'_> {
     fn take_restart(&mut self) -> Option<Restart> {
         self.made.pop_front()
     }
+
+    fn into_kept(self: Box<Self>) -> Option<Box<dyn Keepable>> {
+        Some(self)
+    }
 }
 
-impl Xz<'_> {
+impl Keepable for Xz {
+    fn rebudget(&mut self, budget: &Budget) {
+        for segment in &mut self.feed {
+            if let Bytes::File(input) = &mut segment.bytes {
+                input.get_mut().budget = budget.clone();
+            }
+        }
+        self.memory.set_budget(budget);
+    }
+
+    fn memory(&self) -> u64 {
+        self.memory.held()
+    }
+}
+
+impl Xz {
     fn on_event(&mut self, event: Event) -> io::Result<()> {
         match event {
             Event::StreamStart => self.stream_started()?,
@@ -329,7 +349,7 @@ impl Xz<'_> {
             && !self.resumed_within
             && std::mem::take(&mut self.want_restart)
         {
-            let check = check_at(self.file, input, self.end)?;
+            let check = check_at(&self.file, input, self.end)?;
             self.made.push_back(Restart { at: text, input, check, state: Box::new([]) });
         }
         let making = start.is_some() && !std::mem::take(&mut self.resumed_within);
@@ -344,7 +364,7 @@ impl Xz<'_> {
         if block == 0 || !self.stream.making || self.walk.lost() || !std::mem::take(&mut self.want_restart) {
             return Ok(());
         }
-        let check = check_at(self.file, input, self.end)?;
+        let check = check_at(&self.file, input, self.end)?;
         let at = self.text();
         let pending = &mut self.stream.pending;
         pending.push(Pending { block, point: Restart { at, input, check, state: Box::new([]) } });

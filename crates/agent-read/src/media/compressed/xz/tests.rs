@@ -50,7 +50,7 @@ fn each_block_is_given_the_memory_its_dictionary_needs_once_it_is_reserved() {
     let mut packed = compressed_by("xz", &["-c", "--lzma2=preset=1,dict=4MiB"], first);
     packed.extend(compressed_by("xz", &["-c", "--lzma2=preset=1,dict=12MiB"], second));
     let file = file_with(&packed);
-    let mut xz = Xz::new(&file, packed.len() as u64, unlimited()).unwrap();
+    let mut xz = Xz::new(std::sync::Arc::new(file), packed.len() as u64, unlimited()).unwrap();
     let mut buf = vec![0u8; 64 * 1024];
     xz.read_exact(&mut buf).unwrap();
     let held = xz.memory.held();
