@@ -1,7 +1,7 @@
 //! Compressed text and tables through the binary, with fixtures made by the producers people use: the `gzip`,
 //! `zstd`, `xz`, `bzip2` and `pbzip2` command-line tools, and Python's csv module.
 
-use crate::common::mcp::{call, text_of};
+use crate::common::mcp::{call, serve, text_of};
 use assert_cmd::Command;
 use rmcp::ServiceExt;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
@@ -239,7 +239,7 @@ async fn twelve_concurrent_reads_of_small_files_with_huge_windows_share_one_memo
         assert!(packed.len() < 100 << 10, "{name}: {} bytes", packed.len());
         std::fs::write(dir.path().join(name), packed).unwrap();
     }
-    let (client, pid) = crate::common::mcp::serve(dir.path()).await;
+    let (client, pid) = serve(dir.path()).await;
     let calls = (0..12).map(|i| json!({"path": files[i % 2].0, "offset": -1, "reread": true})).collect();
     let mut read = 0;
     for text in crate::common::mcp::reads_at_once(&client, calls).await {
@@ -392,11 +392,7 @@ async fn a_repeat_deep_read_over_mcp_returns_the_lines_of_a_cold_read() {
     for (name, packed) in &files {
         std::fs::write(dir.path().join(name), packed).unwrap();
     }
-    let binary = env!("CARGO_BIN_EXE_agent-read");
-    let command = tokio::process::Command::new(binary).configure(|cmd| {
-        cmd.arg("mcp").arg("--root").arg(dir.path());
-    });
-    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let (client, _) = serve(dir.path()).await;
     for (name, _) in &files {
         for window in [json!({"offset": 360_001, "limit": 3}), json!({"offset": -2})] {
             let mut request = json!({"path": name});
@@ -437,11 +433,7 @@ async fn reads_over_mcp_that_go_on_with_parked_decoders_agree_with_cold_reads_in
     for (name, packed) in &files {
         std::fs::write(dir.path().join(name), packed).unwrap();
     }
-    let binary = env!("CARGO_BIN_EXE_agent-read");
-    let command = tokio::process::Command::new(binary).configure(|cmd| {
-        cmd.arg("mcp").arg("--root").arg(dir.path());
-    });
-    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let (client, _) = serve(dir.path()).await;
     let windows = [(360_001, 3), (360_004, 3), (-2, 2), (360_001, 3), (100_001, 2), (360_010, 2), (399_990, 20)];
     for (name, _) in &files {
         for (offset, limit) in windows.iter().chain(&[(-2, 2), (1, 2), (360_001, 3)]) {
