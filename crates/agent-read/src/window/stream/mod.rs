@@ -19,11 +19,13 @@
 //! The text's length is unknown until a pass reaches its end: a stream's source ends at `u64::MAX`, and passes stop
 //! where the decoder does.
 //!
-//! When its read is over, a stream whose decoder can be [kept](Keepable) may be [parked](Stream::park): its decoder,
-//! where it stopped, and the text it keeps. A later read of the same file [goes on](Stream::adopting) from there, so
-//! a window within the kept text decodes nothing and a window further on decodes only the text between (paging
-//! forward through a text whose decoder has no restart points costs a window, not the text before it). A parked
-//! decoder that meets damaged input is dropped for one from the start, as a restart point is.
+//! Decoders that can be [kept](Keepable) outlive a position: a read that goes back before the kept text sets its
+//! decoder aside (with the text it kept) rather than dropping it, and each read goes on with whichever decoder, or
+//! text, reaches its offset soonest ([`State::place`]). When its read is over the stream is [parked](Stream::park):
+//! those decoders where they stopped, and the text a pass was asked to hold around a window it went past. A later
+//! read of the same file [goes on](Stream::adopting) with them, so a window within text kept or held decodes nothing
+//! and a window further on decodes only the text between, even where the decoder has no restart points. A decoder
+//! set aside that meets damaged input is dropped for one from the start, as a restart point is.
 
 mod kept;
 
