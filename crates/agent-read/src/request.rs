@@ -243,7 +243,7 @@ impl ReadRequest {
 
     /// Reads an untrusted JSON value like [`ReadRequest::from_json`]. A parsed [`Value`] has already lost a key named
     /// twice in one object (serde_json keeps the last): a caller holding the text should pass it to
-    /// [`ReadRequest::from_json`], or check it with [`duplicates::first`].
+    /// [`ReadRequest::from_json`], or check it with [`duplicate_keys`](crate::duplicate_keys).
     pub fn from_value(value: &Value) -> Result<Self, ReadError> {
         json::from_value(value)
     }

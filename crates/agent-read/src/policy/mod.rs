@@ -116,7 +116,7 @@ pub const DEFAULT_DENY: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PolicyConfig {
-    /// Whether [`DEFAULT_DENY`] applies (set false to replace it with `deny` alone).
+    /// Whether the built-in deny list of secrets applies (set false to replace it with `deny` alone).
     pub default_deny: bool,
     /// Extra deny globs.
     pub deny: Vec<String>,

@@ -175,7 +175,7 @@ impl Session {
     }
 
     /// Ends the footer of the next answer (whatever it is) with `notice`, once; a later notice replaces one not yet
-    /// given. It is cut to [`MAX_NOTICE_BYTES`], and the next answer's window leaves room for it.
+    /// given. It is cut to `MAX_NOTICE_BYTES` (512), and the next answer's window leaves room for it.
     pub fn notify(&self, notice: &str) {
         self.lock().notice = Some(Notice { text: notes::clipped(notice, MAX_NOTICE_BYTES), for_reader: None });
     }

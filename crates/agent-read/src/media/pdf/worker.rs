@@ -103,7 +103,7 @@ impl Answer {
 /// The worker process's main: sets its own resource limits, reads the PDF from standard input, the request from
 /// `args`, writes one JSON answer to standard output; returns the exit code.
 ///
-/// `args` are `PAGES MAX_CHARS CPU_SECONDS CONFINEMENT` (pages in [`PageSelection::parse`]'s form; the confinement
+/// `args` are `PAGES MAX_CHARS CPU_SECONDS CONFINEMENT` (pages in the `pages` parameter's form; the confinement
 /// is what the parent made to hold the worker, see `confine`). Exit codes: 0 with an answer
 /// (failures to read the PDF included), 1 when the answer could not be written, 2 for bad arguments, 3 when the
 /// limits could not be set. It is meant to run as its own process only: it installs a silent panic hook, dies with its
