@@ -409,3 +409,37 @@ fn a_zstd_frame_whose_checksum_does_not_match_its_text_is_damage() {
     let error = decode_all(Compression::Zstd.decoder(&file, packed.len() as u64, unlimited()).unwrap()).unwrap_err();
     assert!(error.to_string().contains("checksum"), "{error}");
 }
+
+#[test]
+fn a_kept_decoder_stops_at_the_budget_of_the_read_that_goes_on_with_it_and_only_that() {
+    let text = log_text(6);
+    let hour = || std::time::Instant::now() + std::time::Duration::from_secs(3600);
+    for (compression, tool, args) in [
+        (Compression::Gzip, "gzip", &["-c"][..]),
+        (Compression::Zstd, "zstd", &["-c", "-q"][..]),
+        (Compression::Xz, "xz", &["-c", "-1"][..]),
+        (Compression::Bzip2, "bzip2", &["-c", "-1"][..]),
+    ] {
+        let packed = compressed_by(tool, args, &text);
+        let file = file_with(&packed);
+        let first_read = Cancel::new();
+        let mut decoder =
+            compression.decoder(&file, packed.len() as u64, Budget::new(hour(), first_read.clone())).unwrap();
+        let mut start = vec![0u8; 100_000];
+        decoder.read_exact(&mut start).unwrap();
+        let mut kept = decoder.into_kept().expect("every compression's decoder can be kept");
+        drop(file);
+        // The first read ends (cancelled, say): the read that goes on with the decoder is not stopped by it, and the
+        // decoder reads on through its own handle to the file.
+        kept.rebudget(&Budget::new(hour(), Cancel::new()));
+        first_read.cancel();
+        let mut next = vec![0u8; 3 << 20];
+        kept.read_exact(&mut next).unwrap();
+        assert!(next == text[100_000..100_000 + (3 << 20)], "{compression:?}: the text goes on where it stopped");
+        // A read whose time is spent: it stops at its own budget (a timeout, not the first read's cancellation).
+        kept.rebudget(&Budget::new(std::time::Instant::now(), Cancel::new()));
+        let error = kept.read_to_end(&mut Vec::new()).unwrap_err();
+        let spent = Budget::new(std::time::Instant::now(), Cancel::new()).check().unwrap_err();
+        assert_eq!(error.to_string(), spent.to_string(), "{compression:?}");
+    }
+}
