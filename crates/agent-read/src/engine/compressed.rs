@@ -119,7 +119,7 @@ fn read_text(
         Err(find) => {
             let notices = vec![format!("{}-compressed", compression.name())];
             let meta = crate::result::TextMeta { compression: Some(compression.name()), ..meta };
-            return text::find_streamed(&source, &format, &find, meta, limits, notices)
+            return text::find_streamed(&source, indexing, &format, &find, meta, limits, notices)
                 .map(ReadResult::Text)
                 .map_err(|error| with_stream_hint(error, compression));
         }
@@ -384,5 +384,36 @@ mod tests {
         std::fs::write(dir.path().join("app.log.zst"), packed).unwrap();
         let (new, _) = read(700_001);
         assert!(new.starts_with("700001: line 700001 of the new log"), "{new}");
+    }
+
+    #[test]
+    fn a_search_of_a_one_frame_zstd_file_leaves_its_index_and_its_first_match_for_the_reads_after_it() {
+        use crate::window::stream::DECODED_HERE;
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (1..=800_000)
+            .map(|i| if i == 612_345 { "the one ERROR of the log\n".to_string() } else { format!("line {i} ok\n") })
+            .collect();
+        std::fs::write(dir.path().join("app.log"), &text).unwrap();
+        let zstd = std::process::Command::new("zstd").args(["-q", "--rm"]).arg(dir.path().join("app.log")).status();
+        assert!(zstd.unwrap().success(), "zstd must be installed");
+        let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
+        let read = |request: ReadRequest| {
+            let before = DECODED_HERE.with(|decoded| decoded.get());
+            let output = reader.read(&request, &ReadOptions::default()).output().into_owned();
+            (output, DECODED_HERE.with(|decoded| decoded.get()) - before)
+        };
+        let (found, cost) = read(ReadRequest { find: Some("ERROR".into()), ..ReadRequest::new("app.log.zst") });
+        assert!(found.contains("612345: the one ERROR of the log"), "{found}");
+        assert!(cost >= text.len() as u64, "a first search reads the whole text: {cost}");
+        let around = ReadRequest { offset: Some(612_340), limit: Some(10), ..ReadRequest::new("app.log.zst") };
+        let (window, cost) = read(around);
+        assert!(window.contains("612345: the one ERROR of the log"), "{window}");
+        assert!(window.contains("of 800000"), "the total is known from the search: {window}");
+        assert_eq!(cost, 0, "the text around the first match was held by the search");
+        let again =
+            ReadRequest { find: Some("ERROR".into()), offset: Some(700_001), ..ReadRequest::new("app.log.zst") };
+        let (none, cost) = read(again);
+        assert!(none.contains("no match"), "{none}");
+        assert!(cost < text.len() as u64, "a search from a line starts where the index places it: {cost}");
     }
 }

@@ -252,10 +252,13 @@ pub fn read_rendered_stream(
     }
 }
 
-/// Searches text `source` streams (decompressed as it goes) as `request` asks; `notices` go in the footer.
+/// Searches text `source` streams (decompressed as it goes) as `request` asks; `notices` go in the footer. Through
+/// `indexing` the search starts where the text's index places its offset, and a search that reads the text to its
+/// end leaves the index (and the text around its first match) for the reads that follow it.
 #[cfg_attr(not(feature = "compressed"), allow(dead_code))]
 pub fn find_streamed(
     source: &Source<'_>,
+    indexing: Indexing<'_>,
     format: &TextFormat,
     request: &crate::request::FindWindow,
     meta: TextMeta,
@@ -263,7 +266,7 @@ pub fn find_streamed(
     notices: Vec<String>,
 ) -> Result<TextResult, ReadError> {
     let rendering = Rendering { streamed: true, notices, ..Rendering::for_text(format) };
-    find::read(source, None, format, request, meta, limits, &rendering)
+    find::read(source, Some(indexing), format, request, meta, limits, &rendering)
 }
 
 /// Reads the window of text a stream yields whose end is known (an archive's member: `source` ends at its size), as

@@ -101,8 +101,9 @@ pub trait ReadAt: std::fmt::Debug {
     /// Whether a restart point failed (so the text was decoded from the start instead): whatever offered it is wrong.
     fn restart_failed(&self) -> bool;
 
-    /// Keeps the text around `offset` (where a window starts) when a pass goes on past it, to [park](Stream::park)
-    /// with the decoders, so that a later read of that window, or of one near it, decodes nothing.
+    /// Keeps the text around `offset` (where a window starts, or a search's first match) when a pass goes on past
+    /// it, to [park](Stream::park) with the decoders, so that a later read near it decodes nothing. Asked again for
+    /// another offset, it holds around that one instead.
     fn hold_text_around(&self, offset: u64);
 }
 
@@ -132,7 +133,13 @@ impl ReadAt for Stream<'_> {
 
     fn hold_text_around(&self, offset: u64) {
         let half = KEPT_TEXT as u64 / 2;
-        self.lock().hold = Some(offset.saturating_sub(half)..offset.saturating_add(half));
+        let hold = offset.saturating_sub(half)..offset.saturating_add(half);
+        let mut state = self.lock();
+        if state.hold.as_ref() != Some(&hold) {
+            // Held around another offset before: that text is let go.
+            state.held = Kept::empty_at(0);
+            state.hold = Some(hold);
+        }
     }
 }
 

@@ -56,7 +56,19 @@ pub fn read(
         filter.map(|pattern| LineFilter { pattern, choice: Cell::new(Choice::new()), jumped: Cell::new(None) });
     let candidates = filter.as_ref().map(|filter| filter as &dyn Candidates);
     let walk = Walk { count_ahead: 0, candidates, ..Walk::counting_all(request.offset, u64::MAX, keep_max) };
-    let outcome = lines::scan_lines(source, indexing, &walk, |line| search.take(line));
+    let stream = source.stream();
+    let outcome = lines::scan_lines(source, indexing, &walk, |line| {
+        let (start, shown) = (line.start, search.shown);
+        let flow = search.take(line);
+        // A stream holds the text around the first match for the read that is likely to follow: the lines around it.
+        if shown == 0
+            && search.shown > 0
+            && let Some(stream) = stream
+        {
+            stream.hold_text_around(start);
+        }
+        flow
+    });
     if let Some([first, last]) = filter.and_then(|filter| filter.jumped.get()) {
         search.from_line = Some(search.from_line.map_or(first, |from| from.min(first)));
         search.last_seen = search.last_seen.max(last);
