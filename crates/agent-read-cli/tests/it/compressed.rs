@@ -419,8 +419,8 @@ async fn a_repeat_deep_read_over_mcp_returns_the_lines_of_a_cold_read() {
 }
 
 /// Files of one zstd frame or one xz block have no restart point: the server parks the decoders where reads stop,
-/// and holds the text around a window the first read went past. Reads in any order, near and far, forward and
-/// back, answer what a cold read does; a file rewritten since is read afresh.
+/// and holds the text around a window the first read went past (or a search's first match). Reads and searches in
+/// any order, near and far, forward and back, answer what a cold read does; a file rewritten since is read afresh.
 #[tokio::test]
 async fn reads_over_mcp_that_go_on_with_parked_decoders_agree_with_cold_reads_in_any_order() {
     let dir = tempfile::tempdir().unwrap();
@@ -434,13 +434,33 @@ async fn reads_over_mcp_that_go_on_with_parked_decoders_agree_with_cold_reads_in
         std::fs::write(dir.path().join(name), packed).unwrap();
     }
     let (client, _) = serve(dir.path()).await;
-    let windows = [(360_001, 3), (360_004, 3), (-2, 2), (360_001, 3), (100_001, 2), (360_010, 2), (399_990, 20)];
+    let window = |offset: i64, limit: u64| json!({"offset": offset, "limit": limit});
+    let search = |offset: i64| json!({"find": "request 3[0-9]{3}77 ", "offset": offset, "limit": 2});
+    let requests = [
+        window(360_001, 3),
+        window(360_004, 3),
+        window(-2, 2),
+        window(360_001, 3),
+        window(100_001, 2),
+        search(1),
+        window(300_070, 10),
+        window(360_010, 2),
+        search(350_000),
+        window(399_990, 20),
+        window(-2, 2),
+        window(1, 2),
+        search(-30_000),
+        window(360_001, 3),
+    ];
     for (name, _) in &files {
-        for (offset, limit) in windows.iter().chain(&[(-2, 2), (1, 2), (360_001, 3)]) {
-            let request = json!({"path": name, "offset": offset, "limit": limit, "reread": true});
+        // A first search, then reads in any order: with the index it learned, and the text it held.
+        for step in &requests {
+            let mut request = step.clone();
+            request["path"] = json!(name);
+            request["reread"] = json!(true);
             let cold = output(&read_json(dir.path(), request.clone(), &[])).to_string();
             let served = text_of(&call(&client, request).await);
-            assert_eq!(served, cold, "{name} offset={offset} limit={limit}");
+            assert_eq!(served, cold, "{name} {step}");
         }
     }
     let other: Vec<u8> = text.iter().map(|b| if *b == b'r' { b'R' } else { *b }).collect();
