@@ -47,16 +47,16 @@ pub struct Reservation<'a> {
 }
 
 /// Why a reservation was not made.
+// `allow`, not `expect`: without a feature that words the refusals, only the pool's own tests read their fields.
+#[cfg_attr(
+    not(any(feature = "images", feature = "compressed", feature = "documents")),
+    allow(dead_code, reason = "only the memory budget's refusals name what was asked for")
+)]
 #[derive(Debug)]
 pub enum Refusal {
     /// More than the whole pool.
     TooLargeAlone {
         /// Units asked for.
-        // `allow`, not `expect`: the pool's own tests read it whatever the features.
-        #[cfg_attr(
-            not(any(feature = "images", feature = "compressed", feature = "documents")),
-            allow(dead_code, reason = "only the memory budget's refusals name it")
-        )]
         needed: u64,
         /// The pool's size.
         capacity: u64,
@@ -64,11 +64,6 @@ pub enum Refusal {
     /// Other reads held too much for as long as this one could wait.
     Busy {
         /// Units asked for.
-        // `allow`, not `expect`: the pool's own tests read it whatever the features.
-        #[cfg_attr(
-            not(any(feature = "images", feature = "compressed", feature = "documents")),
-            allow(dead_code, reason = "only the memory budget's refusals name it")
-        )]
         needed: u64,
         /// Units other reads held when it gave up.
         held: u64,
