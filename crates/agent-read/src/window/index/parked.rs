@@ -133,7 +133,7 @@ impl ParkedStreams {
 mod tests {
     use super::*;
     use crate::budget::{Budget, Cancel};
-    use crate::window::stream::{Decoder, Keepable, Opener, Stream};
+    use crate::window::stream::{Decoder, Keepable, MAX_KEPT_DECODER_MEMORY, Opener, Stream};
     use std::io::{self, Read, Write};
 
     /// A decoder of endless spaces that says it holds its `0` bytes of the shared memory.
@@ -209,5 +209,31 @@ mod tests {
         parked_streams.park(key_of(&files[3]), parked(MAX_PARKED_MEMORY + 1));
         assert!(parked_streams.take(&key_of(&files[3])).is_none(), "more than the bound alone is not parked");
         assert!(parked_streams.take(&key_of(&files[1])).is_some(), "and makes no room for itself");
+    }
+
+    #[test]
+    fn decoders_left_unread_too_long_are_dropped_at_the_next_park_or_take() {
+        let parked_streams = ParkedStreams::default();
+        let (stale, fresh) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
+        parked_streams.park(key_of(&stale), parked(0));
+        let long_ago = Instant::now().checked_sub(MAX_IDLE + Duration::from_secs(1));
+        let Some(long_ago) = long_ago else { return }; // a clock too young to go back that far
+        parked_streams.entries.lock().unwrap()[0].parked_at = long_ago;
+        parked_streams.park(key_of(&fresh), parked(0));
+        assert_eq!(parked_streams.len(), 1, "the stale one was dropped, closing its handle");
+        assert!(parked_streams.take(&key_of(&stale)).is_none());
+        assert!(parked_streams.take(&key_of(&fresh)).is_some());
+    }
+
+    #[test]
+    fn a_decoder_holding_more_than_a_kept_one_may_is_not_parked() {
+        let open: &Opener<'_> = &|_| Ok(Box::new(Holding(MAX_KEPT_DECODER_MEMORY + 1)));
+        let stream = Stream::new(open, Budget::new(Instant::now() + Duration::from_secs(60), Cancel::new()));
+        assert_eq!(stream.read_at(0, &mut [0u8; 10]).unwrap(), 10);
+        assert!(stream.park().is_empty());
+        let open: &Opener<'_> = &|_| Ok(Box::new(Holding(MAX_KEPT_DECODER_MEMORY)));
+        let stream = Stream::new(open, Budget::new(Instant::now() + Duration::from_secs(60), Cancel::new()));
+        assert_eq!(stream.read_at(0, &mut [0u8; 10]).unwrap(), 10);
+        assert_eq!(stream.park().len(), 1, "at the bound, it is");
     }
 }
