@@ -179,8 +179,6 @@ struct State<'f> {
     faulted: bool,
     /// Decoders set aside, with the text each kept, the oldest first: a read may go on with one of them.
     spares: Vec<Parked>,
-    /// The current text is held text (see below) with no decoder to go on with: reading past it starts one.
-    text_only: bool,
     /// The text to hold, and what of it the pass has left behind (parked as text alone).
     hold: Option<std::ops::Range<u64>>,
     held: Kept,
@@ -235,10 +233,10 @@ impl<'f> State<'f> {
     /// Moves the decoder, and the text it kept, to the spares when it is sound and can be kept (the oldest spare
     /// goes when there are too many); drops it otherwise.
     fn set_aside(&mut self) {
+        let text_only = self.text_only();
         let decoder = self.decoder.take();
         let kept = std::mem::replace(&mut self.kept, Kept::empty_at(0));
         let sound = !self.faulted && self.failed.is_none();
-        let text_only = std::mem::take(&mut self.text_only);
         (self.adopted, self.faulted, self.failed) = (false, false, None);
         let decoder = match decoder.filter(|_| sound).map(|decoder| decoder.into_kept()) {
             Some(Some(decoder)) if decoder.memory() <= MAX_KEPT_DECODER_MEMORY => Some(decoder),
@@ -257,11 +255,16 @@ impl<'f> State<'f> {
         }
     }
 
+    /// Whether the current text is held text with no decoder to go on with (reading past it starts one): only held
+    /// text is kept without a decoder, a decoder about to start keeps nothing yet.
+    fn text_only(&self) -> bool {
+        self.decoder.is_none() && self.kept.len > 0
+    }
+
     /// Goes on with spare `index`, setting the current decoder aside.
     fn take_spare(&mut self, index: usize) {
         let Parked { decoder, kept, ended, resumed_at } = self.spares.remove(index);
         self.set_aside();
-        self.text_only = decoder.is_none();
         self.decoder = decoder.map(|decoder| -> Box<dyn Decoder + 'f> { decoder });
         (self.kept, self.ended, self.resumed_at, self.adopted) = (kept, ended, resumed_at, true);
     }
@@ -270,7 +273,7 @@ impl<'f> State<'f> {
     /// it, and nothing is nearer), a spare, a fresh one at the last restart point before `offset`, or one from the
     /// start.
     fn place(&mut self, offset: u64) {
-        let here = reach(&self.kept, self.ended, !self.text_only, offset);
+        let here = reach(&self.kept, self.ended, !self.text_only(), offset);
         let spare = (self.spares.iter().enumerate())
             .filter_map(|(index, spare)| {
                 Some((reach(&spare.kept, spare.ended, spare.decoder.is_some(), offset)?, index))
@@ -332,7 +335,6 @@ impl<'f> Stream<'f> {
             adopted: false,
             faulted: false,
             spares: parked,
-            text_only: false,
             hold: None,
             held: Kept::empty_at(0),
         };
@@ -375,7 +377,7 @@ impl<'f> Stream<'f> {
                 }
             } else if state.ended {
                 break;
-            } else if state.text_only {
+            } else if state.text_only() {
                 // Past the held text: a decoder that reaches it (the current text is set aside).
                 state.place(at);
             } else {
