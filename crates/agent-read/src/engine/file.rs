@@ -64,15 +64,39 @@ pub const PDF_WORKER_ARG: &str = "__pdf-worker";
 
 /// The first bytes of an open regular file (up to [`SNIFF_LEN`], never past where reading stops): what classifying
 /// it needs, and for a small file the whole file, so that its window and its hash need no second read.
+///
+/// A file that states size 0 (a `/proc` file) makes its content as it is read, and may make it anew, longer or
+/// shorter, at each read at an offset. Its head is therefore read forward from its start, in one pass, which the
+/// kernel serves from one rendering; when that pass reaches the end, the head is the whole content and the read takes
+/// nothing more from the file ([`Target::read_end`]), so every part of the answer comes from the same content.
 pub fn read_head(file: &File, metadata: &Metadata, shown: &str) -> Result<Vec<u8>, ReadError> {
     let end = read_end_of(metadata);
     // A small file's block is the file (its size is known from the open handle; reading stops there anyway).
     let mut block = vec![0u8; SNIFF_LEN.min(usize::try_from(end).unwrap_or(SNIFF_LEN))];
-    let read = Source::new(file, 0, end, Codec::Whatwg(encoding_rs::UTF_8).newline_layout())
-        .read_at(0, &mut block)
-        .map_err(io_error(shown))?;
+    let read = if metadata.len() == 0 {
+        read_forward(file, &mut block)
+    } else {
+        Source::new(file, 0, end, Codec::Whatwg(encoding_rs::UTF_8).newline_layout()).read_at(0, &mut block)
+    }
+    .map_err(io_error(shown))?;
     block.truncate(read);
     Ok(block)
+}
+
+/// Fills `block` from the start of `file` by reading forward; returns the bytes read (fewer at the end).
+fn read_forward(mut file: &File, block: &mut [u8]) -> std::io::Result<usize> {
+    use std::io::{Seek, SeekFrom};
+    file.seek(SeekFrom::Start(0))?;
+    let mut filled = 0;
+    while filled < block.len() {
+        match file.read(&mut block[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
 }
 
 /// What the file is, from its head; fails when the request asks what this content cannot give (pages of a file that

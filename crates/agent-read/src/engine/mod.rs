@@ -612,6 +612,43 @@ mod tests {
         assert_eq!(result.output(), "── page 2 of 2 ──\n│ Second words\n(pages 2 of 2 · 753 B · end of document)");
     }
 
+    /// Read system calls this thread has made so far (Linux counts them per thread).
+    #[cfg(target_os = "linux")]
+    fn reads_made_by_this_thread() -> u64 {
+        use std::io::Read;
+        // One read call: the counter is short.
+        let mut io = [0u8; 4096];
+        let n = std::fs::File::open("/proc/thread-self/io").unwrap().read(&mut io).unwrap();
+        let io = std::str::from_utf8(&io[..n]).unwrap();
+        let line = io.lines().find_map(|line| line.strip_prefix("syscr: ")).unwrap();
+        line.trim().parse().unwrap()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_file_stating_size_zero_is_read_once_forward_so_each_answer_shows_one_rendering_of_it() {
+        // A /proc file renders its content anew at a read at an offset, so a read that probed its end, then read
+        // its tail, could join two renderings. Every part of an answer must come from one pass over the file.
+        let reader = Reader::new(Config::with_roots(["/proc/self"])).unwrap();
+        let calls_of = |request: ReadRequest| {
+            let before = reads_made_by_this_thread();
+            let result = reader.read(&request, &ReadOptions::default());
+            let during = reads_made_by_this_thread() - before;
+            // Reading the counter itself is one call.
+            (result.output().into_owned(), during - 1)
+        };
+        let (whole, calls) = calls_of(ReadRequest::new("status"));
+        assert!(whole.starts_with("1: Name:"), "{whole}");
+        assert_eq!(calls, 2, "the whole file: its text, then the end");
+        let (tail, calls) = calls_of(ReadRequest { offset: Some(-2), ..ReadRequest::new("status") });
+        assert!(tail.contains("nonvoluntary_ctxt_switches:"), "{tail}");
+        assert_eq!(calls, 2, "its last lines come from the same single pass: {tail}");
+        let bytes = ReadRequest { start_byte: Some(0), end_byte: Some(5), ..ReadRequest::new("status") };
+        let (range, calls) = calls_of(bytes);
+        assert!(range.starts_with("@0: Name:\n"), "{range}");
+        assert_eq!(calls, 2, "a byte range too: {range}");
+    }
+
     #[test]
     fn concurrent_reads_from_many_threads_agree() {
         let dir = tempfile::tempdir().unwrap();

@@ -2,6 +2,7 @@
 //! engine's parts: each road imports it, and it imports none of them.
 
 use crate::budget::Budget;
+use crate::classify::SNIFF_LEN;
 use crate::error::ReadError;
 use crate::request::Window;
 use crate::result::AttachmentMeta;
@@ -25,7 +26,7 @@ pub struct Target<'a> {
     pub file: &'a File,
     /// Its metadata, taken from the open handle.
     pub metadata: &'a Metadata,
-    /// Its first bytes (up to [`SNIFF_LEN`](crate::classify::SNIFF_LEN)), read once by [`read_head`](super::file::read_head): the whole of a small file.
+    /// Its first bytes (up to [`SNIFF_LEN`]), read once by [`read_head`](super::file::read_head): the whole of a small file.
     pub head: &'a [u8],
     /// The path as shown to the model.
     pub shown: String,
@@ -36,9 +37,13 @@ pub struct Target<'a> {
 }
 
 impl Target<'_> {
-    /// Where reading stops: the size when opened, or a cap for files that report size 0.
+    /// Where reading stops: the size when opened; for a file that reports size 0, the end of its head when the head
+    /// holds all of it (see [`read_head`](super::file::read_head)), else a cap.
     pub fn read_end(&self) -> u64 {
-        read_end_of(self.metadata)
+        match self.metadata.len() {
+            0 if self.head.len() < SNIFF_LEN => self.head.len() as u64,
+            _ => read_end_of(self.metadata),
+        }
     }
 
     pub fn attachment_meta(&self, mime: &str) -> AttachmentMeta {
