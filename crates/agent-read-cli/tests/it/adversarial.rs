@@ -662,6 +662,7 @@ const SECRET_FILES: &[(&str, &[&str])] = &[
     (".ENV", &[".env"]),
     (".env.local", &[".env.*"]),
     ("app/.Env.Production", &[".env.*"]),
+    ("deploy/Production.env", &["*.env"]),
     ("server.pem", &["*.pem"]),
     ("KEY.PEM", &["*.pem"]),
     ("tls.key", &["*.key"]),

@@ -36,6 +36,9 @@ pub const DEFAULT_DENY: &[&str] = &[
     ".env",
     // dotenv per environment (`.env.local`, `.env.production`); templates (`.env.example`) too, to fail safe.
     ".env.*",
+    // dotenv files named for their environment or service (`production.env`, `app.env`), as docker compose's
+    // `env_file` and systemd's `EnvironmentFile` name them.
+    "*.env",
     // direnv's file: `export` lines, often of tokens and database URLs.
     ".envrc",
     // Apache basic-auth password hashes.
@@ -249,7 +252,7 @@ mod tests {
         let p = default_policy();
         let ordinary = [
             "src/main.rs",
-            "..env",
+            "src/env.rs",
             "environment.md",
             "README.md",
             "keys.txt",
@@ -317,6 +320,9 @@ mod tests {
             ".envrc.xz",
             "vault.kdbx.bz2",
             ".env.bak.gz",
+            "deploy/production.env",
+            "app.env~",
+            "compose/db.env.gz",
             "id_ed25519.gz~",
         ];
         for path in secrets {
