@@ -588,7 +588,8 @@ fn nul_in_path_is_invalid_param() {
 #[test]
 fn odd_but_legitimate_names_are_read() {
     let ws = Ws::new();
-    let names = ["..envelope", "name with spaces.txt", "%2e%2e", "naïve-日本.txt", "...", "~", "-rf", "..a/b.txt", "$HOME"];
+    let names =
+        ["..envelope", "name with spaces.txt", "%2e%2e", "naïve-日本.txt", "...", "~", "-rf", "..a/b.txt", "$HOME"];
     for (i, name) in names.iter().enumerate() {
         ws.file(name, format!("content number {i}\n"));
     }
