@@ -83,7 +83,9 @@ pub fn read_head(file: &File, metadata: &Metadata, shown: &str) -> Result<Vec<u8
     Ok(block)
 }
 
-/// Fills `block` from the start of `file` by reading forward; returns the bytes read (fewer at the end).
+/// Fills `block` from the start of `file` by reading forward; returns the bytes read (fewer at the end). The handle
+/// is left at its start, as it was found: the roads that read a file forward (a document's bytes, a PDF worker's
+/// standard input) read it from there.
 fn read_forward(mut file: &File, block: &mut [u8]) -> std::io::Result<usize> {
     use std::io::{Seek, SeekFrom};
     file.seek(SeekFrom::Start(0))?;
@@ -96,6 +98,7 @@ fn read_forward(mut file: &File, block: &mut [u8]) -> std::io::Result<usize> {
             Err(e) => return Err(e),
         }
     }
+    file.seek(SeekFrom::Start(0))?;
     Ok(filled)
 }
 
@@ -379,4 +382,26 @@ fn binary_error(target: &Target<'_>, description: &str, hint: Option<String>) ->
             "binary content cannot be read as text; if it really is text in a legacy encoding, retry with encoding=\"<label>\"".to_string()
         }),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Seek, SeekFrom};
+
+    #[test]
+    fn reading_forward_fills_from_the_start_and_leaves_the_handle_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        std::fs::write(&path, "one\ntwo\n").unwrap();
+        let mut file = File::open(&path).unwrap();
+        file.seek(SeekFrom::Start(5)).unwrap();
+        let mut block = [0u8; 64];
+        assert_eq!(read_forward(&file, &mut block).unwrap(), 8);
+        assert_eq!(&block[..8], b"one\ntwo\n");
+        // A road that reads the file forward after it (a document's bytes, a PDF worker's input) gets all of it.
+        let mut rest = String::new();
+        file.read_to_string(&mut rest).unwrap();
+        assert_eq!(rest, "one\ntwo\n");
+    }
 }
