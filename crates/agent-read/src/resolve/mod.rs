@@ -347,6 +347,15 @@ impl Roots {
                 format!("{shown}: too many levels of symbolic links (a loop, or a /proc magic link, never followed)"),
             )
             .with_hint("read the file the link should point to by its own path"),
+            // A file named where the path needs a directory (`a.txt/`, `a.txt/b`, `app.log/../x`). It is named as
+            // the request spelled it: the shown path has `..` folded, and may no longer hold the file's name.
+            err if err.kind() == io::ErrorKind::NotADirectory => ReadError::new(
+                ErrorCode::NotFound,
+                format!(
+                    "{}: a name followed by `/` in this path is a file, not a directory",
+                    self.display_in(resolved.root, &resolved.beneath)
+                ),
+            ),
             err => ReadError::from_io(err, shown),
         }
     }
@@ -567,6 +576,23 @@ mod tests {
         let inside = roots.resolve("a/../b").unwrap();
         assert_eq!((inside.relative.as_path(), inside.beneath.as_path()), (Path::new("b"), Path::new("a/../b")));
         assert_eq!(roots.display_in(0, &roots.resolve(".").unwrap().relative), ".");
+    }
+
+    #[test]
+    fn a_file_used_as_a_directory_is_named_as_the_request_spelled_it() {
+        let (_dir, _root, roots) = setup();
+        for asked in ["inside.txt/", "inside.txt/more", "inside.txt/../other.txt"] {
+            let resolved = roots.resolve(asked).unwrap();
+            let shown = roots.display_in(0, &resolved.relative);
+            let err = roots.open(&resolved, &shown).unwrap_err();
+            assert_eq!(err.code, ErrorCode::NotFound, "{asked}");
+            // `inside.txt/../other.txt` is shown as `other.txt`, which holds no file to blame: the message keeps it.
+            assert_eq!(
+                err.message,
+                format!("{asked}: a name followed by `/` in this path is a file, not a directory"),
+                "{asked}"
+            );
+        }
     }
 
     #[test]
