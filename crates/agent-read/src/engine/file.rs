@@ -67,39 +67,31 @@ pub const PDF_WORKER_ARG: &str = "__pdf-worker";
 ///
 /// A file that states size 0 (a `/proc` file) makes its content as it is read, and may make it anew, longer or
 /// shorter, at each read at an offset. Its head is therefore read forward from its start, in one pass, which the
-/// kernel serves from one rendering; when that pass reaches the end, the head is the whole content and the read takes
-/// nothing more from the file ([`Target::read_end`]), so every part of the answer comes from the same content.
+/// kernel serves from one rendering; when that pass reaches the end, the head is the whole content and a text read
+/// takes nothing more from the file ([`Target::read_end`]), so every part of its answer comes from the same content.
 pub fn read_head(file: &File, metadata: &Metadata, shown: &str) -> Result<Vec<u8>, ReadError> {
+    if metadata.len() == 0 {
+        return read_forward(file, SNIFF_LEN).map_err(io_error(shown));
+    }
     let end = read_end_of(metadata);
     // A small file's block is the file (its size is known from the open handle; reading stops there anyway).
     let mut block = vec![0u8; SNIFF_LEN.min(usize::try_from(end).unwrap_or(SNIFF_LEN))];
-    let read = if metadata.len() == 0 {
-        read_forward(file, &mut block)
-    } else {
-        Source::new(file, 0, end, Codec::Whatwg(encoding_rs::UTF_8).newline_layout()).read_at(0, &mut block)
-    }
-    .map_err(io_error(shown))?;
+    let read = Source::new(file, 0, end, Codec::Whatwg(encoding_rs::UTF_8).newline_layout())
+        .read_at(0, &mut block)
+        .map_err(io_error(shown))?;
     block.truncate(read);
     Ok(block)
 }
 
-/// Fills `block` from the start of `file` by reading forward; returns the bytes read (fewer at the end). The handle
-/// is left at its start, as it was found: the roads that read a file forward (a document's bytes, a PDF worker's
-/// standard input) read it from there.
-fn read_forward(mut file: &File, block: &mut [u8]) -> std::io::Result<usize> {
+/// At most `limit` bytes from the start of `file`, read forward. The handle is left at its start, as it was found:
+/// the roads that read a file forward (a document's bytes, a PDF worker's standard input) read it from there.
+fn read_forward(mut file: &File, limit: usize) -> std::io::Result<Vec<u8>> {
     use std::io::{Seek, SeekFrom};
     file.seek(SeekFrom::Start(0))?;
-    let mut filled = 0;
-    while filled < block.len() {
-        match file.read(&mut block[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-    }
+    let mut head = Vec::with_capacity(limit);
+    file.take(limit as u64).read_to_end(&mut head)?;
     file.seek(SeekFrom::Start(0))?;
-    Ok(filled)
+    Ok(head)
 }
 
 /// What the file is, from its head; fails when the request asks what this content cannot give (pages of a file that
@@ -396,9 +388,7 @@ mod tests {
         std::fs::write(&path, "one\ntwo\n").unwrap();
         let mut file = File::open(&path).unwrap();
         file.seek(SeekFrom::Start(5)).unwrap();
-        let mut block = [0u8; 64];
-        assert_eq!(read_forward(&file, &mut block).unwrap(), 8);
-        assert_eq!(&block[..8], b"one\ntwo\n");
+        assert_eq!(read_forward(&file, 64).unwrap(), b"one\ntwo\n");
         // A road that reads the file forward after it (a document's bytes, a PDF worker's input) gets all of it.
         let mut rest = String::new();
         file.read_to_string(&mut rest).unwrap();
