@@ -228,12 +228,6 @@ impl Cli {
 }
 
 fn main() -> ExitCode {
-    // The PDF text extraction worker (src/media/pdf/): hidden, started only by this program itself.
-    let mut raw_args = std::env::args_os();
-    if raw_args.nth(1).is_some_and(|first| first == agent_read::PDF_WORKER_ARG) {
-        let rest: Vec<String> = raw_args.map(|arg| arg.to_string_lossy().into_owned()).collect();
-        return ExitCode::from(u8::try_from(agent_read::pdf_worker_main(&rest)).unwrap_or(1));
-    }
     let cli = Cli::parse();
     cli_panics::install_hook();
     cli_panics::caught(&cli, || run(&cli))
@@ -289,7 +283,7 @@ fn run(cli: &Cli) -> ExitCode {
             }
         };
     }
-    let reader = match Reader::new(config) {
+    let reader = match reader(config) {
         Ok(reader) => reader,
         Err(e) => return usage_error(&e.to_string()),
     };
@@ -326,10 +320,23 @@ fn build_config(cli: &Cli) -> Result<Config, String> {
     if let Some(ms) = cli.timeout_ms {
         config.limits.timeout_ms = ms;
     }
-    // PDFs are extracted in a child of this very program, so a hostile PDF cannot crash or exhaust the reader.
-    // Without a path to ourselves (rare), extraction runs in a thread: bounded, not isolated.
-    config.pdf_worker = std::env::current_exe().ok();
     Ok(config)
+}
+
+/// A reader whose PDFs and documents are parsed by `agent-read-worker`, the program built and installed beside this
+/// one: a hostile file can crash, hang or exhaust only the worker, and the parsers are not linked into this program
+/// (which keeps its start, paid at every one-shot read, close to a bare process's).
+pub(crate) fn reader(config: Config) -> Result<Reader, agent_read::ConfigError> {
+    Reader::with_worker(config, worker_program())
+}
+
+/// Where `agent-read-worker` is: beside this program; by name on the `PATH` when this program's own path is unknown.
+fn worker_program() -> std::path::PathBuf {
+    let name = format!("agent-read-worker{}", std::env::consts::EXE_SUFFIX);
+    match std::env::current_exe() {
+        Ok(this) => this.with_file_name(name),
+        Err(_) => name.into(),
+    }
 }
 
 fn read_path(reader: &Reader, cli: &Cli, path: String) -> ExitCode {

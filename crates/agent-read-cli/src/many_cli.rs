@@ -13,7 +13,7 @@ use super::{
     Cli, build_config, print_flag_error, print_json, print_stdout, refused_for_its_flags, stdin_request, usage_error,
 };
 use agent_read::SchemaFormat;
-use agent_read::{ReadManyRequest, ReadManyResult, ReadOptions, Reader};
+use agent_read::{ReadManyRequest, ReadManyResult, ReadOptions};
 use std::process::ExitCode;
 
 /// Arguments of `agent-read many`.
@@ -66,7 +66,7 @@ pub fn run(cli: &Cli, args: &ManyArgs) -> ExitCode {
             "give `many` its own arguments after it: agent-read many PATH_OR_GLOB... [--limit N] [--json]",
         );
     }
-    let reader = match build_config(cli).and_then(|config| Reader::new(config).map_err(|e| e.to_string())) {
+    let reader = match build_config(cli).and_then(|config| crate::reader(config).map_err(|e| e.to_string())) {
         Ok(reader) => reader,
         Err(message) => return usage_error(&message),
     };

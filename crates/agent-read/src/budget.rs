@@ -83,7 +83,7 @@ impl Budget {
     }
 
     /// The caller's cancel signal.
-    #[cfg(feature = "pdf")]
+    #[cfg(any(feature = "pdf", feature = "documents"))]
     pub fn cancel(&self) -> &Cancel {
         &self.cancel
     }

@@ -72,11 +72,6 @@ pub struct Config {
     /// lines) reading the same big file skip the full pass. Created if missing; off by default.
     #[serde(default)]
     pub index_cache: Option<PathBuf>,
-    /// A program that extracts PDF text in a child process when run as `PROGRAM __pdf-worker …` (the `agent-read`
-    /// binary names itself), so a hostile PDF cannot crash, hang or exhaust the caller. Without one, extraction runs
-    /// in a thread of this process, bounded but not isolated. Set in code, not read from TOML.
-    #[serde(skip)]
-    pub pdf_worker: Option<PathBuf>,
     /// How the MCP server's per-connection sessions behave (`[session]`); each field falls back to that face's default.
     #[serde(default)]
     pub session: SessionConfig,

@@ -150,6 +150,11 @@ impl ReadError {
         if crate::budget::is_cancelled(err) {
             return Self::new(ErrorCode::Cancelled, format!("{shown_path}: the read was cancelled by its caller"));
         }
+        if let Some(missing) = err.get_ref().and_then(|inner| inner.downcast_ref::<WorkerMissing>()) {
+            return Self::new(ErrorCode::Internal, format!("{shown_path}: {missing}")).with_hint(
+                "the tool's installation is incomplete, the file is not at fault: tell the user; files other than PDFs and documents can still be read",
+            );
+        }
         match err.kind() {
             ErrorKind::NotFound => Self::new(ErrorCode::NotFound, format!("{shown_path}: no such file or directory")),
             ErrorKind::PermissionDenied => {
@@ -183,6 +188,19 @@ impl ReadError {
         }
     }
 }
+
+/// The error inside the `io::Error` of a worker program that could not be started because it is not there: the
+/// installation's fault, not the file's, so it must not read as `NOT_FOUND`.
+#[derive(Debug)]
+pub struct WorkerMissing(pub String);
+
+impl fmt::Display for WorkerMissing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for WorkerMissing {}
 
 /// Bytes kept at most of an error message or hint (less when the output cap is small).
 pub const MAX_MESSAGE_BYTES: usize = 1000;

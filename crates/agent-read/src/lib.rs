@@ -54,13 +54,12 @@ mod suggest;
 mod tokens;
 mod tool;
 mod window;
+mod worker;
 
 pub use audit::{Refused, RootsChange, Who, now as audit_timestamp};
 pub use budget::Cancel;
 pub use config::{Config, HttpConfig, OAuthConfig, SessionConfig};
 pub use config_error::{ConfigError, GlobList, GlobProblem, RootProblem, ValueBound};
-#[cfg(feature = "pdf")]
-pub use engine::PDF_WORKER_ARG;
 pub use engine::{ReadOptions, Reader};
 pub use error::{ErrorCode, MAX_MESSAGE_BYTES, ReadError};
 pub use escape::shown as escape_for_model;
@@ -68,8 +67,6 @@ pub use limits::{Limits, MIN_OUTPUT_BYTES};
 pub use many::{
     DEFAULT_MAX_FILES, MAX_FILES, MAX_PATHS, ManyFile, ManyMeta, ManyResult, ReadManyRequest, ReadManyResult, Skipped,
 };
-#[cfg(feature = "pdf")]
-pub use media::pdf::worker_main as pdf_worker_main;
 pub use panics::internal as internal_error;
 #[doc(hidden)]
 pub use panics::test_point;
@@ -91,3 +88,4 @@ pub use tool::{
     many_definition, many_output_schema, many_parameters_schema, output_schema, parameters_schema,
     parameters_schema_for,
 };
+pub use worker::worker_main;

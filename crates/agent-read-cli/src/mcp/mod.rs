@@ -102,7 +102,7 @@ struct ReadServer {
 impl ReadServer {
     fn new(config: Config, settings: SessionSettings) -> Result<Self, String> {
         let trust_client_roots = config.trust_client_roots;
-        let configured = Arc::new(Reader::new(config).map_err(|e| e.to_string())?);
+        let configured = Arc::new(crate::reader(config).map_err(|e| e.to_string())?);
         let session = Session::new(configured.clone(), settings)?;
         let served = if settings.repeat_read_stubs { Served::WithRepeatStubs } else { Served::OneShot };
         let mut definition = agent_read::tool_definition_for(SchemaFormat::Mcp, served);

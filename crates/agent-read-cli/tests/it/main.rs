@@ -25,3 +25,4 @@ mod notebooks;
 mod pdf_read;
 mod read_many;
 mod windows_wine;
+mod worker;

@@ -795,7 +795,11 @@ fn extraction_workers(parent: u32) -> usize {
             // After the name in parentheses: the state, then the parent's id.
             let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1));
             let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            ppid == Some(parent.to_string().as_str()) && cmdline.windows(12).any(|w| w == b"__pdf-worker")
+            let mut args = cmdline.split(|b| *b == 0);
+            let program = args.next().unwrap_or_default();
+            ppid == Some(parent.to_string().as_str())
+                && program.ends_with(b"agent-read-worker")
+                && args.next() == Some(b"pdf".as_slice())
         })
         .count()
 }

@@ -177,6 +177,25 @@ fn a_pdf_is_extracted_by_the_worker_held_in_its_job_object() {
 
 #[test]
 #[ignore = "needs the Windows build and Wine: run by .ci/cross"]
+fn a_document_is_converted_by_the_worker_held_in_its_job_object() {
+    let ws = workspace();
+    ws.file("report.docx", include_bytes!("../fixtures/documents/report.docx").as_slice());
+    ws.file(
+        "page.html",
+        "<html><body><h1>Title</h1><p>Caf&eacute; &CounterClockwiseContourIntegral;</p></body></html>",
+    );
+    let output = run(&ws, &["report.docx", "--limit", "1"]);
+    let text = printed(&output);
+    assert!(text.starts_with("1: # Quarterly report\n"), "{text}");
+    assert!(output.status.success(), "{text}");
+    let output = run(&ws, &["page.html"]);
+    let text = printed(&output);
+    assert!(text.starts_with("1: # Title\n2: \n3: Café ∳\n"), "{text}");
+    assert!(output.status.success(), "{text}");
+}
+
+#[test]
+#[ignore = "needs the Windows build and Wine: run by .ci/cross"]
 fn compressed_logs_are_decoded_by_the_windows_build() {
     use crate::compressed::{CODECS, compressed_by, log_lines};
     let ws = workspace();

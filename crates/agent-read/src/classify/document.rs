@@ -34,6 +34,13 @@ pub enum DocumentKind {
 }
 
 impl DocumentKind {
+    /// The kind of this [name](DocumentKind::name), as a worker is told it.
+    #[cfg(feature = "documents")]
+    pub fn from_name(name: &str) -> Option<DocumentKind> {
+        use DocumentKind::*;
+        [Docx, Odt, Xlsx, Xls, Ods, Pptx, Epub, Html].into_iter().find(|kind| kind.name() == name)
+    }
+
     /// Its short name, as `meta.rendered_from` gives it (`docx`, …).
     #[cfg_attr(not(feature = "documents"), allow(dead_code))] // Read only where documents are converted.
     pub fn name(self) -> &'static str {

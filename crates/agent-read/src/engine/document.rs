@@ -6,13 +6,19 @@
 //! container has no text to show by bytes.
 //!
 //! Contract (how the converted text is read):
-//! - The document is read into memory (at most [`MAX_FILE_BYTES`]) and its units are listed first, so a damaged,
-//!   encrypted or oversized document is refused before any text, and `pages` past the last unit is an error.
-//! - The text is never held whole: a conversion runs on a thread of this read and writes its text, a chunk at a
-//!   time, into a channel of [`QUEUED_CHUNKS`] chunks, which the line window reads forward
+//! - Where it is converted is the reader's [`Converter`]: in this process (the library's default), or in a worker
+//!   process for each outline and each conversion (the binary's: [`Reader::with_worker`](crate::Reader::with_worker)),
+//!   which reads the open file, converts as this process would, and writes its text to a pipe. Either way what
+//!   follows holds, and the memory a document holds (at most [`MAX_FILE_BYTES`] of file) is reserved here while it
+//!   is converted.
+//! - The document's units are listed first, so a damaged, encrypted or oversized document is refused before any
+//!   text, and `pages` past the last unit is an error.
+//! - The text is never held whole: a conversion runs on a thread of this read (in a worker: the thread copies the
+//!   worker's text) and writes its text, a chunk at a time, into a channel of [`QUEUED_CHUNKS`] chunks, which the line window reads forward
 //!   ([`Stream`](crate::window::stream::Stream)): memory stays that of the document plus a few chunks, however long
-//!   its text. When the window has what it needs the channel is dropped and the conversion stops at its next line; a
-//!   window before what was last read starts a fresh conversion. Every thread ends before the read returns.
+//!   its text. When the window has what it needs the channel is dropped and the conversion stops at its next line (a
+//!   worker is killed); a window before what was last read starts a fresh conversion. Every thread ends, and every
+//!   worker is reaped, before the read returns.
 //! - As for compressed text, a first window counts the lines to the end of the chosen units (the footer's total is
 //!   exact, never estimated), and the reader keeps that total for the file as it is and the units chosen, so a later
 //!   window converts only up to its last line and a later tail converts once.
@@ -24,10 +30,12 @@ use super::target::Target;
 use super::text::{self, Rendering};
 use crate::budget::Budget;
 use crate::classify::document::DocumentKind;
-use crate::classify::{self, Content, EncodingSource, TextFormat, codec::DecodeLimit};
+use crate::classify::{self, Content, EncodingSource, TextFormat};
 use crate::error::{ErrorCode, ReadError};
 use crate::limits::Limits;
-use crate::media::document::{self, DocumentError, HTML_HELD_PER_BYTE, MAX_FILE_BYTES, Out, Outline};
+use crate::media::document::{
+    self, Converter, DocumentError, HTML_HELD_PER_BYTE, InProcess, MAX_FILE_BYTES, Out, Outline,
+};
 use crate::media::memory::{Growing, Pool, Refusal, busy_error};
 use crate::media::pages::PageSelection;
 use crate::render::document::Conversion;
@@ -39,7 +47,9 @@ use crate::window::index::{FileIdentity, FileVersion};
 use crate::window::lines::Indexing;
 use crate::window::stream::{Decoder, Opener, Stream};
 use crate::window::{CHUNK_LEN, Source};
+use std::fs::File;
 use std::io::{self, Read, Write};
+use std::path::Path;
 use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::Duration;
@@ -53,15 +63,23 @@ pub fn read(
     kind: DocumentKind,
     request: FileRequest<'_>,
     limits: &Limits,
+    converter: &Converter,
 ) -> Result<ReadResult, ReadError> {
     if matches!(request.window, Window::Bytes { .. }) {
         return read_raw_bytes(target, kind, request, limits);
     }
     let selection = selection(target, kind, request.pages)?;
     let mut memory = Growing::new(Pool::shared(), target.budget.clone());
-    let bytes = document_bytes(target, kind, &mut memory)?;
-    let outline = document::outline(kind, &bytes, &mut || target.budget.check())
-        .map_err(|error| document_error(target, kind, error, limits))?;
+    reserve(target, kind, &mut memory)?;
+    let input = match converter {
+        Converter::InProcess(converters) => Input::Bytes(*converters, document_bytes(target, kind)?),
+        Converter::Worker(program) => Input::Worker(program),
+    };
+    let outline = match &input {
+        Input::Bytes(converters, bytes) => converters.outline(kind, bytes, &mut || target.budget.check()),
+        Input::Worker(program) => document::process::outline(program, target.file, kind, &target.budget),
+    }
+    .map_err(|error| document_error(target, kind, error, limits))?;
     if request.pages.is_some()
         && let Some(missing) = selection.first_missing(outline.unit_count)
     {
@@ -90,7 +108,8 @@ pub fn read(
     };
     let converting = Converting {
         kind,
-        bytes: &bytes,
+        input: &input,
+        file: target.file,
         selection: &selection,
         outline: &outline,
         memory: Mutex::new(memory),
@@ -108,10 +127,17 @@ pub fn read(
     }
 }
 
-/// The file's bytes, whole (refused over [`MAX_FILE_BYTES`]); an HTML page's decoded to UTF-8. What they take is
-/// reserved in `memory` before they are read (for a page, with its text: see [`HTML_HELD_PER_BYTE`]); as the first
-/// reservation of the read, it may wait for reads of other big documents to end.
-fn document_bytes(target: &Target<'_>, kind: DocumentKind, memory: &mut Growing) -> Result<Vec<u8>, ReadError> {
+/// The document as its converter takes it: its bytes, in this process; its open file, for a worker.
+enum Input<'a> {
+    Bytes(InProcess, Vec<u8>),
+    Worker(&'a Path),
+}
+
+/// Reserves in `memory` what converting the file holds (refused over [`MAX_FILE_BYTES`]): its bytes, and for an HTML
+/// page its text (see [`HTML_HELD_PER_BYTE`]). A worker holds them in its own process, but the reservation stays
+/// here while it runs, so that conversions across processes share the one budget. As the first reservation of the
+/// read, it may wait for reads of other big documents to end.
+fn reserve(target: &Target<'_>, kind: DocumentKind, memory: &mut Growing) -> Result<(), ReadError> {
     let size = target.metadata.len();
     if size > MAX_FILE_BYTES {
         return Err(ReadError::new(
@@ -126,13 +152,15 @@ fn document_bytes(target: &Target<'_>, kind: DocumentKind, memory: &mut Growing)
         .with_hint("ask the user for a smaller export (e.g. one sheet as CSV), or skip this file"));
     }
     let held = if kind == DocumentKind::Html { size * HTML_HELD_PER_BYTE } else { size };
-    memory.cover(held).map_err(|refusal| file_refused(target, size, refusal))?;
+    memory.cover(held).map_err(|refusal| file_refused(target, size, refusal))
+}
+
+/// The file's bytes, whole (at most [`MAX_FILE_BYTES`]; [`reserve`] holds their memory); an HTML page's decoded to
+/// UTF-8.
+fn document_bytes(target: &Target<'_>, kind: DocumentKind) -> Result<Vec<u8>, ReadError> {
     let mut bytes = Vec::new();
     target.file.take(MAX_FILE_BYTES).read_to_end(&mut bytes).map_err(|e| ReadError::from_io(&e, &target.shown))?;
-    if kind == DocumentKind::Html {
-        bytes = decode_page(target.head, bytes);
-    }
-    Ok(bytes)
+    Ok(if kind == DocumentKind::Html { document::page_as_utf8(bytes) } else { bytes })
 }
 
 /// The error for a document's file whose memory could not be reserved: other reads held it for as long as this one
@@ -151,7 +179,9 @@ fn file_refused(target: &Target<'_>, size: u64, refusal: Refusal) -> ReadError {
 /// A document being converted for one read: what to convert, and what a conversion failed with.
 struct Converting<'a> {
     kind: DocumentKind,
-    bytes: &'a [u8],
+    input: &'a Input<'a>,
+    /// The document's file (what a worker reads).
+    file: &'a File,
     selection: &'a PageSelection,
     outline: &'a Outline,
     /// What the read holds of the memory all reads share (its file, then what a conversion grows): one reservation,
@@ -202,17 +232,14 @@ impl Converting<'_> {
 
     /// Converts the chosen units into `sink`; what stopped it short goes into the channel after the text before it.
     fn convert(&self, mut sink: ChannelWriter, budget: Budget) {
-        let mut out = match self.kind.unit() {
-            Some(unit) => Out::framed(&mut sink, unit, self.outline.unit_count),
-            None => Out::flow(&mut sink),
+        let converted = match self.input {
+            Input::Bytes(converters, bytes) => self.convert_here(converters, bytes, &mut sink, &budget),
+            Input::Worker(program) => {
+                let unit_count = self.outline.unit_count;
+                let (file, kind, selection) = (self.file, self.kind, self.selection);
+                document::process::convert(program, file, kind, selection, unit_count, &budget, &mut sink)
+            }
         };
-        let mut memory = self.memory.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let check = &mut || budget.check();
-        let converted = document::convert(self.kind, self.bytes, self.selection, &mut out, check, &mut memory);
-        drop(memory);
-        // A failed write means the window hung up: nobody is left to tell.
-        let _ = out.finish();
-        drop(out);
         match converted {
             Ok(()) => {}
             Err(DocumentError::Stopped(error)) => sink.fail(error),
@@ -221,6 +248,27 @@ impl Converting<'_> {
                 sink.fail(io::Error::other("the document could not be converted"));
             }
         }
+    }
+
+    /// Converts in this process, into `sink`.
+    fn convert_here(
+        &self,
+        converters: &InProcess,
+        bytes: &[u8],
+        sink: &mut ChannelWriter,
+        budget: &Budget,
+    ) -> Result<(), DocumentError> {
+        let mut out = match self.kind.unit() {
+            Some(unit) => Out::framed(sink, unit, self.outline.unit_count),
+            None => Out::flow(sink),
+        };
+        let mut memory = self.memory.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let check = &mut || budget.check();
+        let converted = converters.convert(self.kind, bytes, self.selection, &mut out, check, &mut memory);
+        drop(memory);
+        // A failed write means the window hung up: nobody is left to tell.
+        let _ = out.finish();
+        converted
     }
 
     /// What a window's error becomes: the document's own failure when a conversion met one (with the lines read
@@ -333,13 +381,6 @@ fn selection(target: &Target<'_>, kind: DocumentKind, pages: Option<&str>) -> Re
 
 fn utf8() -> TextFormat {
     TextFormat { codec: classify::Codec::Whatwg(encoding_rs::UTF_8), source: EncodingSource::Detected, bom_len: 0 }
-}
-
-/// An HTML page's bytes as UTF-8, decoded from the encoding its head was found in.
-fn decode_page(head: &[u8], bytes: Vec<u8>) -> Vec<u8> {
-    let Content::Text(format) = classify::classify(head, None) else { return bytes };
-    let text = bytes.get(format.bom_len..).unwrap_or_default();
-    format.codec.decode(text, DecodeLimit::NONE, true).text.into_bytes()
 }
 
 /// A byte range of a document: an HTML page's markup; a container's bytes are refused, with the way to its text.

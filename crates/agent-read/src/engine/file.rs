@@ -27,7 +27,7 @@ pub struct FileRequest<'a> {
     pub attachments: bool,
 }
 
-/// How media files are handled: where PDF extraction runs.
+/// How media files are handled: where PDFs and documents are parsed, and whether PDFs go out whole.
 #[derive(Debug)]
 pub struct Media {
     /// Isolation of PDF text extraction.
@@ -36,31 +36,42 @@ pub struct Media {
     /// Whether PDFs go out whole, as documents.
     #[cfg(feature = "pdf")]
     pdf_as_document: bool,
+    /// Where documents are converted.
+    #[cfg(feature = "documents")]
+    documents: crate::media::document::Converter,
 }
 
 impl Media {
-    /// PDF extraction in a child process of `pdf_worker` when given, else in a thread; PDFs as documents when asked.
-    pub fn new(pdf_worker: Option<std::path::PathBuf>, pdf_as_document: bool) -> Media {
-        #[cfg(feature = "pdf")]
-        {
-            use crate::media::pdf::Isolation;
-            let pdf_isolation = match pdf_worker {
-                Some(program) => Isolation::Process { program, args: vec![PDF_WORKER_ARG.to_string()] },
-                None => Isolation::Thread,
-            };
-            Media { pdf_isolation, pdf_as_document }
+    /// PDFs and documents parsed in this process (PDFs in a thread); PDFs as documents when asked.
+    pub fn in_process(pdf_as_document: bool) -> Media {
+        let _ = pdf_as_document;
+        Media {
+            #[cfg(feature = "pdf")]
+            pdf_isolation: crate::media::pdf::Isolation::thread(),
+            #[cfg(feature = "pdf")]
+            pdf_as_document,
+            #[cfg(feature = "documents")]
+            documents: crate::media::document::Converter::in_process(),
         }
-        #[cfg(not(feature = "pdf"))]
-        {
-            let _ = (pdf_worker, pdf_as_document);
-            Media {}
+    }
+
+    /// PDFs and documents parsed in child processes of the worker `program`; PDFs as documents when asked. Nothing
+    /// here names a parser, so a program built on this alone links none.
+    pub fn in_worker(program: std::path::PathBuf, pdf_as_document: bool) -> Media {
+        let _ = (&program, pdf_as_document);
+        Media {
+            #[cfg(feature = "pdf")]
+            pdf_isolation: crate::media::pdf::Isolation::Process {
+                program: program.clone(),
+                args: vec![crate::media::pdf::WORKER_MODE.to_string()],
+            },
+            #[cfg(feature = "pdf")]
+            pdf_as_document,
+            #[cfg(feature = "documents")]
+            documents: crate::media::document::Converter::Worker(program),
         }
     }
 }
-
-/// The first argument that makes the `agent-read` binary run as a PDF extraction worker.
-#[cfg(feature = "pdf")]
-pub const PDF_WORKER_ARG: &str = "__pdf-worker";
 
 /// The first bytes of an open regular file (up to [`SNIFF_LEN`], never past where reading stops): what classifying
 /// it needs, and for a small file the whole file, so that its window and its hash need no second read.
@@ -145,7 +156,7 @@ pub fn read_classified(
             read_image(target, kind, region, limits).map(|result| note_ignored_window(result, &request.window))
         }
         Content::Pdf => read_pdf(target, &request, limits, media),
-        Content::Document(kind) => read_document(target, kind, request, limits),
+        Content::Document(kind) => read_document(target, kind, request, limits, media),
         Content::Binary { description, hint } => Err(binary_error(target, &description, hint)),
     }
 }
@@ -292,8 +303,9 @@ fn read_document(
     kind: classify::document::DocumentKind,
     request: FileRequest<'_>,
     limits: &Limits,
+    media: &Media,
 ) -> Result<ReadResult, ReadError> {
-    super::document::read(target, kind, request, limits)
+    super::document::read(target, kind, request, limits, &media.documents)
 }
 
 #[cfg(not(feature = "documents"))]
@@ -302,6 +314,7 @@ fn read_document(
     kind: classify::document::DocumentKind,
     _request: FileRequest<'_>,
     _limits: &Limits,
+    _media: &Media,
 ) -> Result<ReadResult, ReadError> {
     Err(binary_error(target, kind.description(), Some(without_feature("documents"))))
 }

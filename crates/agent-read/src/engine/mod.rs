@@ -18,7 +18,6 @@ pub mod observe;
 mod table;
 
 #[cfg(feature = "pdf")]
-pub use file::PDF_WORKER_ARG;
 #[cfg(feature = "pdf")]
 mod pdf;
 mod target;
@@ -92,9 +91,24 @@ impl ReadOptions {
 pub(crate) type KnownContent<'a> = dyn Fn(&Seen) -> Option<observe::ContentHash> + Sync + 'a;
 
 impl Reader {
-    /// Builds a reader; fails if a root is missing or not a directory, a policy glob is malformed, the audit log
-    /// cannot be opened, or the limits cannot be honoured.
+    /// Builds a reader that parses PDFs and documents in this process (PDF extraction in a thread, bounded but not
+    /// isolated); fails if a root is missing or not a directory, a policy glob is malformed, the audit log cannot be
+    /// opened, or the limits cannot be honoured.
     pub fn new(config: Config) -> Result<Reader, ConfigError> {
+        let media = file::Media::in_process(config.pdf_as_document);
+        Reader::with_media(config, media)
+    }
+
+    /// Builds a reader that parses PDFs and documents in child processes of `worker`, a program whose `main` is
+    /// [`worker_main`](crate::worker_main) (the `agent-read-worker` binary), so that a hostile file cannot crash, hang
+    /// or exhaust the caller, and the parsers are never mapped into the caller's process: a program that builds its
+    /// readers with this alone links none of them. Fails as [`Reader::new`] does.
+    pub fn with_worker(config: Config, worker: PathBuf) -> Result<Reader, ConfigError> {
+        let media = file::Media::in_worker(worker, config.pdf_as_document);
+        Reader::with_media(config, media)
+    }
+
+    fn with_media(config: Config, media: file::Media) -> Result<Reader, ConfigError> {
         config.limits.validate()?;
         let audit = config.audit_log.as_deref().map(AuditLog::open).transpose()?.map(Arc::new);
         let indexes = match &config.index_cache {
@@ -109,7 +123,7 @@ impl Reader {
             limits: config.limits,
             policy: Arc::new(Policy::new(&config.policy)?),
             audit,
-            media: Arc::new(file::Media::new(config.pdf_worker, config.pdf_as_document)),
+            media: Arc::new(media),
             indexes: Arc::new(indexes),
             listings: Arc::default(),
         })
@@ -604,9 +618,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let pdf = crate::media::pdf::fixtures::pdf_of(&["First words", "Second words"]);
         std::fs::write(dir.path().join("doc.pdf"), pdf).unwrap();
-        let config = Config::with_roots([dir.path()]);
-        assert!(config.pdf_worker.is_none(), "the library default has no worker program");
-        let reader = Reader::new(config).unwrap();
+        let reader = Reader::new(Config::with_roots([dir.path()])).unwrap();
         let result = reader
             .read(&ReadRequest { pages: Some("2".into()), ..ReadRequest::new("doc.pdf") }, &ReadOptions::default());
         assert_eq!(result.output(), "── page 2 of 2 ──\n│ Second words\n(pages 2 of 2 · 753 B · end of document)");

@@ -122,6 +122,11 @@ const ABOUT: [(&str, &str, usize); 6] = [
     ("identifier", "identifier", 1),
 ];
 
+/// The label [`about`] gives, as this build spells it: how an outline sent by a worker gets its labels back.
+pub(super) fn known_label(label: &str) -> Option<&'static str> {
+    ABOUT.iter().map(|(_, known, _)| *known).find(|known| *known == label)
+}
+
 /// What the package document's `<metadata>` says of the book: its title, authors, language, publisher, date and
 /// identifier as written there (each value on one line, cut as a title is), in [`ABOUT`]'s order; those it does not
 /// give are left out. A damaged package document gives what was read before the damage.

@@ -14,8 +14,9 @@
 //!
 //! # Bounds
 //!
-//! A document is converted in this process, so everything it may cost is bounded before it is spent: the file is read
-//! whole only up to [`MAX_FILE_BYTES`]; a zip's entries are counted ([`package`]); every part read whole is inflated
+//! A document may be converted in the caller's process ([`Converter::InProcess`]), so everything it may cost is
+//! bounded before it is spent, in a worker too ([`Converter::Worker`], whose process `media::child::confine` also
+//! holds): the file is read whole only up to [`MAX_FILE_BYTES`]; a zip's entries are counted ([`package`]); every part read whole is inflated
 //! through a cap, so a part that lies about its size (a zip bomb) stops at the cap; the parts calamine reads whole for
 //! an XLSX (shared strings, styles) are measured the same way before calamine sees them, and its sheets are streamed
 //! row by row ([`sheets`]); an ODS's content is streamed with every single text or tag bounded ([`ods`]); an XLS,
@@ -26,7 +27,7 @@
 //!
 //! `package` opens a zip and reads parts; `xml` holds what the XML walkers share; `grid` writes a sheet's rows;
 //! `docx`, `odt`, `pptx`, `sheets` (XLSX), `ods`, `xls`, `epub` and `html` convert one format each; `markdown`
-//! writes pipe tables.
+//! writes pipe tables; `worker` is a worker process's side of an outline or a conversion, `process` the caller's.
 
 mod docx;
 mod epub;
@@ -37,16 +38,24 @@ mod ods;
 mod odt;
 mod package;
 mod pptx;
+pub(crate) mod process;
+#[cfg(test)]
+mod process_tests;
 mod sheets;
+mod worker;
 mod xls;
 mod xml;
 
+pub(crate) use worker::{CONVERT_MODE, OUTLINE_MODE, convert_main, outline_main};
+
 use crate::classify::document::DocumentKind;
+use crate::classify::{self, Content, codec::DecodeLimit};
 use crate::media::memory::Growing;
 use crate::media::pages::PageSelection;
 use crate::render::document as words;
 use std::fmt;
 use std::io::{self, Write};
+use std::path::PathBuf;
 
 /// Documents larger than this are not converted (the whole file is held in memory while it is).
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
@@ -146,6 +155,70 @@ pub fn convert(
         DocumentKind::Epub => epub::convert(bytes, selection, out, check, memory),
         DocumentKind::Html => html::convert(&String::from_utf8_lossy(bytes), out, check, memory, 0),
     }
+}
+
+/// Where documents are converted: in this process, or in a worker program.
+#[derive(Debug)]
+pub enum Converter {
+    /// In this process (the library's default). Made by [`Converter::in_process`] only.
+    InProcess(InProcess),
+    /// In a worker process of this program (`agent-read-worker`), started for each outline and each conversion.
+    Worker(PathBuf),
+}
+
+/// [`outline`]'s signature.
+type OutlineFn = fn(DocumentKind, &[u8], Check<'_>) -> Result<Outline, DocumentError>;
+/// [`convert`]'s signature.
+type ConvertFn =
+    fn(DocumentKind, &[u8], &PageSelection, &mut Out<'_>, Check<'_>, &mut Growing) -> Result<(), DocumentError>;
+
+/// The converters of this process. Only [`Converter::in_process`] names them, so a program that converts in a worker
+/// (the binary) links none of their code and tables.
+#[derive(Clone, Copy)]
+pub struct InProcess {
+    outline: OutlineFn,
+    convert: ConvertFn,
+}
+
+impl fmt::Debug for InProcess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("InProcess")
+    }
+}
+
+impl Converter {
+    /// Conversion in this process.
+    pub fn in_process() -> Converter {
+        Converter::InProcess(InProcess { outline, convert })
+    }
+}
+
+impl InProcess {
+    /// [`outline`], in this process.
+    pub fn outline(&self, kind: DocumentKind, bytes: &[u8], check: Check<'_>) -> Result<Outline, DocumentError> {
+        (self.outline)(kind, bytes, check)
+    }
+
+    /// [`convert`], in this process.
+    pub fn convert(
+        &self,
+        kind: DocumentKind,
+        bytes: &[u8],
+        selection: &PageSelection,
+        out: &mut Out<'_>,
+        check: Check<'_>,
+        memory: &mut Growing,
+    ) -> Result<(), DocumentError> {
+        (self.convert)(kind, bytes, selection, out, check, memory)
+    }
+}
+
+/// An HTML page's bytes as UTF-8, decoded from the encoding its first block is found in.
+pub fn page_as_utf8(bytes: Vec<u8>) -> Vec<u8> {
+    let head = &bytes[..bytes.len().min(classify::SNIFF_LEN)];
+    let Content::Text(format) = classify::classify(head, None) else { return bytes };
+    let text = bytes.get(format.bom_len..).unwrap_or_default();
+    format.codec.decode(text, DecodeLimit::NONE, true).text.into_bytes()
 }
 
 /// Where converted text goes, a line at a time. A document with units is framed as the model reads it: each unit

@@ -203,7 +203,8 @@ fn name_is(dict: &Dictionary, key: &[u8], name: &[u8]) -> bool {
 mod tests {
     use super::*;
     use crate::budget::Cancel;
-    use crate::media::pdf::fixtures::{Fixture, as_file, encrypted, numbered, run_bytes, show, texts, zeros_zlib};
+    use crate::media::child::testing::as_file;
+    use crate::media::pdf::fixtures::{Fixture, encrypted, numbered, run_bytes, show, texts, zeros_zlib};
     use crate::media::pdf::{Isolation, extract};
     use lopdf::{Stream, dictionary};
     use std::time::{Duration, Instant};
@@ -275,7 +276,7 @@ mod tests {
         let mut file = as_file(&numbered(2));
         file.seek(SeekFrom::Start(100)).unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
-        let extracted = extract(&file, &PageSelection::all(), 100, deadline, &Cancel::new(), &Isolation::Thread);
+        let extracted = extract(&file, &PageSelection::all(), 100, deadline, &Cancel::new(), &Isolation::thread());
         assert_eq!(texts(&extracted.unwrap()), [(1, "Page 1 text"), (2, "Page 2 text")]);
         assert_eq!(file.stream_position().unwrap(), 100);
     }

@@ -6,9 +6,8 @@ use super::extract::{Host, extract_bytes};
 use super::stop::Stop;
 use super::{Extracted, Isolation, PageSelection, PdfError, extract};
 use crate::budget::Cancel;
+use crate::media::child::testing::as_file;
 use lopdf::{Object, Stream, dictionary};
-use std::fs::File;
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 #[path = "../../../tests/common/pdf.rs"]
@@ -29,18 +28,11 @@ pub(super) fn run_bytes(bytes: &[u8], pages: &str, max_chars: usize) -> Result<E
     extract_bytes(bytes, &selection, max_chars, &Stop::until(Instant::now() + Duration::from_secs(60)), Host::Thread)
 }
 
-/// A temporary file holding `bytes`.
-pub(super) fn as_file(bytes: &[u8]) -> File {
-    let mut file = tempfile::tempfile().expect("a temporary file");
-    file.write_all(bytes).expect("the fixture is written");
-    file
-}
-
 /// Extracts `pages` from `bytes` through [`extract`] in the thread mode.
 pub(super) fn run_thread(bytes: &[u8], pages: &str, max_chars: usize, budget: Duration) -> Result<Extracted, PdfError> {
     let selection = PageSelection::parse(pages).expect("a valid selection");
     let file = as_file(bytes);
-    extract(&file, &selection, max_chars, Instant::now() + budget, &Cancel::new(), &Isolation::Thread)
+    extract(&file, &selection, max_chars, Instant::now() + budget, &Cancel::new(), &Isolation::thread())
 }
 
 /// The pages extracted, as (number, text).

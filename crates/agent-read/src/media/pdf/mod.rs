@@ -17,16 +17,16 @@
 //! unwraps freely), recurses without a bound, can be kept busy for minutes, and a few megabytes of FlateDecode inflate
 //! to gigabytes. None of that may crash, hang or starve the caller — typically an MCP server answering other requests.
 //!
-//! - [`Isolation::Process`] (what the binary uses): the work runs in a child process — the program itself, started
-//!   with a hidden worker argument that calls [`worker_main`]. The child gets the already-open file as its standard
-//!   input (never a path: the file was opened under the roots' confinement, and the child opens nothing). It lowers its
-//!   own limits before it parses a byte — CPU time (the time left plus a few seconds), no core dumps, no file writes,
+//! - [`Isolation::Process`] (what the binary uses, through [`Reader::with_worker`](crate::Reader::with_worker)): the
+//!   work runs in a child process — the worker program (`agent-read-worker`) in its `pdf` mode, which calls
+//!   [`worker_main`]. The child gets the already-open file as its standard input (never a path: the file was opened
+//!   under the roots' confinement, and the child opens nothing). It lowers its own limits before it parses a byte — CPU time (the time left plus a few seconds), no core dumps, no file writes,
 //!   no new processes, few descriptors, death with its parent, then an address space of 1 GiB plus twice the PDF —
-//!   and answers with one JSON document on its standard output. The parent reads the answer (and the start of
-//!   standard error) on helper threads with byte caps, polls the child every few milliseconds against the deadline
-//!   and the cancel signal, kills it (SIGKILL) when either comes, and always reaps it. A panic, a stack overflow, an
+//!   and answers with one JSON document on its standard output. The parent (`media::child`) reads the answer (and the
+//!   start of standard error) on helper threads with byte caps, polls the child every few milliseconds against the
+//!   deadline and the cancel signal, kills it (SIGKILL) when either comes, and always reaps it. A panic, a stack overflow, an
 //!   allocation failure or an endless loop costs the child only; the parent turns it into a short error.
-//! - [`Isolation::Thread`] (the library default, since a library cannot assume it may re-execute its host): the work
+//! - [`Isolation::Thread`] (the library default, since a library cannot assume a worker program is there): the work
 //!   runs on a thread of this process (64 MiB of stack) under `catch_unwind`; the caller waits on a channel until the
 //!   deadline, checking the cancel signal, then abandons the thread, which sees a shared stop flag at its next check —
 //!   between pages, every few thousand characters of text, every megabyte a decoder yields (not inside lopdf's loading
@@ -85,7 +85,6 @@
 //! bounded decoders of `decode`. `stop` is the signal that ends work which ran out of time.
 
 mod batch;
-mod confine;
 mod decode;
 mod extract;
 #[cfg(test)]
@@ -108,6 +107,7 @@ pub use crate::media::pages::PageSelection;
 pub use worker::worker_main;
 
 use crate::budget::{Budget, Cancel, Cancelled};
+use crate::media::child::shorten;
 use crate::media::memory::{Pool, Refusal, Reservation};
 use process::{Worker, in_child};
 use std::fmt;
@@ -117,6 +117,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use thread::in_thread;
 
+/// The worker program's first argument for a PDF's text ([`worker_main`]'s mode).
+pub const WORKER_MODE: &str = "pdf";
 /// Largest PDF read, in bytes.
 pub const MAX_PDF_BYTES: u64 = 256 * 1024 * 1024;
 /// Most characters of text kept from one page: past them the page's text stops (and says so), in every mode.
@@ -127,8 +129,6 @@ const POLL_MAX: Duration = Duration::from_millis(10);
 pub const MAX_EXTRACTIONS: u64 = 4;
 /// The turns of the extractions running, shared by every reader in the process.
 static EXTRACTIONS: Pool = Pool::new(MAX_EXTRACTIONS);
-/// Characters of a crash or failure reason passed on.
-const REASON_CHARS: usize = 200;
 
 /// One page's extracted text: trailing spaces cut from every line, at most two blank lines in a row, no blank lines
 /// at the start or end. A page longer than `max_chars` alone is cut there, and no page holds more than
@@ -213,8 +213,27 @@ pub enum Isolation {
         args: Vec<String>,
     },
     /// In a thread of this process, panics caught, abandoned at the deadline; bombs are stopped by bounded
-    /// decompression. The library default (a library cannot re-execute itself).
-    Thread,
+    /// decompression. The library default (a library cannot assume a worker program is there). Made by
+    /// [`Isolation::thread`] only.
+    Thread(InThread),
+}
+
+/// Extraction in a thread of this process. Only [`Isolation::thread`] names the extractor through it, so a program
+/// that never asks for a thread (the binary, which has a worker) links none of the extractor's code and tables.
+#[derive(Clone, Copy)]
+pub struct InThread(fn(&File, &PageSelection, usize, Instant, &Cancel) -> Result<Extracted, PdfError>);
+
+impl fmt::Debug for InThread {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("InThread")
+    }
+}
+
+impl Isolation {
+    /// Extraction in a thread of this process.
+    pub fn thread() -> Isolation {
+        Isolation::Thread(InThread(in_thread))
+    }
 }
 
 /// Extracts the chosen pages of the PDF open as `file` (read from its start; at most [`MAX_PDF_BYTES`]), stopping once
@@ -241,7 +260,7 @@ pub fn extract(
         Isolation::Process { program, args } => {
             in_child(file, selection, max_chars, deadline, cancel, &Worker { program, args })
         }
-        Isolation::Thread => in_thread(file, selection, max_chars, deadline, cancel),
+        Isolation::Thread(InThread(extract)) => extract(file, selection, max_chars, deadline, cancel),
     }
 }
 
@@ -284,21 +303,7 @@ fn file_too_large(size: u64) -> PdfError {
 
 /// The message of a caught panic, shortened.
 fn panic_reason(payload: &(dyn std::any::Any + Send)) -> String {
-    let message = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".to_string());
-    shorten(&format!("the extractor panicked: {message}"))
-}
-
-/// `text` on one line, at most REASON_CHARS characters.
-fn shorten(text: &str) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match line.char_indices().nth(REASON_CHARS) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line,
-    }
+    shorten(&format!("the extractor panicked: {}", crate::media::child::panic_message(payload)))
 }
 
 #[cfg(test)]
@@ -334,7 +339,8 @@ mod tests {
         let file = tempfile::tempfile().unwrap();
         file.set_len(MAX_PDF_BYTES + 1).unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
-        let err = extract(&file, &PageSelection::all(), 100, deadline, &Cancel::new(), &Isolation::Thread).unwrap_err();
+        let err =
+            extract(&file, &PageSelection::all(), 100, deadline, &Cancel::new(), &Isolation::thread()).unwrap_err();
         assert!(matches!(&err, PdfError::TooLarge(reason) if reason.contains("256 MiB")), "{err:?}");
     }
 }

@@ -1,5 +1,5 @@
-//! Isolation in a thread ([`Isolation::Thread`](super::Isolation::Thread)), for a library that cannot assume it may
-//! re-execute its host: panics are caught, and the caller waits only until the deadline or the cancel signal. The
+//! Isolation in a thread ([`Isolation::Thread`](super::Isolation::Thread)), for a library that cannot assume a worker
+//! program is there: panics are caught, and the caller waits only until the deadline or the cancel signal. The
 //! thread cannot be killed, so it is abandoned with its stop flag raised; it has no memory limit of its own, so
 //! extraction runs there with every guard on ([`Host::Thread`]).
 
@@ -66,7 +66,8 @@ pub(super) fn in_thread(
 #[cfg(test)]
 mod tests {
     use crate::budget::Cancel;
-    use crate::media::pdf::fixtures::{as_file, numbered};
+    use crate::media::child::testing::as_file;
+    use crate::media::pdf::fixtures::numbered;
     use crate::media::pdf::{Isolation, PageSelection, PdfError, extract};
     use std::thread;
     use std::time::{Duration, Instant};
@@ -75,8 +76,8 @@ mod tests {
     fn a_deadline_in_the_past_times_out_at_once() {
         let file = as_file(&numbered(3));
         let started = Instant::now();
-        let err =
-            extract(&file, &PageSelection::all(), 100, Instant::now(), &Cancel::new(), &Isolation::Thread).unwrap_err();
+        let err = extract(&file, &PageSelection::all(), 100, Instant::now(), &Cancel::new(), &Isolation::thread())
+            .unwrap_err();
         assert!(matches!(err, PdfError::Timeout), "{err:?}");
         assert!(started.elapsed() < Duration::from_secs(2));
     }
@@ -87,7 +88,7 @@ mod tests {
         let file = as_file(&bytes);
         let started = Instant::now();
         let deadline = started + Duration::from_millis(30);
-        let err = extract(&file, &PageSelection::all(), usize::MAX, deadline, &Cancel::new(), &Isolation::Thread)
+        let err = extract(&file, &PageSelection::all(), usize::MAX, deadline, &Cancel::new(), &Isolation::thread())
             .unwrap_err();
         let late = started.elapsed().saturating_sub(Duration::from_millis(30));
         assert!(matches!(err, PdfError::Timeout), "{err:?}");
@@ -100,7 +101,7 @@ mod tests {
         let cancel = Cancel::new();
         cancel.cancel();
         let deadline = Instant::now() + Duration::from_secs(30);
-        let err = extract(&file, &PageSelection::all(), 100, deadline, &cancel, &Isolation::Thread).unwrap_err();
+        let err = extract(&file, &PageSelection::all(), 100, deadline, &cancel, &Isolation::thread()).unwrap_err();
         assert!(matches!(&err, PdfError::Io(io) if crate::budget::is_cancelled(io)), "{err:?}");
 
         let file = as_file(&numbered(3000));
@@ -111,7 +112,8 @@ mod tests {
             thread::sleep(Duration::from_millis(30));
             canceller.cancel();
         });
-        let err = extract(&file, &PageSelection::all(), usize::MAX, deadline, &cancel, &Isolation::Thread).unwrap_err();
+        let err =
+            extract(&file, &PageSelection::all(), usize::MAX, deadline, &cancel, &Isolation::thread()).unwrap_err();
         timer.join().unwrap();
         assert!(matches!(&err, PdfError::Io(io) if crate::budget::is_cancelled(io)), "{err:?}");
         assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());

@@ -3,13 +3,18 @@
 //! parent, then memory sized to the PDF: how, on each system, is in `confine`), so that whatever the PDF does to the
 //! extractor ends in this process, and answers with one JSON document the parent reads.
 
-use super::confine::{WORKER_HOST, limit_memory, limit_worker, standard_input};
-use super::extract::{extract_bytes, read_pdf};
+use super::extract::{Host, extract_bytes, read_pdf};
 use super::stop::Stop;
 use super::{Extracted, PageSelection, PageText, PdfError, panic_reason};
+use crate::media::child::confine::{MEMORY_BOUNDED, limit_memory, limit_worker, standard_input};
+use crate::media::child::{EXIT_ANSWERED, EXIT_UNCONFINED, EXIT_UNWRITTEN, EXIT_USAGE};
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
 use std::panic::{self, AssertUnwindSafe};
+
+/// How extraction runs inside the worker: where the system bounds the worker's memory, with only the checks a
+/// bounded process needs; on macOS, whose kernel does not, with every check a thread gets.
+const WORKER_HOST: Host = if MEMORY_BOUNDED { Host::Worker } else { Host::Thread };
 
 /// The worker's address space: this much, plus twice the PDF's size.
 pub(super) const WORKER_MEMORY_BYTES: u64 = 1024 * 1024 * 1024;
@@ -112,19 +117,19 @@ pub fn worker_main(args: &[String]) -> i32 {
     let usage = "usage: PAGES MAX_CHARS CPU_SECONDS CONFINEMENT, with the PDF on standard input";
     let [pages, max_chars, cpu_seconds, confinement] = args else {
         let _ = writeln!(io::stderr(), "{usage}");
-        return 2;
+        return EXIT_USAGE;
     };
     let (selection, max_chars, cpu_seconds) =
         match (PageSelection::parse(pages), max_chars.parse::<usize>(), cpu_seconds.parse::<u64>()) {
             (Ok(selection), Ok(max_chars), Ok(cpu_seconds)) => (selection, max_chars, cpu_seconds),
             _ => {
                 let _ = writeln!(io::stderr(), "{usage}");
-                return 2;
+                return EXIT_USAGE;
             }
         };
     if let Err(err) = limit_worker(cpu_seconds, confinement) {
         let _ = writeln!(io::stderr(), "the PDF worker could not set its limits: {err}");
-        return 3;
+        return EXIT_UNCONFINED;
     }
     // This process exists to run the extractor: a panic is reported in the answer, not on standard error.
     panic::set_hook(Box::new(|_| {}));
@@ -138,5 +143,5 @@ pub fn worker_main(args: &[String]) -> i32 {
     let answer = Answer::from_result(result);
     let mut stdout = io::stdout().lock();
     let written = serde_json::to_writer(&mut stdout, &answer).map_err(io::Error::from).and_then(|()| stdout.flush());
-    if written.is_ok() { 0 } else { 1 }
+    if written.is_ok() { EXIT_ANSWERED } else { EXIT_UNWRITTEN }
 }

@@ -1,14 +1,15 @@
 //! PDF text extraction in a worker process (`Isolation::Process`).
 //!
-//! The worker is the real binary, `agent-read` (crate agent-read-cli), started through its hidden `__pdf-worker`
-//! argument: it is found beside this test binary's directory, so the workspace's `cargo test` (which builds every
+//! The worker is the real program, `agent-read-worker` (crate agent-read-cli), started in its `pdf` mode: it is found
+//! beside this test binary's directory, so the workspace's `cargo test` (which builds every
 //! crate before it runs a test) has built it. A few cases put a shell in its place to play a worker that hangs,
 //! crashes or answers garbage. Fixtures are made with lopdf, by the helpers the integration tests use too (`super::fixtures`).
 
 use super::fixtures::{
-    Fixture, as_file, encrypted, handmade, numbered, pdf_of, peak_rss_bytes, show, stream_object, texts, zeros_zlib,
+    Fixture, encrypted, handmade, numbered, pdf_of, peak_rss_bytes, show, stream_object, texts, zeros_zlib,
 };
 use crate::budget::Cancel;
+use crate::media::child::testing::{as_file, built_worker};
 use crate::media::pdf::{self, Extracted, Isolation, PageSelection, PdfError};
 use lopdf::{Dictionary, Stream, dictionary};
 use std::io::{Seek, SeekFrom};
@@ -17,18 +18,9 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// The `agent-read` binary of this build (`target/<profile>/agent-read`; this test binary is in `deps/` below it).
-fn binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("the test binary is in target/<profile>/deps");
-    let binary = profile_dir.join(format!("agent-read{}", std::env::consts::EXE_SUFFIX));
-    assert!(binary.is_file(), "{} is missing: build it first (`cargo build -p agent-read-cli`)", binary.display());
-    binary
-}
-
-/// The binary as the PDF worker.
+/// The worker program in its PDF mode.
 fn worker() -> Isolation {
-    Isolation::Process { program: binary(), args: vec![crate::PDF_WORKER_ARG.into()] }
+    Isolation::Process { program: built_worker(), args: vec![crate::media::pdf::WORKER_MODE.into()] }
 }
 
 /// A shell script in the worker's place (the worker's own arguments become `$1`…).
@@ -245,10 +237,10 @@ fn the_worker_reads_the_file_from_its_start_and_its_offset_is_left_alone() {
 }
 
 #[test]
-fn the_hidden_worker_argument_answers_one_json_document() {
-    let binary = binary();
+fn the_worker_programs_pdf_mode_answers_one_json_document() {
+    let binary = built_worker();
     let output = Command::new(&binary)
-        .args(["__pdf-worker", "2", "1000", "10", "-"])
+        .args(["pdf", "2", "1000", "10", "-"])
         .stdin(Stdio::from(as_file(&numbered(3))))
         .output()
         .unwrap();
@@ -257,7 +249,10 @@ fn the_hidden_worker_argument_answers_one_json_document() {
     assert_eq!(answer["outcome"], "extracted");
     assert_eq!(answer["page_count"], 3);
     assert_eq!(answer["pages"][0]["text"], "Page 2 text");
-    let usage = Command::new(&binary).args(["__pdf-worker", "nonsense"]).stdin(Stdio::null()).output().unwrap();
+    let usage = Command::new(&binary).args(["pdf", "nonsense"]).stdin(Stdio::null()).output().unwrap();
     assert_eq!(usage.status.code(), Some(2));
     assert!(usage.stdout.is_empty());
+    let unknown = Command::new(&binary).args(["read", "x"]).stdin(Stdio::null()).output().unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown mode \"read\""), "{unknown:?}");
 }

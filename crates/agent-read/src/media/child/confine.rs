@@ -1,28 +1,28 @@
-//! How the PDF worker is held, on each system: a CPU-time budget, a memory bound, no files written, no processes
-//! started, and death with its parent.
+//! How a worker is held, on each system: a CPU-time budget, a memory bound, no files written, no processes started,
+//! and death with its parent.
 //!
 //! - Linux: resource limits the worker sets on itself before it reads a byte (`RLIMIT_CPU`, `RLIMIT_AS` sized to the
-//!   PDF, `RLIMIT_CORE`, `RLIMIT_FSIZE`, `RLIMIT_NOFILE`, `RLIMIT_NPROC`), and `PR_SET_PDEATHSIG`.
+//!   input, `RLIMIT_CORE`, `RLIMIT_FSIZE`, `RLIMIT_NOFILE`, `RLIMIT_NPROC`), and `PR_SET_PDEATHSIG`.
 //! - macOS: the same limits through `setrlimit`; the kernel does not enforce the address-space one, so the worker also
-//!   runs every memory check extraction runs in a thread ([`Host::Thread`]). A watcher thread ends the worker when its
-//!   parent is gone (it is then handed to launchd).
+//!   runs every memory check the parsers run in this process (PDF extraction as in a thread; a document's conversion
+//!   reserves what it grows, as always). A watcher thread ends the worker when its parent is gone (it is then handed
+//!   to launchd).
 //! - Windows: a Job Object the parent makes before the worker reads anything: a per-process memory limit, a CPU-time
 //!   limit, one active process (none started), and `KILL_ON_JOB_CLOSE`, so the worker dies with the parent's handle —
 //!   when the parent ends, however it ends. The worker waits to be inside that very job (named, and checked by name)
-//!   before it reads the PDF.
+//!   before it reads its input.
 
-use super::PdfError;
-use super::extract::Host;
 use std::fs::File;
 use std::io;
 use std::process::{Child, ExitStatus};
 
-/// How extraction runs inside the worker: where the system bounds the worker's memory, with only the checks a
-/// bounded process needs; on macOS, whose kernel does not, with every check a thread gets.
-pub(super) const WORKER_HOST: Host = if cfg!(target_os = "macos") { Host::Thread } else { Host::Worker };
+/// Whether the system bounds the worker's address space ([`limit_memory`]): not macOS, whose kernel does not enforce
+/// it, so a worker there runs the checks a parser in this process would.
+#[cfg(feature = "pdf")]
+pub(crate) const MEMORY_BOUNDED: bool = !cfg!(target_os = "macos");
 
-/// The worker's standard input (the PDF) as a file.
-pub(super) fn standard_input() -> io::Result<File> {
+/// The worker's standard input (the file it reads) as a file.
+pub(crate) fn standard_input() -> io::Result<File> {
     #[cfg(unix)]
     {
         use std::os::fd::AsFd as _;
@@ -41,7 +41,7 @@ const WORKER_MAX_FILES: u64 = 16;
 
 /// The worker's own limits, set before it reads anything; `confinement` is what the parent passed (on Windows, the
 /// name of the job to wait for).
-pub(super) fn limit_worker(cpu_seconds: u64, confinement: &str) -> io::Result<()> {
+pub(crate) fn limit_worker(cpu_seconds: u64, confinement: &str) -> io::Result<()> {
     #[cfg(unix)]
     {
         let _ = confinement;
@@ -60,8 +60,8 @@ pub(super) fn limit_worker(cpu_seconds: u64, confinement: &str) -> io::Result<()
     }
 }
 
-/// Bounds the worker's address space once the PDF's size is known. On Windows the parent's job holds that bound.
-pub(super) fn limit_memory(bytes: u64) -> io::Result<()> {
+/// Bounds the worker's address space once its input's size is known. On Windows the parent's job holds that bound.
+pub(crate) fn limit_memory(bytes: u64) -> io::Result<()> {
     #[cfg(target_os = "linux")]
     {
         lower_limit(libc::RLIMIT_AS, bytes, bytes)
@@ -93,7 +93,7 @@ fn die_with_parent() -> io::Result<()> {
 #[cfg(all(unix, not(target_os = "linux")))]
 fn die_with_parent() -> io::Result<()> {
     let parent = std::os::unix::process::parent_id();
-    std::thread::Builder::new().name("pdf-worker-parent".to_string()).spawn(move || {
+    std::thread::Builder::new().name("worker-parent".to_string()).spawn(move || {
         loop {
             if std::os::unix::process::parent_id() != parent {
                 std::process::exit(1);
@@ -129,14 +129,14 @@ fn lower_limit(resource: Resource, soft: u64, hard: u64) -> io::Result<()> {
 
 /// What holds a running worker from the parent's side: on Windows its job (closing it ends the worker); nothing
 /// elsewhere, where the worker limits itself.
-pub(super) struct Confinement {
+pub(crate) struct Confinement {
     #[cfg(windows)]
     job: job::Job,
 }
 
 impl Confinement {
     /// Made before the worker starts; `memory` is its memory bound in bytes, `cpu_seconds` its CPU time.
-    pub(super) fn new(memory: u64, cpu_seconds: u64) -> io::Result<Confinement> {
+    pub(crate) fn new(memory: u64, cpu_seconds: u64) -> io::Result<Confinement> {
         #[cfg(unix)]
         {
             let _ = (memory, cpu_seconds);
@@ -149,7 +149,7 @@ impl Confinement {
     }
 
     /// What the worker is told of it (its last argument): the job's name on Windows, `-` elsewhere.
-    pub(super) fn argument(&self) -> String {
+    pub(crate) fn argument(&self) -> String {
         #[cfg(unix)]
         {
             "-".to_string()
@@ -161,7 +161,7 @@ impl Confinement {
     }
 
     /// Puts the started worker inside (on Windows, into the job).
-    pub(super) fn hold(&self, child: &Child) -> io::Result<()> {
+    pub(crate) fn hold(&self, child: &Child) -> io::Result<()> {
         #[cfg(unix)]
         {
             let _ = child;
@@ -174,18 +174,27 @@ impl Confinement {
     }
 }
 
-/// How a worker ended by the system, when that says why: its CPU limit, or a kill.
-pub(super) fn ended_by_system(status: &ExitStatus, because: &str) -> Option<PdfError> {
+/// How a worker was ended by the system, when its exit status says so.
+pub(crate) enum Ended {
+    /// It used up its CPU time.
+    OutOfTime,
+    /// It was killed; why, in words.
+    Killed(String),
+}
+
+/// How a worker ended by the system, when that says why: its CPU limit, or a kill (`because`: what its standard
+/// error said, to end the words with).
+pub(crate) fn ended_by_system(status: &ExitStatus, because: &str) -> Option<Ended> {
     #[cfg(unix)]
     {
         use std::os::unix::process::ExitStatusExt as _;
         let signal = status.signal()?;
         Some(match signal {
-            libc::SIGXCPU => PdfError::Timeout,
-            libc::SIGKILL => PdfError::Crashed(format!(
+            libc::SIGXCPU => Ended::OutOfTime,
+            libc::SIGKILL => Ended::Killed(format!(
                 "the worker was killed (SIGKILL: its CPU limit, or the system's out-of-memory killer){because}"
             )),
-            _ => PdfError::Crashed(format!("the worker was killed by signal {signal}{because}")),
+            _ => Ended::Killed(format!("the worker was killed by signal {signal}{because}")),
         })
     }
     #[cfg(windows)]
@@ -193,7 +202,7 @@ pub(super) fn ended_by_system(status: &ExitStatus, because: &str) -> Option<PdfE
         // A job ends a process past its CPU time with ERROR_NOT_ENOUGH_QUOTA as its exit code.
         let quota = windows_sys::Win32::Foundation::ERROR_NOT_ENOUGH_QUOTA as i32;
         let _ = because;
-        (status.code() == Some(quota)).then_some(PdfError::Timeout)
+        (status.code() == Some(quota)).then_some(Ended::OutOfTime)
     }
 }
 

@@ -1,6 +1,6 @@
-//! The Windows Job Object that holds a PDF worker (see the parent module): made by the parent under a name no other
+//! The Windows Job Object that holds a worker (see the parent module): made by the parent under a name no other
 //! process can have taken first, the worker assigned to it as soon as it starts, and the worker waiting to find itself
-//! inside it before it reads the PDF.
+//! inside it before it reads its input.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher as _, Hasher as _};
@@ -23,10 +23,10 @@ const JOB_OBJECT_QUERY: u32 = 0x0004;
 const ASSIGN_WAIT: Duration = Duration::from_secs(10);
 
 /// A job, closed (and its processes with it) when dropped.
-pub(super) struct Job {
+pub(crate) struct Job {
     handle: HANDLE,
     /// Its name, which the worker is given.
-    pub(super) name: String,
+    pub(crate) name: String,
 }
 
 // SAFETY: a job handle may be used and closed from any thread.
@@ -35,10 +35,10 @@ unsafe impl Sync for Job {}
 
 impl Job {
     /// A new job under a fresh name, with the worker's limits.
-    pub(super) fn new(memory: u64, cpu_seconds: u64) -> io::Result<Job> {
+    pub(crate) fn new(memory: u64, cpu_seconds: u64) -> io::Result<Job> {
         let mut random = RandomState::new().build_hasher();
         random.write_u32(std::process::id());
-        let name = format!("Local\\agent-read-pdf-{}-{:016x}", std::process::id(), random.finish());
+        let name = format!("Local\\agent-read-worker-{}-{:016x}", std::process::id(), random.finish());
         let wide = wide(&name);
         // SAFETY: no security attributes (null); the name is a NUL-terminated UTF-16 string that lives for the call.
         let handle = unsafe { CreateJobObjectW(std::ptr::null(), wide.as_ptr()) };
@@ -48,7 +48,7 @@ impl Job {
         let job = Job { handle, name };
         // SAFETY: reads the calling thread's last error, set by CreateJobObjectW just now.
         if unsafe { GetLastError() } == ERROR_ALREADY_EXISTS {
-            return Err(io::Error::other("another process holds a job of the PDF worker's name"));
+            return Err(io::Error::other("another process holds a job of a worker's name"));
         }
         job.limit(memory, cpu_seconds)?;
         Ok(job)
@@ -76,7 +76,7 @@ impl Job {
     }
 
     /// Puts the started worker in the job.
-    pub(super) fn assign(&self, child: &Child) -> io::Result<()> {
+    pub(crate) fn assign(&self, child: &Child) -> io::Result<()> {
         // SAFETY: both handles are open for the call (the child's is borrowed from `child`).
         if unsafe { AssignProcessToJobObject(self.handle, child.as_raw_handle()) } == 0 {
             return Err(io::Error::last_os_error());
@@ -93,7 +93,7 @@ impl Drop for Job {
 }
 
 /// The worker's side: returns once this process is inside the job called `name`, or fails after [`ASSIGN_WAIT`].
-pub(super) fn wait_to_be_inside(name: &str) -> io::Result<()> {
+pub(crate) fn wait_to_be_inside(name: &str) -> io::Result<()> {
     let wide = wide(name);
     // SAFETY: the name is a NUL-terminated UTF-16 string that lives for the call.
     let handle = unsafe { OpenJobObjectW(JOB_OBJECT_QUERY, 0, wide.as_ptr()) };
@@ -112,7 +112,7 @@ pub(super) fn wait_to_be_inside(name: &str) -> io::Result<()> {
             return Ok(());
         }
         if started.elapsed() > ASSIGN_WAIT {
-            return Err(io::Error::other("the PDF worker was never put in its job"));
+            return Err(io::Error::other("the worker was never put in its job"));
         }
         std::thread::sleep(Duration::from_millis(1));
     }
