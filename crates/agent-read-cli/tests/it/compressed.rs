@@ -190,7 +190,7 @@ fn a_stream_asking_for_more_memory_than_a_read_may_take_is_too_large() {
     }
 }
 
-/// A window or dictionary the operating system will not give (the process under a 128 MiB address-space limit) is
+/// A window or dictionary the operating system will not give (the process under a 96 MiB address-space limit) is
 /// `TOO_LARGE` saying there was no memory for it, not damage.
 #[cfg(unix)]
 #[test]
@@ -205,7 +205,9 @@ fn a_window_the_system_will_not_allocate_is_too_large_not_damage() {
         std::fs::write(dir.path().join(name), packed).unwrap();
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-read"));
         cmd.arg("--root").arg(dir.path());
-        let out = crate::common::with_memory_limit(cmd, 128 << 20)
+        // An address space of 96 MiB cannot hold a 96 MiB dictionary (or a 128 MiB window) beside the program,
+        // however small the program is.
+        let out = crate::common::with_memory_limit(cmd, 96 << 20)
             .write_stdin(json!({"path": name}).to_string())
             .output()
             .unwrap();
