@@ -23,6 +23,6 @@ mod mcp_http_limits;
 mod mcp_roots;
 mod notebooks;
 mod pdf_read;
+mod programs;
 mod read_many;
 mod windows_wine;
-mod worker;

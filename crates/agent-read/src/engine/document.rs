@@ -76,7 +76,7 @@ pub fn read(
         Converter::Worker(program) => Input::Worker(program),
     };
     let outline = match &input {
-        Input::Bytes(converters, bytes) => converters.outline(kind, bytes, &mut || target.budget.check()),
+        Input::Bytes(converters, bytes) => (converters.outline)(kind, bytes, &mut || target.budget.check()),
         Input::Worker(program) => document::process::outline(program, target.file, kind, &target.budget),
     }
     .map_err(|error| document_error(target, kind, error, limits))?;
@@ -264,7 +264,7 @@ impl Converting<'_> {
         };
         let mut memory = self.memory.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let check = &mut || budget.check();
-        let converted = converters.convert(self.kind, bytes, self.selection, &mut out, check, &mut memory);
+        let converted = (converters.convert)(self.kind, bytes, self.selection, &mut out, check, &mut memory);
         drop(memory);
         // A failed write means the window hung up: nobody is left to tell.
         let _ = out.finish();

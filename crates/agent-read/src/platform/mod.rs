@@ -38,8 +38,8 @@ pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     }
 }
 
-/// Whether a positional read failed only because the handle cannot seek (a pipe): the PDF worker's standard input.
-#[cfg(feature = "pdf")]
+/// Whether a positional read failed only because the handle cannot seek (a pipe): a worker's standard input.
+#[cfg(any(feature = "pdf", feature = "documents"))]
 pub fn is_unseekable(error: &io::Error) -> bool {
     #[cfg(unix)]
     {

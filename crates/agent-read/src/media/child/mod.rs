@@ -14,12 +14,14 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
 /// Longest pause between two looks at a running worker.
 const POLL_MAX: Duration = Duration::from_millis(10);
+/// First pause between two looks at a worker whose output has ended (it is exiting).
+const OUTPUT_ENDED_PAUSE: Duration = Duration::from_micros(20);
 /// Most characters of a reason taken from a worker or a parser (past them it is cut, and says so).
 const REASON_CHARS: usize = 200;
 /// Standard error kept from a worker, to explain how it ended.
@@ -58,6 +60,26 @@ pub(crate) struct Running {
     reaped: bool,
     /// What holds it (on Windows its job, which ends it when dropped); kept as long as the worker runs.
     confinement: Confinement,
+    /// Disconnected once the worker's output has ended, which it does as the worker exits: waiting sleeps on it, so
+    /// that the exit is seen at once, not at the next of the polls that watch the deadline.
+    output_open: Option<Receiver<()>>,
+}
+
+/// A worker's output, which tells [`Running::wait`] when it has ended (by dropping its sender, at its end or when
+/// the reader is dropped).
+pub(crate) struct Output {
+    stdout: ChildStdout,
+    open: Option<mpsc::Sender<()>>,
+}
+
+impl Read for Output {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.stdout.read(buf);
+        if matches!(read, Ok(0)) {
+            self.open = None;
+        }
+        read
+    }
 }
 
 impl Running {
@@ -75,7 +97,7 @@ impl Running {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let child = command.spawn().map_err(|err| not_started(start.program, what, err))?;
-        let mut running = Running { child, reaped: false, confinement };
+        let mut running = Running { child, reaped: false, confinement, output_open: None };
         if let Err(err) = running.confinement.hold(&running.child) {
             running.stop();
             return Err(err);
@@ -84,9 +106,13 @@ impl Running {
     }
 
     /// The worker's output and standard error, taken once.
-    pub(crate) fn outputs(&mut self) -> io::Result<(ChildStdout, ChildStderr)> {
+    pub(crate) fn outputs(&mut self) -> io::Result<(Output, ChildStderr)> {
         match (self.child.stdout.take(), self.child.stderr.take()) {
-            (Some(stdout), Some(stderr)) => Ok((stdout, stderr)),
+            (Some(stdout), Some(stderr)) => {
+                let (open, output_open) = mpsc::channel();
+                self.output_open = Some(output_open);
+                Ok((Output { stdout, open: Some(open) }, stderr))
+            }
             _ => {
                 self.stop();
                 Err(io::Error::other("the worker's output could not be captured"))
@@ -127,7 +153,17 @@ impl Running {
                 self.stop();
                 return Ok(Waited::Deadline);
             }
-            thread::sleep(pause.min(left));
+            let step = pause.min(left);
+            match &self.output_open {
+                Some(open) if open.recv_timeout(step) == Err(RecvTimeoutError::Disconnected) => {
+                    // The output ended: the worker is exiting, so look again soon.
+                    self.output_open = None;
+                    pause = OUTPUT_ENDED_PAUSE;
+                    continue;
+                }
+                Some(_) => {}
+                None => thread::sleep(step),
+            }
             pause = (pause * 2).min(POLL_MAX);
         }
     }
@@ -205,6 +241,40 @@ pub(crate) fn overflowed_its_stack(errors: &str) -> bool {
 pub(crate) fn cpu_seconds(deadline: Instant) -> u64 {
     const SLACK_SECONDS: u64 = 3;
     deadline.saturating_duration_since(Instant::now()).as_secs() + 1 + SLACK_SECONDS
+}
+
+/// Reads the whole of `file` by position from its start, never moving a shared offset (so that each worker started on
+/// the same handle reads all of it); a pipe, which has no positions, is read from where it is. `check` runs before
+/// each megabyte. Stops once past `max` bytes: a result longer than `max` means the file is.
+pub(crate) fn read_whole<E: From<io::Error>>(
+    file: &File,
+    max: u64,
+    mut check: impl FnMut() -> Result<(), E>,
+) -> Result<Vec<u8>, E> {
+    const CHUNK: usize = 1024 * 1024;
+    // Room for the size the file states, so that reading it does not copy it as it grows.
+    let stated = file.metadata().map_or(0, |metadata| metadata.len()).min(max);
+    let mut data = Vec::with_capacity(usize::try_from(stated).unwrap_or(0).saturating_add(CHUNK));
+    while data.len() as u64 <= max {
+        check()?;
+        let filled = data.len();
+        data.resize(filled + CHUNK, 0);
+        match crate::platform::read_at(file, &mut data[filled..], filled as u64) {
+            Ok(0) => {
+                data.truncate(filled);
+                break;
+            }
+            Ok(read) => data.truncate(filled + read),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => data.truncate(filled),
+            Err(err) if crate::platform::is_unseekable(&err) && filled == 0 => {
+                data.clear();
+                file.take(max.saturating_add(1)).read_to_end(&mut data)?;
+                break;
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(data)
 }
 
 /// The message of a caught panic.

@@ -176,8 +176,10 @@ type ConvertFn =
 /// (the binary) links none of their code and tables.
 #[derive(Clone, Copy)]
 pub struct InProcess {
-    outline: OutlineFn,
-    convert: ConvertFn,
+    /// [`outline`].
+    pub(crate) outline: OutlineFn,
+    /// [`convert`].
+    pub(crate) convert: ConvertFn,
 }
 
 impl fmt::Debug for InProcess {
@@ -190,26 +192,6 @@ impl Converter {
     /// Conversion in this process.
     pub fn in_process() -> Converter {
         Converter::InProcess(InProcess { outline, convert })
-    }
-}
-
-impl InProcess {
-    /// [`outline`], in this process.
-    pub fn outline(&self, kind: DocumentKind, bytes: &[u8], check: Check<'_>) -> Result<Outline, DocumentError> {
-        (self.outline)(kind, bytes, check)
-    }
-
-    /// [`convert`], in this process.
-    pub fn convert(
-        &self,
-        kind: DocumentKind,
-        bytes: &[u8],
-        selection: &PageSelection,
-        out: &mut Out<'_>,
-        check: Check<'_>,
-        memory: &mut Growing,
-    ) -> Result<(), DocumentError> {
-        (self.convert)(kind, bytes, selection, out, check, memory)
     }
 }
 

@@ -62,11 +62,13 @@ pub(crate) fn convert(
 ) -> Result<(), DocumentError> {
     let args = vec![CONVERT_MODE.to_string(), kind.name().to_string(), selection.spec(), unit_count.to_string()];
     let mut running = start(program, file, args, budget)?;
-    let (mut stdout, stderr) = running.outputs()?;
+    let (stdout, stderr) = running.outputs()?;
     let err_reader = capped_reader(stderr, STDERR_CAP)?;
     let hung_up = AtomicBool::new(false);
     let waited = std::thread::scope(|scope| {
         scope.spawn(|| {
+            // Owned here, so that its end tells the wait below at once: the worker ended, or nobody reads its text.
+            let mut stdout = stdout;
             if io::copy(&mut stdout, sink).is_err() {
                 hung_up.store(true, Ordering::Relaxed);
             }

@@ -17,7 +17,6 @@ use crate::media::child::{EXIT_ANSWERED, EXIT_UNCONFINED, EXIT_UNWRITTEN, EXIT_U
 use crate::media::memory::{Growing, Pool, Refusal};
 use crate::media::pages::PageSelection;
 use serde::{Deserialize, Serialize};
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::time::{Duration, Instant};
@@ -179,11 +178,11 @@ fn run(
 
 /// Reads the document from standard input, bounds this process's memory by its size, and reserves what it holds.
 fn read(kind: DocumentKind, budget: Budget) -> Result<Document, DocumentError> {
-    let bytes = read_whole(&standard_input()?, MAX_FILE_BYTES).map_err(|error| match error.kind() {
-        io::ErrorKind::FileTooLarge => DocumentError::TooLarge(error.to_string()),
-        _ => DocumentError::Stopped(error),
-    })?;
+    let bytes = child::read_whole(&standard_input()?, MAX_FILE_BYTES, || budget.check())?;
     let size = bytes.len() as u64;
+    if size > MAX_FILE_BYTES {
+        return Err(DocumentError::TooLarge(format!("the file is over {MAX_FILE_BYTES} bytes")));
+    }
     limit_memory(WORKER_MEMORY_BYTES.saturating_add(size.saturating_mul(2)))?;
     let mut memory = Growing::new(Pool::shared(), budget.clone());
     let held = if kind == DocumentKind::Html { size * HTML_HELD_PER_BYTE } else { size };
@@ -193,29 +192,6 @@ fn read(kind: DocumentKind, budget: Budget) -> Result<Document, DocumentError> {
     })?;
     let bytes = if kind == DocumentKind::Html { page_as_utf8(bytes) } else { bytes };
     Ok(Document { kind, bytes, memory, budget })
-}
-
-/// Reads the whole of `file` from its start by position (never moving a shared offset, so that each worker started
-/// on the same handle reads all of it), refusing past `max` bytes.
-fn read_whole(file: &File, max: u64) -> io::Result<Vec<u8>> {
-    const CHUNK: usize = 1024 * 1024;
-    let mut data = Vec::new();
-    loop {
-        let filled = data.len();
-        data.resize(filled + CHUNK, 0);
-        match crate::platform::read_at(file, &mut data[filled..], filled as u64) {
-            Ok(0) => {
-                data.truncate(filled);
-                return Ok(data);
-            }
-            Ok(read) => data.truncate(filled + read),
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => data.truncate(filled),
-            Err(err) => return Err(err),
-        }
-        if data.len() as u64 > max {
-            return Err(io::Error::new(io::ErrorKind::FileTooLarge, format!("the file is over {max} bytes")));
-        }
-    }
 }
 
 fn usage(form: &str) -> i32 {

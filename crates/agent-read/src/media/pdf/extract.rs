@@ -9,13 +9,10 @@ use super::stop::Stop;
 use super::text::{PageView, page_text};
 use super::xref::read_index;
 use super::{Extracted, MAX_PDF_BYTES, PageSelection, PageText, PdfError, file_too_large, shorten};
+use crate::media::child::read_whole;
 use lopdf::{Dictionary, Document, Object, ObjectId};
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, Read};
-
-/// Reading the PDF: bytes per read, with a stop check between reads.
-const READ_CHUNK: usize = 1024 * 1024;
 
 /// Reads the whole PDF from the start of `file` without moving its offset (or, for a pipe, from where it is).
 pub(super) fn read_pdf(file: &File, stop: &Stop) -> Result<Vec<u8>, PdfError> {
@@ -23,34 +20,11 @@ pub(super) fn read_pdf(file: &File, stop: &Stop) -> Result<Vec<u8>, PdfError> {
     if expected > MAX_PDF_BYTES {
         return Err(file_too_large(expected));
     }
-    let limit = MAX_PDF_BYTES as usize;
-    let mut data = Vec::with_capacity(expected as usize + READ_CHUNK);
-    loop {
-        stop.check()?;
-        let filled = data.len();
-        data.resize(filled + READ_CHUNK, 0);
-        match crate::platform::read_at(file, &mut data[filled..], filled as u64) {
-            Ok(0) => {
-                data.truncate(filled);
-                return Ok(data);
-            }
-            Ok(read) => data.truncate(filled + read),
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => data.truncate(filled),
-            Err(err) if crate::platform::is_unseekable(&err) && filled == 0 => {
-                data.clear();
-                let mut reader = file.take(MAX_PDF_BYTES + 1);
-                reader.read_to_end(&mut data).map_err(PdfError::Io)?;
-                if data.len() > limit {
-                    return Err(file_too_large(data.len() as u64));
-                }
-                return Ok(data);
-            }
-            Err(err) => return Err(PdfError::Io(err)),
-        }
-        if data.len() > limit {
-            return Err(file_too_large(data.len() as u64));
-        }
+    let data = read_whole(file, MAX_PDF_BYTES, || stop.check())?;
+    if data.len() as u64 > MAX_PDF_BYTES {
+        return Err(file_too_large(data.len() as u64));
     }
+    Ok(data)
 }
 
 /// Where extraction runs: what bounds its memory.

@@ -192,6 +192,12 @@ impl fmt::Display for PdfError {
     }
 }
 
+impl From<io::Error> for PdfError {
+    fn from(err: io::Error) -> PdfError {
+        PdfError::Io(err)
+    }
+}
+
 impl std::error::Error for PdfError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
