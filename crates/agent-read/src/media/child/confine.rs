@@ -179,6 +179,7 @@ pub(crate) enum Ended {
     /// It used up its CPU time.
     OutOfTime,
     /// It was killed; why, in words.
+    #[cfg_attr(windows, expect(dead_code, reason = "Windows tells a kill apart from an exit by nothing"))]
     Killed(String),
 }
 

@@ -213,7 +213,7 @@ pub enum Isolation {
     /// In a child process (`program` + `args`, then the worker's own arguments), with memory and CPU limits and killed
     /// at the deadline: panics, loops and bombs cannot touch the caller. What the binary uses.
     Process {
-        /// The program to run (the binary itself, e.g. `std::env::current_exe()`).
+        /// The program to run (the binary's `agent-read-worker`).
         program: PathBuf,
         /// Arguments that make `program` call [`worker_main`] with the ones that follow.
         args: Vec<String>,
