@@ -381,12 +381,12 @@ fn mcp_in_place() -> ExitCode {
     ExitCode::from(1)
 }
 
-/// The program `name` of this installation: beside this program; by name on the `PATH` when this program's own path
-/// is unknown.
+/// The program `name` of this installation: beside this program's file, a symbolic link to it followed (macOS names
+/// the link it was started by); by name on the `PATH` when this program's own path is unknown.
 fn sibling(name: &str) -> PathBuf {
     let name = format!("{name}{}", std::env::consts::EXE_SUFFIX);
     match std::env::current_exe() {
-        Ok(this) => this.with_file_name(name),
+        Ok(this) => this.canonicalize().unwrap_or(this).with_file_name(name),
         Err(_) => name.into(),
     }
 }

@@ -89,3 +89,16 @@ fn the_server_program_is_for_agent_read_mcp_alone() {
     let err = String::from_utf8(output.stderr).unwrap();
     assert!(err.contains("agent-read-mcp serves MCP for `agent-read mcp`: run `agent-read mcp"), "{err}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_symbolic_link_to_the_reading_program_finds_its_helpers_beside_the_program_itself() {
+    let ws = Ws::new();
+    ws.file("page.html", "<html><body><p>A page</p></body></html>");
+    let links = tempfile::tempdir().unwrap();
+    let link = links.path().join("agent-read");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_agent-read"), &link).unwrap();
+    let output = Command::new(&link).arg("--root").arg(&ws.root).arg("page.html").output().unwrap();
+    let out = String::from_utf8(output.stdout).unwrap();
+    assert!(out.starts_with("1: A page\n"), "{out}{}", String::from_utf8_lossy(&output.stderr));
+}
