@@ -1,7 +1,8 @@
 //! The Windows build itself, run under Wine: the code paths no Linux test reaches — cap-std's Windows resolution
-//! beneath a root, where an opened handle really is (`GetFinalPathNameByHandleW`), the worker (PDFs, documents) held by a Job
-//! Object, Windows' path rules in a real process, the C of xz's decoder as MinGW compiled it — attacked as on Linux: every way out of the root is tried and every
-//! secret is asked for, by the command line and by an MCP client over stdio.
+//! beneath a root, where an opened handle really is (`GetFinalPathNameByHandleW`), the worker (PDFs, documents) held
+//! by a Job Object, Windows' path rules in a real process, the C of xz's decoder as MinGW compiled it — attacked as on
+//! Linux: every way out of the root is tried and every secret is asked for, by the command line and by an MCP client
+//! over stdio.
 //!
 //! These tests are ignored by a plain `cargo test`: they need `agent-read.exe` (built for `x86_64-pc-windows-gnu`)
 //! named by `AGENT_READ_WINDOWS_EXE` and `wine` on the `PATH`. `.ci/cross` builds the one and installs the other, then

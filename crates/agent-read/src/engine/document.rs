@@ -10,15 +10,16 @@
 //!   process for each outline and each conversion (the binary's: [`Reader::with_worker`](crate::Reader::with_worker)),
 //!   which reads the open file, converts as this process would, and writes its text to a pipe. Either way what
 //!   follows holds, and the memory a document holds (at most [`MAX_FILE_BYTES`] of file) is reserved here while it
-//!   is converted.
+//!   is converted. Each worker reads the file anew: a document rewritten while one read runs may show its new text
+//!   under the units its outline found (in this process the bytes are read once per read).
 //! - The document's units are listed first, so a damaged, encrypted or oversized document is refused before any
 //!   text, and `pages` past the last unit is an error.
 //! - The text is never held whole: a conversion runs on a thread of this read (in a worker: the thread copies the
-//!   worker's text) and writes its text, a chunk at a time, into a channel of [`QUEUED_CHUNKS`] chunks, which the line window reads forward
-//!   ([`Stream`](crate::window::stream::Stream)): memory stays that of the document plus a few chunks, however long
-//!   its text. When the window has what it needs the channel is dropped and the conversion stops at its next line (a
-//!   worker is killed); a window before what was last read starts a fresh conversion. Every thread ends, and every
-//!   worker is reaped, before the read returns.
+//!   worker's text) and writes its text, a chunk at a time, into a channel of [`QUEUED_CHUNKS`] chunks, which the
+//!   line window reads forward ([`Stream`](crate::window::stream::Stream)): memory stays that of the document plus a
+//!   few chunks, however long its text. When the window has what it needs the channel is dropped and the conversion
+//!   stops at its next line (a worker is killed); a window before what was last read starts a fresh conversion.
+//!   Every thread ends, and every worker is reaped, before the read returns.
 //! - As for compressed text, a first window counts the lines to the end of the chosen units (the footer's total is
 //!   exact, never estimated), and the reader keeps that total for the file as it is and the units chosen, so a later
 //!   window converts only up to its last line and a later tail converts once.
