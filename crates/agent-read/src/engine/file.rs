@@ -94,8 +94,8 @@ pub fn read_head(file: &File, metadata: &Metadata, shown: &str) -> Result<Vec<u8
     Ok(block)
 }
 
-/// At most `limit` bytes from the start of `file`, read forward. The handle is left at its start, as it was found:
-/// the roads that read a file forward (a document's bytes, a PDF worker's standard input) read it from there.
+/// At most `limit` bytes from the start of `file`, read forward. The handle is left at its start, wherever it was: the
+/// road that reads a file forward from its offset (a document's bytes, converted in this process) reads it from there.
 fn read_forward(mut file: &File, limit: usize) -> std::io::Result<Vec<u8>> {
     use std::io::{Seek, SeekFrom};
     file.seek(SeekFrom::Start(0))?;
