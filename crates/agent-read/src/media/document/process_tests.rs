@@ -155,3 +155,13 @@ fn a_missing_worker_says_how_to_get_it() {
     assert!(error.to_string().contains("/nonexistent/agent-read-worker is missing"), "{error}");
     assert!(error.to_string().contains("cargo build --release --bin agent-read-worker"), "{error}");
 }
+
+#[cfg(unix)]
+#[test]
+fn an_outline_past_its_cap_is_too_large_and_not_held() {
+    let dir = tempfile::tempdir().unwrap();
+    // 20 MiB of output where an outline of a few names is expected.
+    let program = script(dir.path(), "exec head -c 20971520 /dev/zero");
+    let err = outline(&program, &as_file(b"x"), DocumentKind::Xlsx, &budget(30)).unwrap_err();
+    assert!(matches!(&err, DocumentError::TooLarge(reason) if reason.contains("outline passed")), "{err:?}");
+}
